@@ -1,0 +1,1 @@
+//! Client library for the ActivityWatch server.

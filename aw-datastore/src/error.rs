@@ -1,0 +1,51 @@
+//! The datastore's error type.
+
+use thiserror::Error;
+
+/// Everything a datastore operation can fail with. The server maps each variant to one HTTP
+/// status (see `aw-server`'s error module); the messages of the first three are the
+/// reference's, which clients display.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DatastoreError {
+    /// The bucket id names no bucket.
+    #[error("The requested bucket '{0}' does not exist")]
+    NoSuchBucket(String),
+    /// Creating a bucket whose id is taken.
+    #[error("Bucket '{0}' already exists")]
+    BucketAlreadyExists(String),
+    /// A key-value lookup of a missing key.
+    #[error("The requested key(s) '{0}' do not exist")]
+    NoSuchKey(String),
+    /// An event id that is not an event of the given bucket.
+    #[error("The requested event {1} does not exist in bucket '{0}'")]
+    NoSuchEvent(String, i64),
+    /// An event that cannot be stored, or an id that addresses another bucket's event.
+    #[error("{0}")]
+    InvalidEvent(String),
+    /// A privacy filter rule set that does not validate.
+    #[error("Invalid privacy filter: {0}")]
+    InvalidPrivacyFilter(String),
+    /// The database file is held by another process (another server on the same file).
+    #[error(
+        "The database '{0}' is in use by another process (is another aw-server running on it?)"
+    )]
+    Locked(String),
+    /// The database was written by a newer, unknown schema version.
+    #[error("Database has version {0} while the supported version is {1}")]
+    UnsupportedDbVersion(i64, i64),
+    /// The worker thread has stopped (after `close`, or because it failed).
+    #[error("Failed to send request, datastore worker is gone")]
+    WorkerGone,
+    /// SQLite failed: disk full, read-only file, I/O error, corrupt file.
+    #[error("Database error: {0}")]
+    Sql(String),
+}
+
+impl From<rusqlite::Error> for DatastoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        DatastoreError::Sql(e.to_string())
+    }
+}
+
+/// Result alias for datastore operations.
+pub type Result<T> = std::result::Result<T, DatastoreError>;

@@ -1,0 +1,87 @@
+//! One-time import of the Python aw-server's database (`peewee-sqlite.v2.db`).
+//!
+//! Runs only when our database was just created, so a user moving from the Python server
+//! keeps their history, and nothing is imported twice.
+
+use aw_models::Bucket;
+use rusqlite::{Connection, OpenFlags};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+use crate::error::Result;
+use crate::new_event::NewEvent;
+use crate::store::{created_from_text, Store};
+
+/// Imports every bucket and event of the Python database at `path` into `store`, inside the
+/// store's current transaction. Returns the number of events imported.
+pub fn import(store: &mut Store, path: &Path) -> Result<usize> {
+    let legacy = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let mut buckets = Vec::new();
+    {
+        let mut stmt =
+            legacy.prepare("SELECT key, id, type, client, hostname, created FROM bucketmodel")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+            ))
+        })?;
+        for row in rows {
+            buckets.push(row?);
+        }
+    }
+    let mut total = 0;
+    for (key, name, type_, client, hostname, created) in buckets {
+        let mut stmt = legacy.prepare(
+            "SELECT timestamp, duration, datastr FROM eventmodel WHERE bucket_id = ?1
+             ORDER BY timestamp DESC",
+        )?;
+        let mut events = Vec::new();
+        let rows = stmt.query_map([key], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, f64>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })?;
+        for row in rows {
+            let (ts, duration, datastr) = row?;
+            match legacy_event(&ts, duration, &datastr) {
+                Some(e) => events.push(e),
+                None => log::warn!("Legacy import: skipping an unreadable event of '{name}'"),
+            }
+        }
+        total += events.len();
+        let bucket = Bucket {
+            bid: None,
+            id: name.clone(),
+            _type: type_,
+            client,
+            hostname,
+            created: created_from_text(&created),
+            data: Map::new(),
+            metadata: Default::default(),
+            events: None,
+            last_updated: None,
+        };
+        store.create_bucket(bucket, events)?;
+        log::info!("Legacy import: imported bucket '{name}'");
+    }
+    Ok(total)
+}
+
+fn legacy_event(ts: &str, duration: f64, datastr: &str) -> Option<NewEvent> {
+    let timestamp = created_from_text(&ts.replacen(' ', "T", 1))?;
+    let data: Map<String, Value> = serde_json::from_str(datastr).ok()?;
+    let event = aw_models::Event {
+        id: None,
+        timestamp,
+        duration: aw_models::duration::from_secs_f64(duration)?,
+        data,
+    };
+    NewEvent::from_event(&event).ok()
+}

@@ -1,0 +1,407 @@
+//! The ActivityWatch event store: one SQLite worker thread behind a cloneable handle.
+//!
+//! [`Datastore`] is a cheap, `Clone + Send + Sync` handle (a channel sender, no mutex). Every
+//! operation becomes a message to the single worker thread that owns the only
+//! `rusqlite::Connection`; the answer comes back as a [`Pending`] that async code `.await`s
+//! and threads [`Pending::wait`] on. Requests run in arrival order.
+//!
+//! # Storage
+//! The file format is aw-server-rust's (schema `user_version` 5; see `schema.rs`): an
+//! existing reference `sqlite.db` (v4 or v5, or older) opens in place and is migrated. Events
+//! are stored as integer nanoseconds with `data` as compact JSON text with sorted keys, and
+//! read through the composite index `(bucketrow, starttime DESC, endtime)`.
+//! The database runs in WAL mode with `synchronous=FULL`; writes are group-committed (see
+//! `worker.rs` for the exact policy, which also commits after a short idle period).
+//!
+//! # Choices where the reference has hazards
+//! * Events whose timestamp or end do not fit `i64` nanoseconds are refused with
+//!   [`DatastoreError::InvalidEvent`] (the reference's worker panicked).
+//! * An event `id` only ever addresses an event of the same bucket: inserting an event whose
+//!   id belongs to another bucket fails before anything is written; creating a bucket with
+//!   events and importing ignore event ids (new ids are assigned).
+//! * The last-heartbeat cache is cleared whenever the data it mirrors changes: on insert,
+//!   on event delete and on bucket delete, so a deleted-and-recreated bucket merges correctly.
+//! * A missing event is [`DatastoreError::NoSuchEvent`] (the reference answered an internal
+//!   error); event counts honour `start`/`end`; events before 1970 are returned like others.
+//! * Rows whose stored `data` is not a JSON object are skipped with a warning.
+//! * A second process opening the same file fails at once with [`DatastoreError::Locked`].
+//!
+//! # Heartbeats
+//! A heartbeat `H` merges into the bucket's last event `L` iff `H.data == L.data` and
+//! `L.start <= H.start <= L.end + pulsetime` (inclusive). The merge keeps `L`'s id, start
+//! and data and extends its end to `max(L.end, H.end)`; otherwise `H` is stored as a new
+//! event. `L` comes from a per-bucket cache, else from the database.
+
+mod error;
+mod legacy_import;
+mod new_event;
+mod privacy;
+mod raw_event;
+mod request;
+mod schema;
+mod store;
+mod worker;
+
+pub use error::{DatastoreError, Result};
+pub use new_event::NewEvent;
+pub use privacy::PRIVACY_FILTERS_KEY;
+pub use raw_event::{EventRows, RawEvent};
+pub use schema::SCHEMA_VERSION;
+pub use store::merge as heartbeat_merge;
+pub use worker::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
+
+use aw_models::{timestamp, Bucket, Event};
+use chrono::{DateTime, Utc};
+use crossbeam_channel::Sender;
+use rusqlite::{Connection, OpenFlags};
+use std::collections::HashMap;
+use std::fs::{File, TryLockError};
+use std::future::{Future, IntoFuture};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+use request::Request;
+use store::Store;
+
+/// A cloneable handle to the datastore worker. Dropping the last handle makes the worker
+/// commit and stop; [`Datastore::close`] does the same and tells when it is done.
+#[derive(Clone)]
+pub struct Datastore {
+    requests: Sender<Request>,
+}
+
+/// How to open a datastore.
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    /// The Python aw-server database to import from when this database is new.
+    pub legacy_import: Option<PathBuf>,
+}
+
+/// The answer to one request: `.await` it in async code, or [`Pending::wait`] on a thread.
+#[must_use = "a request's answer must be awaited or waited for"]
+pub struct Pending<T> {
+    state: std::result::Result<oneshot::Receiver<Result<T>>, Option<DatastoreError>>,
+}
+
+impl<T> Pending<T> {
+    fn ready(error: DatastoreError) -> Self {
+        Pending {
+            state: Err(Some(error)),
+        }
+    }
+
+    /// Blocks the current thread until the worker answers. Must not be called from inside an
+    /// async runtime (use `.await` there).
+    pub fn wait(self) -> Result<T> {
+        match self.state {
+            Ok(rx) => rx
+                .blocking_recv()
+                .unwrap_or(Err(DatastoreError::WorkerGone)),
+            Err(e) => Err(e.unwrap_or(DatastoreError::WorkerGone)),
+        }
+    }
+}
+
+/// The future behind `Pending`'s `IntoFuture`.
+pub struct PendingFuture<T>(Pending<T>);
+
+impl<T> Future for PendingFuture<T> {
+    type Output = Result<T>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.0.state {
+            Ok(rx) => Pin::new(rx)
+                .poll(cx)
+                .map(|r| r.unwrap_or(Err(DatastoreError::WorkerGone))),
+            Err(e) => Poll::Ready(Err(e.take().unwrap_or(DatastoreError::WorkerGone))),
+        }
+    }
+}
+
+impl<T> IntoFuture for Pending<T> {
+    type Output = Result<T>;
+    type IntoFuture = PendingFuture<T>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        PendingFuture(self)
+    }
+}
+
+/// Nanoseconds of an optional bound, clamped to the storable range: a bound before 1677 or
+/// after 2262 selects the same events as the range's extreme.
+fn bound_ns(t: Option<DateTime<Utc>>) -> Option<i64> {
+    t.map(|t| {
+        timestamp::to_ns(&t).unwrap_or(if t.timestamp() < 0 {
+            i64::MIN
+        } else {
+            i64::MAX
+        })
+    })
+}
+
+impl Datastore {
+    /// Opens (creating and migrating as needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Datastore> {
+        Datastore::open_with(path, OpenOptions::default())
+    }
+
+    /// Opens the database at `path` with options. Returns once the worker is ready, so every
+    /// failure to open (locked, read-only, newer schema) is reported here.
+    pub fn open_with(path: &Path, options: OpenOptions) -> Result<Datastore> {
+        let (requests, receiver) = crossbeam_channel::unbounded();
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let path = path.to_path_buf();
+        std::thread::Builder::new()
+            .name("aw-datastore".into())
+            .spawn(move || match open_store(&path, &options) {
+                Ok((store, lock)) => {
+                    let _ = ready_tx.send(Ok(()));
+                    let closing = worker::run(store, receiver);
+                    // The lock is released only after the connection is closed (`run` has
+                    // dropped the store), and `close` is answered only after both.
+                    drop(lock);
+                    if let Some((reply, result)) = closing {
+                        let _ = reply.send(result);
+                    }
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            })
+            .map_err(|e| DatastoreError::Sql(format!("cannot start the worker thread: {e}")))?;
+        ready_rx.recv().unwrap_or(Err(DatastoreError::WorkerGone))?;
+        Ok(Datastore { requests })
+    }
+
+    fn ask<T>(&self, make: impl FnOnce(request::Reply<T>) -> Request) -> Pending<T> {
+        let (tx, rx) = oneshot::channel();
+        match self.requests.send(make(tx)) {
+            Ok(()) => Pending { state: Ok(rx) },
+            Err(_) => Pending::ready(DatastoreError::WorkerGone),
+        }
+    }
+
+    /// Creates a bucket; its `events`, if any, are inserted as new events.
+    /// Fails with [`DatastoreError::BucketAlreadyExists`] when the id is taken.
+    pub fn create_bucket(&self, bucket: &Bucket) -> Pending<()> {
+        let events = match bucket.events.as_ref().map(|e| NewEvent::from_events(&e.0)) {
+            Some(Err(e)) => return Pending::ready(e),
+            Some(Ok(events)) => events,
+            None => Vec::new(),
+        };
+        let mut bucket = bucket.clone();
+        bucket.events = None;
+        self.ask(|r| Request::CreateBucket(Box::new(bucket), events, r))
+    }
+
+    /// Deletes a bucket and all its events.
+    pub fn delete_bucket(&self, bucket_id: &str) -> Pending<()> {
+        self.ask(|r| Request::DeleteBucket(bucket_id.to_string(), r))
+    }
+
+    /// One bucket, with `metadata` (first start, last end).
+    pub fn get_bucket(&self, bucket_id: &str) -> Pending<Bucket> {
+        self.ask(|r| Request::GetBucket(bucket_id.to_string(), r))
+    }
+
+    /// Every bucket by id.
+    pub fn get_buckets(&self) -> Pending<HashMap<String, Bucket>> {
+        self.ask(Request::GetBuckets)
+    }
+
+    /// Inserts events (an event with an `id` replaces that event of this bucket). Returns
+    /// the stored events with their ids, in input order.
+    pub fn insert_events(&self, bucket_id: &str, events: &[Event]) -> Pending<Vec<RawEvent>> {
+        match NewEvent::from_events(events) {
+            Ok(events) => self.insert_new_events(bucket_id, events),
+            Err(e) => Pending::ready(e),
+        }
+    }
+
+    /// [`Datastore::insert_events`] for events already converted on the caller's thread.
+    pub fn insert_new_events(
+        &self,
+        bucket_id: &str,
+        events: Vec<NewEvent>,
+    ) -> Pending<Vec<RawEvent>> {
+        self.ask(|r| Request::InsertEvents(bucket_id.to_string(), events, r))
+    }
+
+    /// Sends a heartbeat (see the crate docs for the merge rule); returns the resulting
+    /// event. `pulsetime` is in seconds and must be finite.
+    pub fn heartbeat(&self, bucket_id: &str, event: &Event, pulsetime: f64) -> Pending<RawEvent> {
+        if !pulsetime.is_finite() {
+            return Pending::ready(DatastoreError::InvalidEvent(format!(
+                "pulsetime {pulsetime} is not a finite number of seconds"
+            )));
+        }
+        match NewEvent::from_event(event) {
+            // `as` saturates, so an absurd pulsetime means "always within reach".
+            Ok(e) => self.ask(|r| {
+                Request::Heartbeat(
+                    bucket_id.to_string(),
+                    e,
+                    (pulsetime * 1e9).round() as i64,
+                    r,
+                )
+            }),
+            Err(e) => Pending::ready(e),
+        }
+    }
+
+    /// Events overlapping or touching `[start, end]` (absent = open), clipped to it, newest
+    /// first, at most `limit`.
+    pub fn get_events(
+        &self,
+        bucket_id: &str,
+        start: Option<DateTime<Utc>>,
+        end: Option<DateTime<Utc>>,
+        limit: Option<u64>,
+    ) -> Pending<EventRows> {
+        self.ask(|reply| Request::GetEvents {
+            bucket: bucket_id.to_string(),
+            start: bound_ns(start),
+            end: bound_ns(end),
+            limit,
+            clip: true,
+            reply,
+        })
+    }
+
+    /// One event of the bucket.
+    pub fn get_event(&self, bucket_id: &str, event_id: i64) -> Pending<RawEvent> {
+        self.ask(|r| Request::GetEvent(bucket_id.to_string(), event_id, r))
+    }
+
+    /// Deletes events of the bucket by id (ids not in the bucket are ignored).
+    pub fn delete_events_by_id(&self, bucket_id: &str, event_ids: Vec<i64>) -> Pending<()> {
+        self.ask(|r| Request::DeleteEvents(bucket_id.to_string(), event_ids, r))
+    }
+
+    /// Number of events overlapping `[start, end]` (all when both are absent).
+    pub fn get_event_count(
+        &self,
+        bucket_id: &str,
+        start: Option<DateTime<Utc>>,
+        end: Option<DateTime<Utc>>,
+    ) -> Pending<u64> {
+        self.ask(|r| Request::CountEvents(bucket_id.to_string(), bound_ns(start), bound_ns(end), r))
+    }
+
+    /// Imports buckets with their events: new buckets are created, existing ones get the
+    /// events they do not have yet. Event ids in the documents are ignored.
+    pub fn import_buckets(&self, buckets: Vec<Bucket>) -> Pending<()> {
+        let mut batch = Vec::with_capacity(buckets.len());
+        for mut bucket in buckets {
+            let events = match bucket.events.take().map(|e| NewEvent::from_events(&e.0)) {
+                Some(Err(e)) => return Pending::ready(e),
+                Some(Ok(events)) => events,
+                None => Vec::new(),
+            };
+            batch.push((bucket, events));
+        }
+        self.ask(|r| Request::Import(batch, r))
+    }
+
+    /// The JSON text stored under `key`, or [`DatastoreError::NoSuchKey`].
+    pub fn get_key_value(&self, key: &str) -> Pending<String> {
+        self.ask(|r| Request::GetKeyValue(key.to_string(), r))
+    }
+
+    /// Stores `value` (JSON text) under `key`.
+    pub fn set_key_value(&self, key: &str, value: &str) -> Pending<()> {
+        self.ask(|r| Request::SetKeyValue(key.to_string(), value.to_string(), r))
+    }
+
+    /// Deletes `key`; a missing key is not an error.
+    pub fn delete_key_value(&self, key: &str) -> Pending<()> {
+        self.ask(|r| Request::DeleteKeyValue(key.to_string(), r))
+    }
+
+    /// Every `(key, JSON text)` whose key starts with `prefix`.
+    pub fn get_key_values(&self, prefix: &str) -> Pending<Vec<(String, String)>> {
+        self.ask(|r| Request::GetKeyValues(prefix.to_string(), r))
+    }
+
+    /// Commits everything written so far; answers after the commit.
+    pub fn force_commit(&self) -> Pending<()> {
+        self.ask(Request::ForceCommit)
+    }
+
+    /// Commits and stops the worker; answers after the final commit. Later calls on any
+    /// handle fail with [`DatastoreError::WorkerGone`].
+    pub fn close(&self) -> Pending<()> {
+        self.ask(Request::Close)
+    }
+}
+
+/// Opens the file, takes the cross-process lock, configures, migrates and loads the store.
+fn open_store(path: &Path, options: &OpenOptions) -> Result<(Store, File)> {
+    let mut conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
+    // An advisory lock on the file itself: SQLite's own locks would let a second server
+    // interleave transactions with ours; this makes it fail at startup instead.
+    let lock = File::open(path)
+        .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            return Err(DatastoreError::Locked(path.display().to_string()))
+        }
+        Err(TryLockError::Error(e)) => {
+            log::warn!(
+                "Could not lock '{}' ({e}); continuing without the lock",
+                path.display()
+            )
+        }
+    }
+    conn.busy_timeout(Duration::from_secs(2))?;
+    schema::configure(&conn)?;
+    let found = schema::migrate(&mut conn).map_err(|e| match e {
+        DatastoreError::Sql(m) if m.contains("locked") || m.contains("busy") => {
+            DatastoreError::Locked(path.display().to_string())
+        }
+        other => other,
+    })?;
+    let mut store = Store::new(conn)?;
+    if found == 0 {
+        if let Some(legacy) = options.legacy_import.as_deref() {
+            if legacy.exists() {
+                log::info!(
+                    "Importing the aw-server (Python) database {}",
+                    legacy.display()
+                );
+                store.conn().execute_batch("BEGIN IMMEDIATE")?;
+                match legacy_import::import(&mut store, legacy) {
+                    Ok(n) => {
+                        store.conn().execute_batch("COMMIT")?;
+                        log::info!("Legacy import done: {n} events");
+                    }
+                    Err(e) => {
+                        let _ = store.conn().execute_batch("ROLLBACK");
+                        store.reload()?;
+                        log::error!("Legacy import failed, starting with an empty database: {e}");
+                    }
+                }
+                store.dirty = false;
+                store.commit_requested = false;
+                store.uncommitted_events = 0;
+            } else {
+                log::info!(
+                    "No aw-server (Python) database at {}, nothing to import",
+                    legacy.display()
+                );
+            }
+        }
+    }
+    Ok((store, lock))
+}

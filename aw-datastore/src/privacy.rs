@@ -1,0 +1,200 @@
+//! Privacy filter rules: drop or redact events before they are stored.
+//!
+//! The rules live in the setting `privacy_filters` (key `settings.privacy_filters`) as a JSON
+//! array of `{"enabled", "bucket_prefix", "field", "pattern", "action", "replacement"}`.
+//! The reference server has the engine but never loads it over HTTP; we load it at startup
+//! and whenever that setting is written, so a rule a user saves takes effect at once.
+//! A rule that does not validate is skipped with a warning rather than rejecting the settings
+//! write, because the web dashboard stores this key itself and must not be refused.
+
+use fancy_regex::Regex;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::new_event::NewEvent;
+use crate::raw_event::data_to_text;
+
+/// The settings key the rules are stored under.
+pub const PRIVACY_FILTERS_KEY: &str = "settings.privacy_filters";
+
+#[derive(Deserialize)]
+struct RuleText {
+    #[serde(default)]
+    enabled: bool,
+    #[serde(default)]
+    bucket_prefix: Option<String>,
+    #[serde(default)]
+    field: Option<String>,
+    pattern: String,
+    action: String,
+    #[serde(default)]
+    replacement: Option<String>,
+}
+
+enum Action {
+    Drop,
+    Redact(String),
+}
+
+struct Rule {
+    bucket_prefix: Option<String>,
+    field: Vec<String>,
+    pattern: Regex,
+    action: Action,
+}
+
+/// What a filter decided for one event.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Store the event (possibly redacted).
+    Keep,
+    /// Do not store it.
+    Drop,
+}
+
+/// The compiled, enabled rules.
+#[derive(Default)]
+pub struct PrivacyFilter {
+    rules: Vec<Rule>,
+}
+
+impl PrivacyFilter {
+    /// Compiles the rules in `json` (the setting's value); returns the filter and one message
+    /// per rule that was skipped.
+    pub fn from_json(json: &str) -> (PrivacyFilter, Vec<String>) {
+        let mut problems = Vec::new();
+        let items: Vec<Value> = match serde_json::from_str(json) {
+            Ok(Value::Array(items)) => items,
+            Ok(Value::Null) => Vec::new(),
+            _ => {
+                problems.push("privacy_filters is not a JSON array".to_string());
+                Vec::new()
+            }
+        };
+        let mut rules = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
+            match compile(item) {
+                Ok(Some(rule)) => rules.push(rule),
+                Ok(None) => {}
+                Err(e) => problems.push(format!("rule {i}: {e}")),
+            }
+        }
+        (PrivacyFilter { rules }, problems)
+    }
+
+    /// Whether no rule is active (the common case: then events are not even parsed).
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Applies the rules in order to an event bound for `bucket`, redacting it in place.
+    pub fn apply(&self, bucket: &str, event: &mut NewEvent) -> Verdict {
+        let applicable: Vec<&Rule> = self
+            .rules
+            .iter()
+            .filter(|r| {
+                r.bucket_prefix
+                    .as_deref()
+                    .is_none_or(|p| bucket.starts_with(p))
+            })
+            .collect();
+        if applicable.is_empty() {
+            return Verdict::Keep;
+        }
+        let Ok(mut data) = serde_json::from_str::<Map<String, Value>>(&event.data) else {
+            return Verdict::Keep;
+        };
+        let mut changed = false;
+        for rule in applicable {
+            let matches = lookup(&data, &rule.field)
+                .and_then(Value::as_str)
+                .is_some_and(|s| rule.pattern.is_match(s).unwrap_or(false));
+            if !matches {
+                continue;
+            }
+            match &rule.action {
+                Action::Drop => return Verdict::Drop,
+                Action::Redact(replacement) => {
+                    if let Some(slot) = lookup_mut(&mut data, &rule.field) {
+                        *slot = Value::String(replacement.clone());
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if changed {
+            event.data = data_to_text(&data);
+        }
+        Verdict::Keep
+    }
+}
+
+fn compile(item: Value) -> Result<Option<Rule>, String> {
+    let text: RuleText = serde_json::from_value(item).map_err(|e| e.to_string())?;
+    if !text.enabled {
+        return Ok(None);
+    }
+    let field: Vec<String> = match text.field.as_deref() {
+        Some(f) if !f.is_empty() => f.split('.').map(str::to_string).collect(),
+        _ => return Err(format!("action '{}' needs a field", text.action)),
+    };
+    let action = match text.action.as_str() {
+        "drop" => Action::Drop,
+        "redact" => match text.replacement {
+            Some(r) if !r.is_empty() => Action::Redact(r),
+            _ => return Err("redact needs a non-empty replacement".to_string()),
+        },
+        other => return Err(format!("unknown action '{other}'")),
+    };
+    let pattern = Regex::new(&text.pattern).map_err(|e| format!("invalid pattern: {e}"))?;
+    Ok(Some(Rule {
+        bucket_prefix: text.bucket_prefix.filter(|p| !p.is_empty()),
+        field,
+        pattern,
+        action,
+    }))
+}
+
+fn lookup<'a>(data: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    rest.iter()
+        .try_fold(data.get(first)?, |v, key| v.as_object()?.get(key))
+}
+
+fn lookup_mut<'a>(data: &'a mut Map<String, Value>, path: &[String]) -> Option<&'a mut Value> {
+    let (first, rest) = path.split_first()?;
+    rest.iter().try_fold(data.get_mut(first)?, |v, key| {
+        v.as_object_mut()?.get_mut(key)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(data: &str) -> NewEvent {
+        NewEvent {
+            id: None,
+            start: 0,
+            end: 0,
+            data: data.into(),
+        }
+    }
+
+    #[test]
+    fn drop_and_redact() {
+        let (f, problems) = PrivacyFilter::from_json(
+            r#"[{"enabled":true,"bucket_prefix":"aw-watcher-web","field":"url","pattern":"bank","action":"drop"},
+                {"enabled":true,"field":"meta.title","pattern":"(?i)secret","action":"redact","replacement":"***"},
+                {"enabled":false,"field":"x","pattern":"","action":"drop"},
+                {"enabled":true,"field":"x","pattern":"(","action":"drop"}]"#,
+        );
+        assert_eq!(problems.len(), 1);
+        let mut e = event(r#"{"url":"https://bank.example"}"#);
+        assert_eq!(f.apply("aw-watcher-web-chrome", &mut e), Verdict::Drop);
+        assert_eq!(f.apply("aw-watcher-window", &mut e), Verdict::Keep);
+        let mut e = event(r#"{"meta":{"title":"My SECRET"},"n":1}"#);
+        assert_eq!(f.apply("any", &mut e), Verdict::Keep);
+        assert_eq!(e.data, r#"{"meta":{"title":"***"},"n":1}"#);
+    }
+}

@@ -1,0 +1,93 @@
+//! The on-disk schema, identical to aw-server-rust's (`user_version` 5), and its migrations.
+//!
+//! Keeping the reference's file format means a user can point this server at an existing
+//! `sqlite.db` in place, and go back, without an export.
+
+use rusqlite::Connection;
+
+use crate::error::{DatastoreError, Result};
+
+/// The schema version this code reads and writes.
+pub const SCHEMA_VERSION: i64 = 5;
+
+/// Sets the connection pragmas: WAL (so a crash never leaves a half-written page) with
+/// `synchronous=FULL` (so a committed transaction survives power loss).
+pub fn configure(conn: &Connection) -> Result<()> {
+    let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        log::warn!("SQLite refused WAL mode (journal_mode is {mode}); continuing");
+    }
+    conn.execute_batch("PRAGMA synchronous=FULL;")?;
+    // The cache holds every statement of the hot paths at once.
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+/// Brings the schema to [`SCHEMA_VERSION`]; returns the version found before migrating
+/// (0 means the database was just created). Each step runs in its own transaction so an
+/// interrupted upgrade resumes where it stopped.
+pub fn migrate(conn: &mut Connection) -> Result<i64> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > SCHEMA_VERSION {
+        return Err(DatastoreError::UnsupportedDbVersion(found, SCHEMA_VERSION));
+    }
+    let steps: [(i64, &str); 5] = [
+        (
+            1,
+            "CREATE TABLE IF NOT EXISTS buckets (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                name TEXT UNIQUE NOT NULL,
+                type TEXT NOT NULL,
+                client TEXT NOT NULL,
+                hostname TEXT NOT NULL,
+                created TEXT NOT NULL
+            );
+            CREATE INDEX IF NOT EXISTS bucket_id_index ON buckets(id);
+            CREATE TABLE IF NOT EXISTS events (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                bucketrow INTEGER NOT NULL,
+                starttime INTEGER NOT NULL,
+                endtime INTEGER NOT NULL,
+                data TEXT NOT NULL,
+                FOREIGN KEY (bucketrow) REFERENCES buckets(id)
+            );
+            CREATE INDEX IF NOT EXISTS events_bucketrow_index ON events(bucketrow);
+            CREATE INDEX IF NOT EXISTS events_starttime_index ON events(starttime);
+            CREATE INDEX IF NOT EXISTS events_endtime_index ON events(endtime);",
+        ),
+        (2, "ALTER TABLE buckets ADD COLUMN data TEXT DEFAULT '{}';"),
+        (
+            3,
+            "ALTER TABLE buckets RENAME COLUMN data TO data_deprecated;
+             ALTER TABLE buckets ADD COLUMN data TEXT NOT NULL DEFAULT '{}';",
+        ),
+        (
+            4,
+            "CREATE TABLE IF NOT EXISTS key_value (
+                key TEXT PRIMARY KEY,
+                value TEXT,
+                last_modified NUMBER NOT NULL
+            );",
+        ),
+        (
+            5,
+            "DROP INDEX IF EXISTS events_bucketrow_index;
+             DROP INDEX IF EXISTS events_starttime_index;
+             DROP INDEX IF EXISTS events_endtime_index;
+             CREATE INDEX IF NOT EXISTS events_bucketrow_starttime_endtime_index
+                 ON events(bucketrow, starttime DESC, endtime);",
+        ),
+    ];
+    for (version, sql) in steps {
+        if found < version {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)?;
+            tx.execute_batch(sql)?;
+            tx.execute_batch(&format!("PRAGMA user_version = {version};"))?;
+            tx.commit()?;
+            if found > 0 {
+                log::info!("Upgraded database schema to version {version}");
+            }
+        }
+    }
+    Ok(found)
+}

@@ -1,0 +1,757 @@
+//! The database operations, run on the worker thread against its one connection.
+//!
+//! `Store` owns the connection and the in-memory state that mirrors the database: the bucket
+//! cache (with event count, time span and longest event per bucket) and the last-heartbeat
+//! cache. Every write updates the mirror in the same call, and [`Store::reload`] rebuilds it
+//! from disk after a failed commit, so the mirror never disagrees with what a read returns.
+
+use aw_models::{timestamp, Bucket, BucketMetadata};
+use chrono::{DateTime, NaiveDateTime, Utc};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::{HashMap, HashSet};
+
+use crate::error::{DatastoreError, Result};
+use crate::new_event::NewEvent;
+use crate::privacy::{PrivacyFilter, Verdict, PRIVACY_FILTERS_KEY};
+use crate::raw_event::{EventRows, RawEvent};
+
+/// What the store knows about one bucket without asking SQLite.
+struct BucketState {
+    bucket: Bucket,
+    /// Number of events.
+    count: u64,
+    /// Earliest start and latest end (ns); widened on insert, as the reference does.
+    span: Option<(i64, i64)>,
+    /// An upper bound of `endtime - starttime` over the bucket's events (never negative).
+    /// It bounds range scans from below: an event ending at or after `lo` starts at or after
+    /// `lo - max_duration`, so a read never walks the index further back than that.
+    max_duration: i64,
+}
+
+impl BucketState {
+    fn widen(&mut self, start: i64, end: i64) {
+        self.span = Some(match self.span {
+            Some((s, e)) => (s.min(start), e.max(end)),
+            None => (start, end),
+        });
+        self.max_duration = self.max_duration.max(end.saturating_sub(start));
+    }
+
+    fn to_bucket(&self) -> Bucket {
+        let mut b = self.bucket.clone();
+        b.metadata = match self.span {
+            Some((s, e)) => BucketMetadata {
+                start: Some(timestamp::from_ns(s)),
+                end: Some(timestamp::from_ns(e)),
+            },
+            None => BucketMetadata::default(),
+        };
+        b
+    }
+}
+
+/// The worker's state: the connection and the caches that mirror it.
+pub struct Store {
+    conn: Connection,
+    buckets: HashMap<String, BucketState>,
+    /// Last heartbeat event per bucket row: what the next heartbeat may merge into.
+    last_heartbeat: HashMap<i64, RawEvent>,
+    privacy: PrivacyFilter,
+    /// Events written since the last commit.
+    pub uncommitted_events: usize,
+    /// Anything written since the last commit.
+    pub dirty: bool,
+    /// A write that asks for an immediate commit (bucket create/delete, force-commit).
+    pub commit_requested: bool,
+}
+
+const EVENT_COLUMNS: &str = "id, starttime, endtime, data";
+
+/// The range read: `?1` bucket row, `?2` hi, `?3` floor (`lo - max_duration`), `?4` lo,
+/// `?5` limit. The order is exactly the index's, so SQLite walks the index and stops after
+/// `limit` rows without sorting (asserted by the `range_read_walks_the_index` test).
+const RANGE_SQL: &str = "SELECT id, starttime, endtime, data FROM events
+     WHERE bucketrow = ?1 AND starttime <= ?2 AND starttime >= ?3 AND endtime >= ?4
+     ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5";
+
+fn row_to_raw(row: &rusqlite::Row) -> rusqlite::Result<RawEvent> {
+    Ok(RawEvent {
+        id: row.get(0)?,
+        start: row.get(1)?,
+        end: row.get(2)?,
+        data: row.get(3)?,
+    })
+}
+
+/// The text form of `buckets.created`: `YYYY-MM-DD HH:MM:SS[.fraction]+00:00`, as the
+/// reference writes it.
+fn created_to_text(dt: &DateTime<Utc>) -> String {
+    dt.format("%Y-%m-%d %H:%M:%S%.f+00:00").to_string()
+}
+
+/// Reads `buckets.created` (ours, the reference's, or the Python server's forms).
+pub(crate) fn created_from_text(text: &str) -> Option<DateTime<Utc>> {
+    if let Ok(dt) = DateTime::parse_from_rfc3339(text) {
+        return Some(dt.with_timezone(&Utc));
+    }
+    if let Ok(dt) = DateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f%:z") {
+        return Some(dt.with_timezone(&Utc));
+    }
+    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+        if let Ok(naive) = NaiveDateTime::parse_from_str(text, fmt) {
+            return Some(naive.and_utc());
+        }
+    }
+    None
+}
+
+impl Store {
+    /// Wraps an open, migrated connection and loads the caches.
+    pub fn new(conn: Connection) -> Result<Store> {
+        let mut store = Store {
+            conn,
+            buckets: HashMap::new(),
+            last_heartbeat: HashMap::new(),
+            privacy: PrivacyFilter::default(),
+            uncommitted_events: 0,
+            dirty: false,
+            commit_requested: false,
+        };
+        store.reload()?;
+        Ok(store)
+    }
+
+    /// The connection, for transaction control by the worker.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Rebuilds every cache from the database (at open, and after a failed commit lost
+    /// writes the caches had already seen).
+    pub fn reload(&mut self) -> Result<()> {
+        self.buckets.clear();
+        self.last_heartbeat.clear();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, name, type, client, hostname, created, data FROM buckets")?;
+        let rows = stmt.query_map([], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, String>(4)?,
+                row.get::<_, String>(5)?,
+                row.get::<_, Option<String>>(6)?,
+            ))
+        })?;
+        for row in rows {
+            let (bid, name, type_, client, hostname, created, data) = row?;
+            let data = data
+                .and_then(|d| serde_json::from_str(&d).ok())
+                .unwrap_or_default();
+            let bucket = Bucket {
+                bid: Some(bid),
+                id: name.clone(),
+                _type: type_,
+                client,
+                hostname,
+                created: created_from_text(&created),
+                data,
+                metadata: BucketMetadata::default(),
+                events: None,
+                last_updated: None,
+            };
+            self.buckets.insert(
+                name,
+                BucketState {
+                    bucket,
+                    count: 0,
+                    span: None,
+                    max_duration: 0,
+                },
+            );
+        }
+        drop(stmt);
+        // One pass over the covering index gives every bucket's count, span and longest event.
+        let mut stmt = self.conn.prepare(
+            "SELECT bucketrow, COUNT(*), MIN(starttime), MAX(endtime), MAX(endtime - starttime)
+             FROM events GROUP BY bucketrow",
+        )?;
+        let mut stats = HashMap::new();
+        let rows = stmt.query_map([], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, i64>(1)?,
+                row.get::<_, i64>(2)?,
+                row.get::<_, i64>(3)?,
+                row.get::<_, i64>(4)?,
+            ))
+        })?;
+        for row in rows {
+            let (bid, count, start, end, longest) = row?;
+            stats.insert(bid, (count, start, end, longest));
+        }
+        drop(stmt);
+        for state in self.buckets.values_mut() {
+            if let Some(&(count, start, end, longest)) =
+                state.bucket.bid.and_then(|b| stats.get(&b))
+            {
+                state.count = count.max(0) as u64;
+                state.span = Some((start, end));
+                state.max_duration = longest.max(0);
+            }
+        }
+        let filters: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM key_value WHERE key = ?1",
+                [PRIVACY_FILTERS_KEY],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        self.load_privacy_filter(filters.as_deref());
+        Ok(())
+    }
+
+    fn load_privacy_filter(&mut self, json: Option<&str>) {
+        let (filter, problems) = PrivacyFilter::from_json(json.unwrap_or("null"));
+        for p in problems {
+            log::warn!("Privacy filter rule skipped: {p}");
+        }
+        self.privacy = filter;
+    }
+
+    fn state(&self, name: &str) -> Result<&BucketState> {
+        self.buckets
+            .get(name)
+            .ok_or_else(|| DatastoreError::NoSuchBucket(name.to_string()))
+    }
+
+    fn state_mut(&mut self, name: &str) -> Result<&mut BucketState> {
+        self.buckets
+            .get_mut(name)
+            .ok_or_else(|| DatastoreError::NoSuchBucket(name.to_string()))
+    }
+
+    fn bucketrow(&self, name: &str) -> Result<i64> {
+        self.state(name)?
+            .bucket
+            .bid
+            .ok_or_else(|| DatastoreError::Sql(format!("bucket '{name}' has no row id")))
+    }
+
+    // ---- buckets -------------------------------------------------------------------------
+
+    /// Creates a bucket and inserts `events` into it as new events (their ids are ignored,
+    /// so a bucket document can never overwrite another bucket's events).
+    pub fn create_bucket(&mut self, mut bucket: Bucket, mut events: Vec<NewEvent>) -> Result<()> {
+        if self.buckets.contains_key(&bucket.id) {
+            return Err(DatastoreError::BucketAlreadyExists(bucket.id));
+        }
+        let created = *bucket.created.get_or_insert_with(Utc::now);
+        let data = serde_json::to_string(&bucket.data).unwrap_or_else(|_| "{}".into());
+        self.conn
+            .prepare_cached(
+                "INSERT INTO buckets (name, type, client, hostname, created, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                bucket.id,
+                bucket._type,
+                bucket.client,
+                bucket.hostname,
+                created_to_text(&created),
+                data
+            ])?;
+        bucket.bid = Some(self.conn.last_insert_rowid());
+        bucket.events = None;
+        bucket.metadata = BucketMetadata::default();
+        self.buckets.insert(
+            bucket.id.clone(),
+            BucketState {
+                bucket: bucket.clone(),
+                count: 0,
+                span: None,
+                max_duration: 0,
+            },
+        );
+        self.dirty = true;
+        self.commit_requested = true;
+        for e in &mut events {
+            e.id = None;
+        }
+        self.insert_events(&bucket.id, events)?;
+        Ok(())
+    }
+
+    /// Imports buckets: a missing bucket is created with its events; into an existing one
+    /// only the events not already present (same start, end and data, within the imported
+    /// span) are inserted, so importing a file twice changes nothing. Ids are ignored.
+    pub fn import(&mut self, buckets: Vec<(Bucket, Vec<NewEvent>)>) -> Result<()> {
+        for (bucket, mut events) in buckets {
+            if !self.buckets.contains_key(&bucket.id) {
+                self.create_bucket(bucket, events)?;
+                continue;
+            }
+            let (Some(lo), Some(hi)) = (
+                events.iter().map(|e| e.start.min(e.end)).min(),
+                events.iter().map(|e| e.end.max(e.start)).max(),
+            ) else {
+                continue;
+            };
+            let existing = self.get_events(&bucket.id, Some(lo), Some(hi), None, false)?;
+            let seen: HashSet<(i64, i64, &str)> = existing
+                .0
+                .iter()
+                .map(|e| (e.start, e.end, e.data.as_str()))
+                .collect();
+            events.retain(|e| !seen.contains(&(e.start, e.end, e.data.as_str())));
+            for e in &mut events {
+                e.id = None;
+            }
+            self.insert_events(&bucket.id, events)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a bucket and all its events.
+    pub fn delete_bucket(&mut self, name: &str) -> Result<()> {
+        let bid = self.bucketrow(name)?;
+        self.conn
+            .prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
+            .execute([bid])?;
+        self.conn
+            .prepare_cached("DELETE FROM buckets WHERE id = ?1")?
+            .execute([bid])?;
+        self.buckets.remove(name);
+        self.last_heartbeat.remove(&bid);
+        self.dirty = true;
+        self.commit_requested = true;
+        Ok(())
+    }
+
+    /// One bucket with its metadata.
+    pub fn get_bucket(&self, name: &str) -> Result<Bucket> {
+        Ok(self.state(name)?.to_bucket())
+    }
+
+    /// Every bucket with its metadata, keyed by id.
+    pub fn get_buckets(&self) -> HashMap<String, Bucket> {
+        self.buckets
+            .iter()
+            .map(|(name, state)| (name.clone(), state.to_bucket()))
+            .collect()
+    }
+
+    // ---- events --------------------------------------------------------------------------
+
+    /// Inserts events in order; an event with an `id` replaces that event of the same bucket
+    /// (or is created with that id when the id is unused). An id that belongs to another
+    /// bucket is refused before anything is written. Returns the stored events.
+    pub fn insert_events(
+        &mut self,
+        name: &str,
+        mut events: Vec<NewEvent>,
+    ) -> Result<Vec<RawEvent>> {
+        if !self.privacy.is_empty() {
+            events.retain_mut(|e| self.privacy.apply(name, e) == Verdict::Keep);
+        }
+        if events.is_empty() {
+            return Ok(Vec::new());
+        }
+        let bid = self.bucketrow(name)?;
+        // First pass: where do the given ids live now?
+        let mut replacing = HashSet::new();
+        for id in events.iter().filter_map(|e| e.id) {
+            let owner: Option<i64> = self
+                .conn
+                .prepare_cached("SELECT bucketrow FROM events WHERE id = ?1")?
+                .query_row([id], |r| r.get(0))
+                .optional()?;
+            match owner {
+                Some(b) if b == bid => {
+                    replacing.insert(id);
+                }
+                Some(_) => {
+                    return Err(DatastoreError::InvalidEvent(format!(
+                        "event id {id} belongs to another bucket; omit the id to insert a new event"
+                    )))
+                }
+                None => {}
+            }
+        }
+        let mut stored = Vec::with_capacity(events.len());
+        for e in events {
+            let id = match e.id {
+                Some(id) if replacing.contains(&id) => {
+                    self.conn
+                        .prepare_cached(
+                            "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
+                        )?
+                        .execute(params![e.start, e.end, e.data, id])?;
+                    id
+                }
+                Some(id) => {
+                    self.conn
+                        .prepare_cached(
+                            "INSERT INTO events (id, bucketrow, starttime, endtime, data)
+                             VALUES (?1, ?2, ?3, ?4, ?5)",
+                        )?
+                        .execute(params![id, bid, e.start, e.end, e.data])?;
+                    replacing.insert(id);
+                    self.state_mut(name)?.count += 1;
+                    id
+                }
+                None => {
+                    self.insert_row(bid, &e)?;
+                    self.state_mut(name)?.count += 1;
+                    self.conn.last_insert_rowid()
+                }
+            };
+            self.state_mut(name)?.widen(e.start, e.end);
+            stored.push(RawEvent {
+                id,
+                start: e.start,
+                end: e.end,
+                data: e.data,
+            });
+        }
+        self.last_heartbeat.remove(&bid);
+        self.uncommitted_events += stored.len();
+        self.dirty = true;
+        Ok(stored)
+    }
+
+    fn insert_row(&self, bid: i64, e: &NewEvent) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![bid, e.start, e.end, e.data])?;
+        Ok(())
+    }
+
+    /// Events overlapping or touching `[lo, hi]` (absent bounds are open), newest first, at
+    /// most `limit`, clipped to the bounds when `clip` is set.
+    ///
+    /// The scan is bounded on both sides of the composite index: `starttime <= hi` above and
+    /// `starttime >= lo - max_duration` below, so its cost follows the answer, not the
+    /// bucket's history.
+    pub fn get_events(
+        &self,
+        name: &str,
+        lo: Option<i64>,
+        hi: Option<i64>,
+        limit: Option<u64>,
+        clip: bool,
+    ) -> Result<EventRows> {
+        let state = self.state(name)?;
+        let bid = self.bucketrow(name)?;
+        let lo = lo.unwrap_or(i64::MIN);
+        let hi = hi.unwrap_or(i64::MAX);
+        if lo > hi || limit == Some(0) {
+            return Ok(EventRows::default());
+        }
+        let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        let mut stmt = self.conn.prepare_cached(RANGE_SQL)?;
+        let floor = lo.saturating_sub(state.max_duration);
+        let mut rows: Vec<RawEvent> = stmt
+            .query_map(params![bid, hi, floor, lo, limit], row_to_raw)?
+            .collect::<rusqlite::Result<_>>()?;
+        if clip {
+            for r in &mut rows {
+                r.clip(lo, hi);
+            }
+        }
+        Ok(EventRows(rows))
+    }
+
+    /// One event of the bucket by id.
+    pub fn get_event(&self, name: &str, id: i64) -> Result<RawEvent> {
+        let bid = self.bucketrow(name)?;
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE bucketrow = ?1 AND id = ?2"
+            ))?
+            .query_row(params![bid, id], row_to_raw)
+            .optional()?
+            .ok_or_else(|| DatastoreError::NoSuchEvent(name.to_string(), id))
+    }
+
+    /// Deletes events of the bucket by id; ids that are not the bucket's are ignored.
+    pub fn delete_events(&mut self, name: &str, ids: &[i64]) -> Result<()> {
+        let bid = self.bucketrow(name)?;
+        let mut deleted = 0u64;
+        for id in ids {
+            deleted += self
+                .conn
+                .prepare_cached("DELETE FROM events WHERE bucketrow = ?1 AND id = ?2")?
+                .execute(params![bid, id])? as u64;
+        }
+        if deleted > 0 {
+            let state = self.state_mut(name)?;
+            state.count = state.count.saturating_sub(deleted);
+            self.last_heartbeat.remove(&bid);
+            self.dirty = true;
+        }
+        Ok(())
+    }
+
+    /// Number of events overlapping `[lo, hi]` (all events when both are absent: answered
+    /// from the cache).
+    pub fn count_events(&self, name: &str, lo: Option<i64>, hi: Option<i64>) -> Result<u64> {
+        let state = self.state(name)?;
+        if lo.is_none() && hi.is_none() {
+            return Ok(state.count);
+        }
+        let bid = self.bucketrow(name)?;
+        let lo = lo.unwrap_or(i64::MIN);
+        let hi = hi.unwrap_or(i64::MAX);
+        if lo > hi {
+            return Ok(0);
+        }
+        let n: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT COUNT(*) FROM events
+                 WHERE bucketrow = ?1 AND starttime <= ?2 AND starttime >= ?3 AND endtime >= ?4",
+            )?
+            .query_row(
+                params![bid, hi, lo.saturating_sub(state.max_duration), lo],
+                |r| r.get(0),
+            )?;
+        Ok(n.max(0) as u64)
+    }
+
+    /// Merges a heartbeat into the bucket's last event or stores it as a new one (see the
+    /// crate docs for the rule). Returns the resulting event.
+    pub fn heartbeat(
+        &mut self,
+        name: &str,
+        mut hb: NewEvent,
+        pulsetime_ns: i64,
+    ) -> Result<RawEvent> {
+        let bid = self.bucketrow(name)?;
+        if !self.privacy.is_empty() && self.privacy.apply(name, &mut hb) == Verdict::Drop {
+            let last = self.last_event(bid)?;
+            return Ok(last.unwrap_or(RawEvent {
+                id: 0,
+                start: hb.start,
+                end: hb.end,
+                data: hb.data,
+            }));
+        }
+        self.uncommitted_events += 1;
+        self.dirty = true;
+        let last = self
+            .last_heartbeat
+            .remove(&bid)
+            .map_or_else(|| self.last_event(bid), |e| Ok(Some(e)))?;
+        if let Some(last) = last {
+            if let Some(merged) = merge(&last, &hb, pulsetime_ns) {
+                let changed = self
+                    .conn
+                    .prepare_cached("UPDATE events SET starttime = ?1, endtime = ?2 WHERE bucketrow = ?3 AND id = ?4")?
+                    .execute(params![merged.start, merged.end, bid, merged.id])?;
+                if changed == 1 {
+                    self.state_mut(name)?.widen(merged.start, merged.end);
+                    self.last_heartbeat.insert(bid, merged.clone());
+                    return Ok(merged);
+                }
+                log::warn!(
+                    "Heartbeat: last event {} of '{name}' vanished; storing a new event",
+                    merged.id
+                );
+            }
+        }
+        self.insert_row(bid, &hb)?;
+        let stored = RawEvent {
+            id: self.conn.last_insert_rowid(),
+            start: hb.start,
+            end: hb.end,
+            data: hb.data,
+        };
+        let state = self.state_mut(name)?;
+        state.count += 1;
+        state.widen(stored.start, stored.end);
+        self.last_heartbeat.insert(bid, stored.clone());
+        Ok(stored)
+    }
+
+    /// The newest event of a bucket row (greatest start), unclipped.
+    fn last_event(&self, bid: i64) -> Result<Option<RawEvent>> {
+        Ok(self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE bucketrow = ?1
+                 ORDER BY starttime DESC, endtime ASC, id ASC LIMIT 1"
+            ))?
+            .query_row([bid], row_to_raw)
+            .optional()?)
+    }
+
+    // ---- key-value -----------------------------------------------------------------------
+
+    /// The JSON text stored under `key`.
+    pub fn get_key_value(&self, key: &str) -> Result<String> {
+        self.conn
+            .prepare_cached("SELECT value FROM key_value WHERE key = ?1")?
+            .query_row([key], |r| r.get::<_, Option<String>>(0))
+            .optional()?
+            .map(|v| v.unwrap_or_else(|| "null".to_string()))
+            .ok_or_else(|| DatastoreError::NoSuchKey(key.to_string()))
+    }
+
+    /// Stores JSON text under `key`.
+    pub fn set_key_value(&mut self, key: &str, value: &str) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![key, value, Utc::now().timestamp()])?;
+        if key == PRIVACY_FILTERS_KEY {
+            self.load_privacy_filter(Some(value));
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Deletes `key` (a missing key is not an error).
+    pub fn delete_key_value(&mut self, key: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM key_value WHERE key = ?1")?
+            .execute([key])?;
+        if key == PRIVACY_FILTERS_KEY {
+            self.load_privacy_filter(None);
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Every `(key, JSON text)` whose key starts with `prefix`.
+    pub fn get_key_values(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, value FROM key_value WHERE substr(key, 1, ?2) = ?1")?;
+        let rows = stmt
+            .query_map(params![prefix, prefix.chars().count() as i64], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows
+            .into_iter()
+            .map(|(k, v)| (k, v.unwrap_or_else(|| "null".to_string())))
+            .collect())
+    }
+}
+
+/// The heartbeat merge rule: `hb` merges into `last` iff their data are equal and
+/// `last.start <= hb.start <= last.end + pulsetime` (inclusive). The merged event keeps
+/// `last`'s id, start and data and ends at `max(last.end, hb.end)`.
+pub fn merge(last: &RawEvent, hb: &NewEvent, pulsetime_ns: i64) -> Option<RawEvent> {
+    if hb.start < last.start || hb.start > last.end.saturating_add(pulsetime_ns) {
+        return None;
+    }
+    if hb.data != last.data && !same_json(&hb.data, &last.data) {
+        return None;
+    }
+    let end = last.end.max(hb.end);
+    if end < last.start {
+        return None;
+    }
+    Some(RawEvent {
+        id: last.id,
+        start: last.start,
+        end,
+        data: last.data.clone(),
+    })
+}
+
+/// Deep JSON equality of two texts (for rows not written in our canonical form).
+fn same_json(a: &str, b: &str) -> bool {
+    match (
+        serde_json::from_str::<serde_json::Value>(a),
+        serde_json::from_str::<serde_json::Value>(b),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::StatementStatus;
+
+    /// A store on a real file holding one bucket with 500,000 one-minute events (a year).
+    fn big_store(dir: &tempfile::TempDir) -> Store {
+        let mut conn = Connection::open(dir.path().join("sqlite.db")).unwrap();
+        crate::schema::configure(&conn).unwrap();
+        crate::schema::migrate(&mut conn).unwrap();
+        conn.execute_batch(
+            "INSERT INTO buckets (name, type, client, hostname, created) VALUES ('b', 't', 'c', 'h', '2020-01-01 00:00:00+00:00');
+             WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 499999)
+             INSERT INTO events (bucketrow, starttime, endtime, data)
+             SELECT 1, 1577836800000000000 + i * 63000000000, 1577836800000000000 + i * 63000000000 + 60000000000,
+                    '{\"i\":' || i || '}' FROM n;",
+        )
+        .unwrap();
+        Store::new(conn).unwrap()
+    }
+
+    /// Runs the range read the way `get_events` does and returns (rows, VM steps, sorts,
+    /// full-scan steps).
+    fn run(store: &Store, lo: i64, hi: i64, limit: i64) -> (usize, i32, i32, i32) {
+        let floor = lo.saturating_sub(store.buckets["b"].max_duration);
+        let mut stmt = store.conn.prepare(RANGE_SQL).unwrap();
+        let n = stmt
+            .query_map(params![1, hi, floor, lo, limit], row_to_raw)
+            .unwrap()
+            .count();
+        (
+            n,
+            stmt.get_status(StatementStatus::VmStep),
+            stmt.get_status(StatementStatus::Sort),
+            stmt.get_status(StatementStatus::FullscanStep),
+        )
+    }
+
+    #[test]
+    fn range_read_walks_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = big_store(&dir);
+        assert_eq!(store.buckets["b"].count, 500_000);
+        let plan: Vec<String> = store
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {RANGE_SQL}"))
+            .unwrap()
+            .query_map(params![1, 0, 0, 0, 100], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let plan = plan.join("\n");
+        assert!(
+            plan.contains("USING INDEX events_bucketrow_starttime_endtime_index"),
+            "{plan}"
+        );
+        assert!(
+            !plan.contains("TEMP B-TREE"),
+            "sorts instead of walking the index: {plan}"
+        );
+
+        // limit=100 over the whole year: about 100 rows' worth of steps, no sort, no scan.
+        let (n, steps, sorts, scans) = run(&store, i64::MIN, i64::MAX, 100);
+        assert_eq!((n, sorts, scans), (100, 0, 0));
+        assert!(steps < 5_000, "limit=100 took {steps} VM steps");
+
+        // One day in the middle of the year reads about one day of rows, not the year before it.
+        let mid = 1_577_836_800_000_000_000 + 250_000 * 63_000_000_000;
+        let day = 86_400_000_000_000;
+        let (n, steps, sorts, scans) = run(&store, mid, mid + day, -1);
+        assert!((1370..=1373).contains(&n), "{n}");
+        assert_eq!((sorts, scans), (0, 0));
+        assert!(steps < 60 * 1_400, "a one-day read took {steps} VM steps");
+    }
+}

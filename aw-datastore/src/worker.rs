@@ -1,0 +1,177 @@
+//! The worker thread: owns the connection, runs requests in arrival order, group-commits.
+//!
+//! Commit policy. Writes accumulate in one open `IMMEDIATE` transaction which is committed
+//! when any of these holds after a request:
+//! * a bucket was created or deleted, or a force-commit/close was asked for;
+//! * more than [`MAX_UNCOMMITTED_EVENTS`] events or heartbeats were written;
+//! * the transaction is older than [`COMMIT_INTERVAL`] and holds a write;
+//! * the worker has been idle for [`IDLE_COMMIT_DELAY`] with a write pending (the reference
+//!   only checks after a request, so an idle server sat on uncommitted data; ours does not).
+//!
+//! Callers are answered as soon as their request ran, before the commit (reads see the open
+//! transaction, so the API is read-your-writes); `ForceCommit` and `Close` are answered only
+//! after the commit succeeded. A failed commit is logged, rolled back, and the caches are
+//! rebuilt from disk so they never show data that is not there.
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use crate::error::{DatastoreError, Result};
+use crate::request::{Reply, Request};
+use crate::store::Store;
+
+/// The longest a write waits for its commit while requests keep arriving.
+pub const COMMIT_INTERVAL: Duration = Duration::from_secs(15);
+/// How long the worker waits for more requests before committing pending writes.
+pub const IDLE_COMMIT_DELAY: Duration = Duration::from_millis(1000);
+/// Written events after which the transaction is committed.
+pub const MAX_UNCOMMITTED_EVENTS: usize = 100;
+
+/// Runs until `Close` arrives or every handle is dropped; commits before returning. Returns
+/// the `Close` request's reply channel with the final commit's result, to be answered once
+/// the connection and the file lock are released.
+pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, Result<()>)> {
+    let mut tx_start = begin(&store);
+    loop {
+        let request = if store.dirty {
+            let deadline = (tx_start + COMMIT_INTERVAL).min(Instant::now() + IDLE_COMMIT_DELAY);
+            match requests.recv_deadline(deadline) {
+                Ok(r) => Some(r),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match requests.recv() {
+                Ok(r) => Some(r),
+                Err(_) => break,
+            }
+        };
+        let Some(request) = request else {
+            // Idle (or the interval ran out) with writes pending.
+            let _ = commit(&mut store);
+            tx_start = begin(&store);
+            continue;
+        };
+        match request {
+            Request::ForceCommit(reply) => {
+                let _ = reply.send(commit(&mut store));
+                tx_start = begin(&store);
+            }
+            Request::Close(reply) => {
+                let result = commit(&mut store);
+                return Some((reply, result));
+            }
+            other => {
+                handle(&mut store, other);
+                if store.commit_requested
+                    || store.uncommitted_events > MAX_UNCOMMITTED_EVENTS
+                    || (store.dirty && tx_start.elapsed() >= COMMIT_INTERVAL)
+                {
+                    let _ = commit(&mut store);
+                    tx_start = begin(&store);
+                }
+            }
+        }
+    }
+    // Every handle is gone: keep nothing uncommitted.
+    let _ = commit(&mut store);
+    None
+}
+
+/// Runs one request and sends its answer (a caller that went away is no error).
+fn handle(store: &mut Store, request: Request) {
+    match request {
+        Request::CreateBucket(bucket, events, reply) => {
+            let _ = reply.send(store.create_bucket(*bucket, events));
+        }
+        Request::Import(buckets, reply) => {
+            let _ = reply.send(store.import(buckets));
+        }
+        Request::DeleteBucket(name, reply) => {
+            let _ = reply.send(store.delete_bucket(&name));
+        }
+        Request::GetBucket(name, reply) => {
+            let _ = reply.send(store.get_bucket(&name));
+        }
+        Request::GetBuckets(reply) => {
+            let _ = reply.send(Ok(store.get_buckets()));
+        }
+        Request::InsertEvents(name, events, reply) => {
+            let _ = reply.send(store.insert_events(&name, events));
+        }
+        Request::Heartbeat(name, event, pulsetime_ns, reply) => {
+            let _ = reply.send(store.heartbeat(&name, event, pulsetime_ns));
+        }
+        Request::GetEvents {
+            bucket,
+            start,
+            end,
+            limit,
+            clip,
+            reply,
+        } => {
+            let _ = reply.send(store.get_events(&bucket, start, end, limit, clip));
+        }
+        Request::GetEvent(name, id, reply) => {
+            let _ = reply.send(store.get_event(&name, id));
+        }
+        Request::DeleteEvents(name, ids, reply) => {
+            let _ = reply.send(store.delete_events(&name, &ids));
+        }
+        Request::CountEvents(name, start, end, reply) => {
+            let _ = reply.send(store.count_events(&name, start, end));
+        }
+        Request::GetKeyValue(key, reply) => {
+            let _ = reply.send(store.get_key_value(&key));
+        }
+        Request::SetKeyValue(key, value, reply) => {
+            let _ = reply.send(store.set_key_value(&key, &value));
+        }
+        Request::DeleteKeyValue(key, reply) => {
+            let _ = reply.send(store.delete_key_value(&key));
+        }
+        Request::GetKeyValues(prefix, reply) => {
+            let _ = reply.send(store.get_key_values(&prefix));
+        }
+        Request::ForceCommit(reply) | Request::Close(reply) => {
+            let _ = reply.send(Ok(()));
+        }
+    }
+}
+
+/// Opens the next transaction; returns when it started. A failure (e.g. the file became
+/// locked by another process) is logged and retried on the next commit: requests then run
+/// in autocommit mode, which is slower but loses nothing.
+fn begin(store: &Store) -> Instant {
+    if let Err(e) = store.conn().execute_batch("BEGIN IMMEDIATE") {
+        log::error!("Failed to begin a transaction: {e}");
+    }
+    Instant::now()
+}
+
+/// Commits the open transaction. On failure the transaction is rolled back and the caches
+/// are reloaded from disk, so no later read reports lost writes as stored.
+fn commit(store: &mut Store) -> Result<()> {
+    store.uncommitted_events = 0;
+    store.commit_requested = false;
+    let was_dirty = std::mem::replace(&mut store.dirty, false);
+    if store.conn().is_autocommit() {
+        return Ok(());
+    }
+    match store.conn().execute_batch("COMMIT") {
+        Ok(()) => {
+            if was_dirty {
+                log::trace!("Committed");
+            }
+            Ok(())
+        }
+        Err(e) => {
+            log::error!("Failed to commit to the database, the last writes are lost: {e}");
+            let _ = store.conn().execute_batch("ROLLBACK");
+            if let Err(reload) = store.reload() {
+                log::error!("Failed to reload the caches after a failed commit: {reload}");
+            }
+            Err(DatastoreError::Sql(format!("commit failed: {e}")))
+        }
+    }
+}

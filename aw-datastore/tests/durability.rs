@@ -1,0 +1,228 @@
+//! Durability and failure: shutdown, crashes, commits while idle, concurrent handles, locks.
+
+mod common;
+
+use aw_datastore::{Datastore, DatastoreError};
+use common::*;
+use serde_json::json;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn count_with_sqlite(path: &std::path::Path) -> i64 {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    conn.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn close_commits_everything() {
+    let mut s = TempStore::new();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    for i in 0..57 {
+        s.ds.insert_events("b", &[ev(i, 1.0, json!({"i": i}))])
+            .wait()
+            .unwrap();
+    }
+    for i in 0..30 {
+        s.ds.heartbeat("b", &ev(100 + i, 0.0, json!({"i": i})), 0.5)
+            .wait()
+            .unwrap();
+    }
+    s.reopen();
+    assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 87);
+    // After close, the handle reports the worker is gone instead of hanging.
+    s.ds.close().wait().unwrap();
+    assert_eq!(
+        s.ds.get_buckets().wait().unwrap_err(),
+        DatastoreError::WorkerGone
+    );
+}
+
+#[test]
+fn dropping_the_last_handle_commits() {
+    let s = TempStore::new();
+    let path = s.path();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    s.ds.insert_events("b", &[ev(0, 1.0, json!({}))])
+        .wait()
+        .unwrap();
+    let TempStore { dir, ds } = s;
+    drop(ds);
+    // The worker finishes in the background; the file is free again once it has committed.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ds = loop {
+        match Datastore::open(&path) {
+            Ok(ds) => break ds,
+            Err(DatastoreError::Locked(_)) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(ds.get_event_count("b", None, None).wait().unwrap(), 1);
+    drop(dir);
+}
+
+#[test]
+fn idle_writes_are_committed_without_further_requests() {
+    let s = TempStore::new();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    s.ds.insert_events("b", &[ev(0, 1.0, json!({}))])
+        .wait()
+        .unwrap();
+    // Not committed yet: a separate reader does not see it.
+    assert_eq!(count_with_sqlite(&s.path()), 0);
+    std::thread::sleep(aw_datastore::IDLE_COMMIT_DELAY + Duration::from_millis(700));
+    assert_eq!(count_with_sqlite(&s.path()), 1);
+}
+
+#[test]
+fn many_events_trigger_a_commit() {
+    let s = TempStore::new();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    let events: Vec<_> = (0..=aw_datastore::MAX_UNCOMMITTED_EVENTS as i64)
+        .map(|i| ev(i, 1.0, json!({})))
+        .collect();
+    s.ds.insert_events("b", &events).wait().unwrap();
+    s.ds.get_buckets().wait().unwrap();
+    assert_eq!(count_with_sqlite(&s.path()), events.len() as i64);
+}
+
+#[test]
+fn force_commit_is_visible_to_other_readers() {
+    let s = TempStore::new();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    s.ds.insert_events("b", &[ev(0, 1.0, json!({}))])
+        .wait()
+        .unwrap();
+    s.ds.force_commit().wait().unwrap();
+    assert_eq!(count_with_sqlite(&s.path()), 1);
+}
+
+#[test]
+fn a_second_opener_fails_fast() {
+    let s = TempStore::new();
+    let started = Instant::now();
+    let err = Datastore::open(&s.path()).err().unwrap();
+    assert!(matches!(err, DatastoreError::Locked(_)), "{err:?}");
+    assert!(err.to_string().contains("in use by another process"));
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // The first one is unaffected.
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+}
+
+#[test]
+fn unopenable_files_give_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Datastore::open(&dir.path().join("missing-dir/sqlite.db"))
+        .err()
+        .unwrap();
+    assert!(matches!(err, DatastoreError::Sql(_)), "{err:?}");
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, vec![0x42u8; 8192]).unwrap();
+    let err = Datastore::open(&garbage).err().unwrap();
+    assert!(matches!(err, DatastoreError::Sql(_)), "{err:?}");
+}
+
+#[test]
+fn many_threads_share_one_handle() {
+    let s = TempStore::new();
+    for t in 0..8 {
+        s.ds.create_bucket(&bucket(&format!("b{t}")))
+            .wait()
+            .unwrap();
+    }
+    std::thread::scope(|scope| {
+        for t in 0..8 {
+            let ds = s.ds.clone();
+            scope.spawn(move || {
+                let name = format!("b{t}");
+                for i in 0..200 {
+                    if i % 2 == 0 {
+                        ds.insert_events(&name, &[ev(i, 1.0, json!({"i": i}))])
+                            .wait()
+                            .unwrap();
+                    } else {
+                        // Distinct data: every heartbeat is a new event.
+                        ds.heartbeat(&name, &ev(i, 0.0, json!({"i": i})), 0.0)
+                            .wait()
+                            .unwrap();
+                    }
+                    ds.get_events(&name, None, None, Some(5)).wait().unwrap();
+                }
+            });
+        }
+    });
+    for t in 0..8 {
+        assert_eq!(
+            s.ds.get_event_count(&format!("b{t}"), None, None)
+                .wait()
+                .unwrap(),
+            200
+        );
+    }
+}
+
+/// Run as a child process by `sigkill_keeps_committed_data`: writes, commits, reports, then
+/// keeps writing uncommitted data until it is killed.
+#[test]
+#[ignore]
+fn sigkill_child() {
+    let Ok(path) = std::env::var("AW_SIGKILL_DB") else {
+        return;
+    };
+    let ds = Datastore::open(std::path::Path::new(&path)).unwrap();
+    ds.create_bucket(&bucket("b")).wait().unwrap();
+    let events: Vec<_> = (0..500).map(|i| ev(i, 1.0, json!({"i": i}))).collect();
+    ds.insert_events("b", &events).wait().unwrap();
+    ds.force_commit().wait().unwrap();
+    println!("COMMITTED");
+    let mut i = 1000;
+    loop {
+        ds.heartbeat("b", &ev(i, 0.0, json!({"i": i})), 0.0)
+            .wait()
+            .unwrap();
+        i += 1;
+    }
+}
+
+#[test]
+fn sigkill_keeps_committed_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sqlite.db");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "sigkill_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("AW_SIGKILL_DB", &path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen.contains("COMMITTED") {
+        assert!(Instant::now() < deadline, "child never committed: {seen}");
+        let mut buf = [0u8; 256];
+        let n = std::io::Read::read(&mut out, &mut buf).unwrap();
+        assert!(n > 0, "child exited early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let ds = Datastore::open(&path).unwrap();
+    let n = ds.get_event_count("b", None, None).wait().unwrap();
+    assert!(n >= 500, "lost committed events: {n}");
+    let check: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap_or_else(|_| "locked".into());
+    assert!(check == "ok" || check == "locked", "{check}");
+}

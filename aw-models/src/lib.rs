@@ -1,0 +1,36 @@
+//! The data models of the ActivityWatch HTTP API.
+//!
+//! Every type here serialises exactly as the reference server (aw-server-rust 0.14) does, so
+//! that watchers, scripts and the web dashboard see the same JSON from our server:
+//!
+//! * timestamps are RFC 3339; on input an offset is mandatory (`Z`, `±HH:MM`, `±HHMM`, ` UTC`;
+//!   `T`, `t` or a space between date and time), on output they are UTC with `Z` and a
+//!   fraction of exactly 0, 3, 6 or 9 digits, whichever is the shortest exact form;
+//! * durations travel as float seconds and are kept as integer nanoseconds
+//!   (`trunc(seconds × 1e9)`);
+//! * event `data` is a JSON object whose keys serialise in alphabetical order.
+//!
+//! Unlike the reference, values that cannot be stored as 64-bit nanoseconds since the Unix
+//! epoch (timestamps before 1677 or after 2262, durations of NaN, infinity or beyond that
+//! range) are rejected while deserialising, with a message naming the field, instead of
+//! panicking the database worker later.
+
+mod bucket;
+pub mod duration;
+mod event;
+mod export;
+mod info;
+mod key_value;
+mod query;
+mod time_interval;
+pub mod timestamp;
+mod try_vec;
+
+pub use bucket::{Bucket, BucketMetadata};
+pub use event::Event;
+pub use export::BucketsExport;
+pub use info::Info;
+pub use key_value::KeyValue;
+pub use query::Query;
+pub use time_interval::{TimeInterval, TimeIntervalError};
+pub use try_vec::TryVec;

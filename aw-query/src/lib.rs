@@ -1,0 +1,1 @@
+//! The ActivityWatch query language (in progress).
