@@ -1,1 +1,186 @@
-//! Helpers for the end-to-end tests.
+//! Harness for the end-to-end tests: starts the real `aw-server` binary on a free loopback
+//! port with a temporary database and private XDG directories, and talks raw HTTP/1.1 to it,
+//! so tests control every header and byte and see exactly what a client would.
+
+pub mod http;
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub use http::{Client, Response};
+
+/// The server binary: `AW_SERVER_BIN`, else the workspace's release build, else debug.
+pub fn server_binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("AW_SERVER_BIN") {
+        return PathBuf::from(bin);
+    }
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let release = target.join("release/aw-server");
+    let debug = target.join("debug/aw-server");
+    match (release.metadata(), debug.metadata()) {
+        (Ok(r), Ok(d)) => {
+            if d.modified().ok() > r.modified().ok() {
+                debug
+            } else {
+                release
+            }
+        }
+        (Ok(_), Err(_)) => release,
+        _ => debug,
+    }
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("no free port")
+}
+
+/// A running server process with its own temporary directories.
+pub struct TestServer {
+    /// Holds the database, config, data and log directories.
+    pub dir: tempfile::TempDir,
+    /// The port it listens on.
+    pub port: u16,
+    /// Extra arguments it was started with (reused by [`TestServer::restart`]).
+    pub args: Vec<String>,
+    child: Option<Child>,
+}
+
+impl TestServer {
+    /// Starts a server on a fresh database.
+    pub fn start() -> TestServer {
+        TestServer::start_with(&[])
+    }
+
+    /// Starts a server on a fresh database with extra flags.
+    pub fn start_with(args: &[&str]) -> TestServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut server = TestServer {
+            dir,
+            port: free_port(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            child: None,
+        };
+        server.spawn();
+        server
+    }
+
+    /// The database file.
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.path().join("sqlite.db")
+    }
+
+    /// The default config file location for this server's XDG config dir.
+    pub fn config_path(&self) -> PathBuf {
+        self.dir
+            .path()
+            .join("config/activitywatch/aw-server-rust/config.toml")
+    }
+
+    /// A command for the binary with this server's directories in its environment.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(server_binary());
+        cmd.env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("XDG_DATA_HOME", self.dir.path().join("data"))
+            .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
+            .env_remove("LOG_LEVEL")
+            .env_remove("AW_DB_PASSWORD");
+        cmd
+    }
+
+    fn spawn(&mut self) {
+        let mut cmd = self.command();
+        cmd.arg("--port")
+            .arg(self.port.to_string())
+            .arg("--dbpath")
+            .arg(self.db_path())
+            .args(&self.args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let child = cmd.spawn().expect("cannot start aw-server");
+        self.child = Some(child);
+        self.wait_ready();
+    }
+
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(status)) = child.try_wait() {
+                    panic!("aw-server exited during startup: {status}");
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("aw-server did not start listening on port {}", self.port);
+    }
+
+    /// A client for this server.
+    pub fn client(&self) -> Client {
+        Client::new(self.port)
+    }
+
+    /// Sends SIGTERM and waits for the process to exit; returns whether it exited cleanly.
+    pub fn stop(&mut self) -> bool {
+        let Some(mut child) = self.child.take() else {
+            return true;
+        };
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return status.success();
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Kills the process with SIGKILL (no chance to commit).
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the binary again on the same database and port after [`TestServer::kill`].
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "the server is still running");
+        self.spawn();
+    }
+
+    /// Stops (SIGTERM) and starts again on the same database and port.
+    pub fn restart(&mut self) {
+        assert!(self.stop(), "aw-server did not exit cleanly on SIGTERM");
+        self.spawn();
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

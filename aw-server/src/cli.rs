@@ -1,0 +1,72 @@
+//! Command-line flags, compatible with aw-server-rust's.
+
+use clap::Parser;
+use std::path::PathBuf;
+
+/// A fast, drop-in ActivityWatch server.
+#[derive(Parser, Debug, Clone, Default)]
+#[command(name = "aw-server", version, about)]
+pub struct Cli {
+    /// Run in testing mode: port 5666, a separate database and config file.
+    #[arg(long)]
+    pub testing: bool,
+    /// Log at debug level.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Address to bind (an IP literal); overrides the config's `address`.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Port to listen on; overrides the config's `port`.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Database file to use instead of the default (also disables the legacy import).
+    #[arg(long)]
+    pub dbpath: Option<PathBuf>,
+    /// Config file to use instead of the default (created with defaults if missing).
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// Directory of a web UI build (aw-webui's dist) to serve instead of the built-in page.
+    #[arg(long)]
+    pub webpath: Option<PathBuf>,
+    /// Extra static directories served under /pages/<name>/: `name1=/path1,name2=/path2`.
+    #[arg(long)]
+    pub custom_static: Option<String>,
+    /// Use this device id instead of the stored one (the file is left untouched).
+    #[arg(long)]
+    pub device_id: Option<String>,
+    /// Do not import the Python aw-server's database on first start.
+    #[arg(long)]
+    pub no_legacy_import: bool,
+}
+
+/// Parses `name1=/path1,name2=/path2`; an item without `=` is an error.
+pub fn parse_custom_static(text: &str) -> Result<Vec<(String, PathBuf)>, String> {
+    text.split(',')
+        .filter(|item| !item.trim().is_empty())
+        .map(|item| match item.split_once('=') {
+            Some((name, path)) if !name.trim().is_empty() => {
+                Ok((name.trim().to_string(), PathBuf::from(path.trim())))
+            }
+            _ => Err(format!(
+                "--custom-static: '{item}' is not of the form name=/path"
+            )),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn custom_static_pairs() {
+        assert_eq!(
+            parse_custom_static("a=/x,b=/y").unwrap(),
+            vec![
+                ("a".into(), PathBuf::from("/x")),
+                ("b".into(), PathBuf::from("/y"))
+            ]
+        );
+        assert!(parse_custom_static("a").is_err());
+    }
+}

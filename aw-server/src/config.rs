@@ -1,0 +1,132 @@
+//! `config.toml`: the reference's keys, written commented-out on first start.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The server configuration file. Unknown keys are ignored; CLI flags override these.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Config {
+    /// Bind address, an IP literal.
+    pub address: String,
+    /// Port.
+    pub port: u16,
+    /// Extra exact CORS origins.
+    pub cors: Vec<String>,
+    /// Extra CORS origin regexes (matched unanchored).
+    pub cors_regex: Vec<String>,
+    /// `[auth]`: the optional API key.
+    pub auth: AuthConfig,
+    /// `[custom_static]`: name → directory served under `/pages/<name>/`.
+    pub custom_static: BTreeMap<String, PathBuf>,
+}
+
+/// The `[auth]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct AuthConfig {
+    /// When set and non-empty, `/api/` requests need `Authorization: Bearer <key>`.
+    pub api_key: Option<String>,
+}
+
+/// The default port: 5600, or 5666 in testing mode.
+pub fn default_port(testing: bool) -> u16 {
+    if testing {
+        5666
+    } else {
+        5600
+    }
+}
+
+impl Config {
+    /// The defaults for the mode.
+    pub fn defaults(testing: bool) -> Config {
+        Config {
+            address: "127.0.0.1".to_string(),
+            port: default_port(testing),
+            cors: Vec::new(),
+            cors_regex: Vec::new(),
+            auth: AuthConfig::default(),
+            custom_static: BTreeMap::new(),
+        }
+    }
+
+    /// Reads the file at `path`, first writing the commented-out defaults when it is missing.
+    pub fn load(path: &Path, testing: bool) -> Result<Config, String> {
+        if !path.exists() {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            }
+            std::fs::write(path, default_file(testing))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Config::parse(&text, testing).map_err(|e| format!("invalid config {}: {e}", path.display()))
+    }
+
+    /// Parses config text over the mode's defaults.
+    pub fn parse(text: &str, testing: bool) -> Result<Config, String> {
+        let mut value: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        // `testing` is never read from the file; the port default depends on the mode.
+        value.remove("testing");
+        let has_port = value.contains_key("port");
+        let mut config: Config = toml::Value::Table(value)
+            .try_into()
+            .map_err(|e: toml::de::Error| e.to_string())?;
+        if !has_port {
+            config.port = default_port(testing);
+        }
+        Ok(config)
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::defaults(false)
+    }
+}
+
+/// The file written on first start: every default, commented out.
+pub fn default_file(testing: bool) -> String {
+    format!(
+        "### DEFAULT SETTINGS ###\n#address = \"127.0.0.1\"\n#port = {}\n#cors = []\n#cors_regex = []\n#\n#[auth]\n#\n#[custom_static]\n",
+        default_port(testing)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_file_parses_to_defaults() {
+        assert_eq!(
+            Config::parse(&default_file(false), false).unwrap(),
+            Config::defaults(false)
+        );
+        assert_eq!(Config::parse(&default_file(true), true).unwrap().port, 5666);
+    }
+
+    #[test]
+    fn keys_are_read() {
+        let c = Config::parse(
+            "address = \"0.0.0.0\"\nport = 1234\ncors = [\"http://x\"]\ncors_regex = [\"y.*\"]\nunknown = 1\n[auth]\napi_key = \"k\"\n[custom_static]\na = \"/tmp\"\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.address, "0.0.0.0");
+        assert_eq!(c.port, 1234);
+        assert_eq!(c.cors, vec!["http://x"]);
+        assert_eq!(c.auth.api_key.as_deref(), Some("k"));
+        assert_eq!(c.custom_static["a"], PathBuf::from("/tmp"));
+    }
+
+    #[test]
+    fn wrong_types_are_errors() {
+        assert!(Config::parse("port = \"x\"", false).is_err());
+        assert!(Config::parse("port = ", false).is_err());
+    }
+}

@@ -1,0 +1,123 @@
+//! Events of a bucket: list, insert, count, get one, delete one, heartbeat.
+
+use aw_models::Event;
+use rocket::http::Status;
+use rocket::State;
+
+use crate::error::ApiResult;
+use crate::json_body::JsonBody;
+use crate::params::{parse_limit, parse_time};
+use crate::responses::{Empty, JsonText};
+use crate::state::AppState;
+
+/// Responses with more events than this are serialised on the blocking pool.
+const INLINE_JSON_ROWS: usize = 2_000;
+
+/// Events overlapping `[start, end]`, clipped, newest first, at most `limit`.
+#[rocket::get("/api/0/buckets/<bucket_id>/events?<start>&<end>&<limit>")]
+pub async fn list(
+    bucket_id: &str,
+    start: Option<&str>,
+    end: Option<&str>,
+    limit: Option<&str>,
+    state: &State<AppState>,
+) -> ApiResult<JsonText> {
+    let start = parse_time(start, "starttime")?;
+    let end = parse_time(end, "endtime")?;
+    let rows = state
+        .datastore
+        .get_events(bucket_id, start, end, parse_limit(limit))
+        .await?;
+    if rows.len() <= INLINE_JSON_ROWS {
+        return Ok(JsonText(rows.to_json()));
+    }
+    rocket::tokio::task::spawn_blocking(move || JsonText(rows.to_json()))
+        .await
+        .map_err(|e| crate::error::ApiError::internal(e.to_string()))
+}
+
+/// Inserts events (a JSON array); an event with an `id` replaces that event of this bucket.
+/// Answers the stored events with their ids. An empty array is `[]` even for a missing bucket.
+#[rocket::post(
+    "/api/0/buckets/<bucket_id>/events",
+    format = "json",
+    data = "<events>"
+)]
+pub async fn insert(
+    bucket_id: &str,
+    events: JsonBody<Vec<Event>>,
+    state: &State<AppState>,
+) -> ApiResult<JsonText> {
+    let stored = state.datastore.insert_events(bucket_id, &events.0).await?;
+    Ok(JsonText(aw_datastore::EventRows(stored).to_json()))
+}
+
+/// The number of events overlapping `[start, end]` (all without them), as a bare integer.
+#[rocket::get("/api/0/buckets/<bucket_id>/events/count?<start>&<end>")]
+pub async fn count(
+    bucket_id: &str,
+    start: Option<&str>,
+    end: Option<&str>,
+    state: &State<AppState>,
+) -> ApiResult<JsonText> {
+    let start = parse_time(start, "starttime")?;
+    let end = parse_time(end, "endtime")?;
+    let n = state
+        .datastore
+        .get_event_count(bucket_id, start, end)
+        .await?;
+    Ok(JsonText(n.to_string()))
+}
+
+/// One event; 404 when the bucket has no such event.
+#[rocket::get("/api/0/buckets/<bucket_id>/events/<event_id>", rank = 2)]
+pub async fn get_one(
+    bucket_id: &str,
+    event_id: i64,
+    state: &State<AppState>,
+) -> ApiResult<JsonText> {
+    let row = state.datastore.get_event(bucket_id, event_id).await?;
+    let mut out = String::new();
+    if !row.write_json(&mut out) {
+        return Err(crate::error::ApiError::internal(format!(
+            "event {event_id} has unreadable data"
+        )));
+    }
+    Ok(JsonText(out))
+}
+
+/// Deletes one event; deleting an id the bucket does not have is a success.
+#[rocket::delete("/api/0/buckets/<bucket_id>/events/<event_id>")]
+pub async fn delete_one(
+    bucket_id: &str,
+    event_id: i64,
+    state: &State<AppState>,
+) -> ApiResult<Empty> {
+    state
+        .datastore
+        .delete_events_by_id(bucket_id, vec![event_id])
+        .await?;
+    Ok(Empty(Status::Ok))
+}
+
+/// Merges the heartbeat into the bucket's last event when it continues it (same data,
+/// within `pulsetime` seconds of its end), else stores it as a new event; answers the result.
+#[rocket::post(
+    "/api/0/buckets/<bucket_id>/heartbeat?<pulsetime>",
+    format = "json",
+    data = "<event>"
+)]
+pub async fn heartbeat(
+    bucket_id: &str,
+    pulsetime: f64,
+    event: JsonBody<Event>,
+    state: &State<AppState>,
+) -> ApiResult<JsonText> {
+    let row = state
+        .datastore
+        .heartbeat(bucket_id, &event.0, pulsetime)
+        .await?;
+    let mut out = String::with_capacity(row.data.len() + 80);
+    row.write_json(&mut out);
+    Ok(JsonText(out))
+}

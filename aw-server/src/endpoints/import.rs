@@ -1,0 +1,95 @@
+//! Import of an export document, as a JSON body or a multipart file upload (the web UI's
+//! form field `buckets.json`).
+//!
+//! New buckets are created with their events; events are merged into existing buckets
+//! without duplicates, so importing a file twice changes nothing. Unlike the reference,
+//! event ids in the file are ignored (new ids are assigned): an imported id must never
+//! overwrite an event of another bucket.
+
+use aw_models::BucketsExport;
+use rocket::data::{Data, Limits};
+use rocket::http::{ContentType, Status};
+use rocket::State;
+
+use crate::error::{ApiError, ApiResult};
+use crate::json_body::{parse_json, JsonBody};
+use crate::responses::Empty;
+use crate::state::AppState;
+
+/// `Content-Type: application/json`: the body is the export document.
+#[rocket::post("/api/0/import", format = "json", data = "<body>")]
+pub async fn json(body: JsonBody<BucketsExport>, state: &State<AppState>) -> ApiResult<Empty> {
+    import(body.0, state).await
+}
+
+/// `Content-Type: multipart/form-data`: the field `buckets.json` (or `buckets`) holds the
+/// export document; any other field is a 422.
+#[rocket::post("/api/0/import", format = "multipart", data = "<data>", rank = 2)]
+pub async fn multipart(
+    content_type: &ContentType,
+    data: Data<'_>,
+    limits: &Limits,
+    state: &State<AppState>,
+) -> ApiResult<Empty> {
+    let boundary = content_type
+        .params()
+        .find(|(k, _)| *k == "boundary")
+        .map(|(_, v)| v.to_string())
+        .ok_or_else(|| ApiError::bad_request("multipart body without a boundary"))?;
+    let limit = limits.get("data-form").unwrap_or(Limits::DATA_FORM);
+    let mut form = multer::Multipart::with_reader(data.open(limit), boundary);
+    let mut document = None;
+    while let Some(field) = form
+        .next_field()
+        .await
+        .map_err(|e| ApiError::bad_request(format!("Invalid multipart body: {e}")))?
+    {
+        match field.name() {
+            Some("buckets.json") | Some("buckets") => {
+                let bytes = field
+                    .bytes()
+                    .await
+                    .map_err(|e| ApiError::bad_request(format!("Invalid multipart body: {e}")))?;
+                if bytes.len() as u64 >= limit.as_u64() {
+                    return Err(ApiError::new(
+                        Status::PayloadTooLarge,
+                        "Import file is too large",
+                    ));
+                }
+                let text = String::from_utf8(bytes.to_vec())
+                    .map_err(|_| ApiError::bad_request("Import file is not UTF-8 text"))?;
+                document = Some(text);
+            }
+            other => {
+                return Err(ApiError::new(
+                    Status::UnprocessableEntity,
+                    format!(
+                        "Unexpected form field {:?}; send the file as 'buckets.json'",
+                        other.unwrap_or("")
+                    ),
+                ))
+            }
+        }
+    }
+    let text = document.ok_or_else(|| {
+        ApiError::new(
+            Status::UnprocessableEntity,
+            "Missing form field 'buckets.json'",
+        )
+    })?;
+    let export: BucketsExport = parse_json(text).await?;
+    import(export, state).await
+}
+
+async fn import(export: BucketsExport, state: &State<AppState>) -> ApiResult<Empty> {
+    let buckets = export.buckets.into_values().collect();
+    state.datastore.import_buckets(buckets).await.map_err(|e| {
+        // An event that cannot be stored is the client's fault; anything else is ours.
+        let status = match ApiError::from(e.clone()).status {
+            Status::BadRequest => Status::BadRequest,
+            _ => Status::InternalServerError,
+        };
+        ApiError::new(status, format!("Failed to import bucket: {e}"))
+    })?;
+    Ok(Empty(Status::Ok))
+}

@@ -1,0 +1,36 @@
+//! The HTTP routes, one file per resource.
+
+pub mod buckets;
+pub mod events;
+pub mod export;
+pub mod import;
+pub mod info;
+pub mod query;
+pub mod settings;
+pub mod webui;
+
+/// Every API route, for mounting at `/`.
+pub fn api_routes() -> Vec<rocket::Route> {
+    rocket::routes![
+        info::info,
+        buckets::list,
+        buckets::get,
+        buckets::create,
+        buckets::delete,
+        events::list,
+        events::insert,
+        events::count,
+        events::get_one,
+        events::delete_one,
+        events::heartbeat,
+        export::bucket,
+        export::all,
+        import::json,
+        import::multipart,
+        query::query,
+        settings::list,
+        settings::get,
+        settings::set,
+        settings::delete,
+    ]
+}

@@ -1,0 +1,84 @@
+//! The one place errors become HTTP responses.
+//!
+//! Every error the server returns is JSON `{"message": "…"}` with the status below. Datastore
+//! errors map as the reference does (404 missing bucket, 304 existing bucket, 500 internal),
+//! except where the reference had a plain bug: a missing event is 404 (was 500), an event
+//! that cannot be stored is 400 (the reference's worker panicked).
+
+use aw_datastore::DatastoreError;
+use rocket::http::{ContentType, Status};
+use rocket::response::{self, Responder};
+use rocket::{Request, Response};
+use std::io::Cursor;
+
+/// An error response: a status and the message clients display.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: Status,
+    /// The `message` of the JSON body.
+    pub message: String,
+}
+
+impl ApiError {
+    /// An error with any status.
+    pub fn new(status: Status, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// 400 Bad Request.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(Status::BadRequest, message)
+    }
+
+    /// 500 Internal Server Error.
+    pub fn internal(message: impl Into<String>) -> Self {
+        ApiError::new(Status::InternalServerError, message)
+    }
+
+    /// The JSON body `{"message": …}`.
+    pub fn body(&self) -> String {
+        serde_json::json!({ "message": self.message }).to_string()
+    }
+}
+
+impl From<DatastoreError> for ApiError {
+    fn from(e: DatastoreError) -> Self {
+        let status = match &e {
+            DatastoreError::NoSuchBucket(_)
+            | DatastoreError::NoSuchKey(_)
+            | DatastoreError::NoSuchEvent(..) => Status::NotFound,
+            DatastoreError::BucketAlreadyExists(_) => Status::NotModified,
+            DatastoreError::InvalidEvent(_) | DatastoreError::InvalidPrivacyFilter(_) => {
+                Status::BadRequest
+            }
+            DatastoreError::Locked(_)
+            | DatastoreError::UnsupportedDbVersion(..)
+            | DatastoreError::WorkerGone
+            | DatastoreError::Sql(_) => Status::InternalServerError,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+impl<'r> Responder<'r, 'static> for ApiError {
+    fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
+        let body = self.body();
+        Response::build()
+            .status(self.status)
+            .header(ContentType::JSON)
+            .sized_body(body.len(), Cursor::new(body))
+            .ok()
+    }
+}
+
+/// An error decided before the handler ran (body parsing, security filters), kept in the
+/// request's local cache so the catcher or the rejection route can answer with its message.
+#[derive(Debug, Default, Clone)]
+pub struct EarlyError(pub Option<ApiError>);
+
+/// Result type of handlers.
+pub type ApiResult<T> = Result<T, ApiError>;

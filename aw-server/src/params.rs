@@ -1,0 +1,28 @@
+//! Parsing of query-string parameters shared by several routes.
+
+use aw_models::timestamp;
+use chrono::{DateTime, Utc};
+
+use crate::error::ApiError;
+
+/// Parses an optional `start`/`end` parameter: strict RFC 3339 with an offset, within the
+/// storable range. `what` is `starttime` or `endtime`, as in the reference's message.
+pub fn parse_time(value: Option<&str>, what: &str) -> Result<Option<DateTime<Utc>>, ApiError> {
+    let Some(text) = value else { return Ok(None) };
+    let dt = timestamp::parse_rfc3339(text).map_err(|e| {
+        ApiError::bad_request(format!(
+            "Failed to parse {what}, datetime needs to be in rfc3339 format: {e}"
+        ))
+    })?;
+    if timestamp::to_ns(&dt).is_none() {
+        return Err(ApiError::bad_request(format!(
+            "Failed to parse {what}: {text} is outside the supported range (years 1677 to 2262)"
+        )));
+    }
+    Ok(Some(dt))
+}
+
+/// `limit`: a non-negative integer; anything else (`-1`, `abc`) means no limit.
+pub fn parse_limit(value: Option<&str>) -> Option<u64> {
+    value.and_then(|v| v.parse::<u64>().ok())
+}

@@ -1,0 +1,198 @@
+//! Request filters, checked before routing: the Host check (DNS rebinding), CORS, and the
+//! optional API key, in that priority (400 host > 403 CORS > 401 key).
+//!
+//! A fairing cannot answer a request itself, so a rejected request is rerouted to
+//! [`rejected`], which answers with the error kept in the request's local cache; the
+//! original handler never runs (a rejected DELETE deletes nothing). Preflight `OPTIONS`
+//! requests are answered by [`preflight`]; CORS headers are added to responses in
+//! `on_response`.
+
+use regex::Regex;
+use rocket::fairing::{Fairing, Info, Kind};
+use rocket::http::uri::Origin;
+use rocket::http::{Header, Method, Status};
+use rocket::{Data, Request, Response};
+use subtle::ConstantTimeEq;
+
+use crate::error::{ApiError, ApiResult, EarlyError};
+use crate::responses::Empty;
+
+/// The path rejected requests are rerouted to.
+const REJECTED_PATH: &str = "/__aw-server/rejected";
+
+/// The filter settings, fixed at startup.
+pub struct Security {
+    /// Host check on: the server is bound to exactly `127.0.0.1` or `localhost`.
+    pub check_host: bool,
+    /// Exact allowed origins.
+    pub origins: Vec<String>,
+    /// Allowed origin patterns (unanchored).
+    pub origin_patterns: Vec<Regex>,
+    /// The API key, when auth is enabled.
+    pub api_key: Option<String>,
+}
+
+impl Security {
+    /// The allow-lists of the reference: the server's own origins, the official browser
+    /// watchers, the config's entries, and in testing mode the web UI's dev server.
+    pub fn new(
+        address: &str,
+        port: u16,
+        testing: bool,
+        cors: &[String],
+        cors_regex: &[String],
+        api_key: Option<String>,
+    ) -> Result<Security, String> {
+        let mut origins = vec![
+            format!("http://127.0.0.1:{port}"),
+            format!("http://localhost:{port}"),
+        ];
+        let mut patterns = vec![
+            "chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi".to_string(),
+            "moz-extension://.*".to_string(),
+        ];
+        if testing {
+            origins.push("http://127.0.0.1:27180".into());
+            origins.push("http://localhost:27180".into());
+            patterns.push("chrome-extension://.*".into());
+        }
+        origins.extend(cors.iter().cloned());
+        patterns.extend(cors_regex.iter().cloned());
+        let origin_patterns = patterns
+            .iter()
+            .map(|p| Regex::new(p).map_err(|e| format!("invalid cors_regex '{p}': {e}")))
+            .collect::<Result<_, _>>()?;
+        Ok(Security {
+            check_host: address == "127.0.0.1" || address == "localhost",
+            origins,
+            origin_patterns,
+            api_key: api_key.filter(|k| !k.is_empty()),
+        })
+    }
+
+    fn origin_allowed(&self, origin: &str) -> bool {
+        self.origins.iter().any(|o| o == origin)
+            || self.origin_patterns.iter().any(|p| p.is_match(origin))
+    }
+
+    /// The first filter that rejects the request, if any.
+    fn check(&self, req: &Request<'_>) -> Option<ApiError> {
+        if self.check_host {
+            let host = req.headers().get_one("Host").unwrap_or("");
+            let name = host.split(':').next().unwrap_or("");
+            if name != "127.0.0.1" && name != "localhost" {
+                return Some(ApiError::bad_request("Host header is invalid"));
+            }
+        }
+        if let Some(origin) = req.headers().get_one("Origin") {
+            if !self.origin_allowed(origin) {
+                return Some(ApiError::new(
+                    Status::Forbidden,
+                    format!("Origin '{origin}' is not allowed (CORS)"),
+                ));
+            }
+            if req.method() == Method::Options {
+                let method = req
+                    .headers()
+                    .get_one("Access-Control-Request-Method")
+                    .unwrap_or("");
+                if !["GET", "POST", "DELETE"].contains(&method) {
+                    return Some(ApiError::new(
+                        Status::Forbidden,
+                        format!("Method '{method}' is not allowed (CORS)"),
+                    ));
+                }
+            }
+        }
+        if let Some(key) = &self.api_key {
+            let path = req.uri().path();
+            let path = format!("/{}", path.as_str().trim_start_matches('/'));
+            if req.method() != Method::Options && path.starts_with("/api/") && path != "/api/0/info"
+            {
+                let expected = format!("Bearer {key}");
+                let given = req.headers().get_one("Authorization").unwrap_or("");
+                if !bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
+                    return Some(ApiError::new(
+                        Status::Unauthorized,
+                        "Missing or invalid API key. Set 'Authorization: Bearer <key>' header.",
+                    ));
+                }
+            }
+        }
+        None
+    }
+}
+
+#[rocket::async_trait]
+impl Fairing for Security {
+    fn info(&self) -> Info {
+        Info {
+            name: "Host check, CORS and API key",
+            kind: Kind::Request | Kind::Response,
+        }
+    }
+
+    async fn on_request(&self, req: &mut Request<'_>, _: &mut Data<'_>) {
+        if let Some(error) = self.check(req) {
+            req.local_cache(|| EarlyError(Some(error)));
+            req.set_method(Method::Get);
+            req.set_uri(Origin::path_only(REJECTED_PATH));
+        }
+    }
+
+    async fn on_response<'r>(&self, req: &'r Request<'_>, res: &mut Response<'r>) {
+        let Some(origin) = req.headers().get_one("Origin") else {
+            return;
+        };
+        if req
+            .local_cache(EarlyError::default)
+            .0
+            .as_ref()
+            .is_some_and(|e| e.status == Status::Forbidden)
+            || !self.origin_allowed(origin)
+        {
+            return;
+        }
+        res.set_header(Header::new(
+            "Access-Control-Allow-Origin",
+            origin.to_string(),
+        ));
+        if req.method() == Method::Options {
+            res.set_header(Header::new(
+                "Access-Control-Allow-Methods",
+                "POST, DELETE, GET",
+            ));
+            if let Some(headers) = req.headers().get_one("Access-Control-Request-Headers") {
+                res.set_header(Header::new(
+                    "Access-Control-Allow-Headers",
+                    headers.to_ascii_lowercase(),
+                ));
+            }
+        }
+    }
+}
+
+/// Answers a request a filter rejected, with the filter's error.
+#[rocket::get("/__aw-server/rejected")]
+pub fn rejected(early: &EarlyError) -> ApiResult<Empty> {
+    Err(early
+        .0
+        .clone()
+        .unwrap_or_else(|| ApiError::new(Status::NotFound, "Not found")))
+}
+
+/// Answers every `OPTIONS` request (CORS preflight) with an empty 200; the fairing adds the
+/// CORS headers.
+#[rocket::options("/<_..>")]
+pub fn preflight() -> Empty {
+    Empty(Status::Ok)
+}
+
+#[rocket::async_trait]
+impl<'r> rocket::request::FromRequest<'r> for &'r EarlyError {
+    type Error = ();
+
+    async fn from_request(req: &'r Request<'_>) -> rocket::request::Outcome<Self, ()> {
+        rocket::request::Outcome::Success(req.local_cache(EarlyError::default))
+    }
+}

@@ -1,0 +1,252 @@
+//! Startup: resolve settings from flags and config, open the datastore, build and run Rocket,
+//! and commit everything before the process exits.
+
+use aw_datastore::{Datastore, OpenOptions};
+use aw_models::Info;
+use rocket::config::LogLevel;
+use rocket::data::{Limits, ToByteUnit};
+use rocket::fairing::AdHoc;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use crate::cli::{parse_custom_static, Cli};
+use crate::config::Config;
+use crate::endpoints;
+use crate::endpoints::webui::StaticFiles;
+use crate::normalize::NormalizePath;
+use crate::security::{self, Security};
+use crate::state::AppState;
+use crate::{catchers, device_id, dirs};
+
+/// Everything the server needs to start, resolved from flags, config and defaults.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Testing mode.
+    pub testing: bool,
+    /// Bind address as configured (the Host check depends on its exact text).
+    pub address: String,
+    /// Parsed bind address.
+    pub ip: IpAddr,
+    /// Port.
+    pub port: u16,
+    /// The config file in use.
+    pub config_path: PathBuf,
+    /// The database file.
+    pub db_path: PathBuf,
+    /// The Python database to import on first start, if enabled.
+    pub legacy_import: Option<PathBuf>,
+    /// The device id.
+    pub device_id: String,
+    /// Web UI directory.
+    pub webpath: Option<PathBuf>,
+    /// Custom static directories that exist.
+    pub custom_static: BTreeMap<String, PathBuf>,
+    /// The parsed config file.
+    pub config: Config,
+}
+
+impl Settings {
+    /// Resolves settings; the error is a message for the user (startup aborts).
+    pub fn resolve(cli: &Cli) -> Result<Settings, String> {
+        let config_path = cli.config.clone().unwrap_or_else(|| {
+            dirs::config_dir().join(if cli.testing {
+                "config-testing.toml"
+            } else {
+                "config.toml"
+            })
+        });
+        let config = Config::load(&config_path, cli.testing)?;
+        let address = cli.host.clone().unwrap_or_else(|| config.address.clone());
+        let ip = if address == "localhost" {
+            IpAddr::from([127, 0, 0, 1])
+        } else {
+            address.parse().map_err(|_| {
+                format!("address '{address}' is not an IP address (use e.g. 127.0.0.1)")
+            })?
+        };
+        let port = cli.port.unwrap_or(config.port);
+
+        let mut custom_static = config.custom_static.clone();
+        if let Some(text) = &cli.custom_static {
+            custom_static.extend(parse_custom_static(text)?);
+        }
+        let mut existing = BTreeMap::new();
+        for (name, dir) in custom_static {
+            if dir.is_dir() {
+                existing.insert(name, dir);
+            } else if cli.custom_static.is_none() {
+                return Err(format!(
+                    "custom_static '{name}': directory {} does not exist",
+                    dir.display()
+                ));
+            } else {
+                log::error!(
+                    "custom_static '{name}': directory {} does not exist; not served",
+                    dir.display()
+                );
+            }
+        }
+
+        let data_dir = dirs::data_dir();
+        let db_path = cli.dbpath.clone().unwrap_or_else(|| {
+            data_dir.join(if cli.testing {
+                "sqlite-testing.db"
+            } else {
+                "sqlite.db"
+            })
+        });
+        if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        let legacy_import =
+            (!cli.no_legacy_import && cli.dbpath.is_none()).then(dirs::legacy_db_path);
+        let device_id = match &cli.device_id {
+            Some(id) => id.clone(),
+            None => device_id::load_or_create(&data_dir.join("device_id")).map_err(|e| {
+                format!(
+                    "cannot read or create the device id in {}: {e}",
+                    data_dir.display()
+                )
+            })?,
+        };
+        Ok(Settings {
+            testing: cli.testing,
+            address,
+            ip,
+            port,
+            config_path,
+            db_path,
+            legacy_import,
+            device_id,
+            webpath: cli.webpath.clone(),
+            custom_static: existing,
+            config,
+        })
+    }
+}
+
+/// The machine's host name (`unknown` when it is not UTF-8).
+fn hostname() -> String {
+    gethostname::gethostname()
+        .into_string()
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Builds the Rocket instance: routes, catchers, fairings and state.
+pub fn build(
+    settings: &Settings,
+    datastore: Datastore,
+) -> Result<rocket::Rocket<rocket::Build>, String> {
+    let security = Security::new(
+        &settings.address,
+        settings.port,
+        settings.testing,
+        &settings.config.cors,
+        &settings.config.cors_regex,
+        settings.config.auth.api_key.clone(),
+    )?;
+    if security.api_key.is_none() && settings.config.auth.api_key.is_some() {
+        log::warn!("[auth] api_key is empty: API key authentication is disabled");
+    }
+    if !security.check_host {
+        log::warn!(
+            "Bound to {}: the Host header check (DNS rebinding protection) is off",
+            settings.address
+        );
+    }
+    let limits = Limits::default()
+        .limit("json", 1000.mebibytes())
+        .limit("data-form", 1000.mebibytes())
+        .limit("form", 1000.mebibytes())
+        .limit("string", 1000.mebibytes())
+        .limit("bytes", 1000.mebibytes());
+    let config = rocket::Config {
+        address: settings.ip,
+        port: settings.port,
+        limits,
+        keep_alive: 5,
+        log_level: LogLevel::Off,
+        cli_colors: false,
+        ..rocket::Config::default()
+    };
+    let info = Info {
+        hostname: hostname(),
+        version: format!("v{} (rust)", env!("CARGO_PKG_VERSION")),
+        testing: settings.testing,
+        device_id: settings.device_id.clone(),
+    };
+    let url = format!("http://{}:{}/", settings.address, settings.port);
+    let startup = format!(
+        "aw-server listening on {url} (database {}, config {}, web UI {})",
+        settings.db_path.display(),
+        settings.config_path.display(),
+        settings
+            .webpath
+            .as_ref()
+            .map_or("built-in page".to_string(), |p| p.display().to_string()),
+    );
+    Ok(rocket::custom(config)
+        // Security sees the path as sent: `/api/0/info/` is not the exempt `/api/0/info`.
+        .attach(security)
+        .attach(NormalizePath)
+        .attach(AdHoc::on_liftoff("startup", move |_| {
+            Box::pin(async move {
+                log::info!("{startup}");
+                notify_systemd();
+            })
+        }))
+        .manage(AppState { datastore, info })
+        .manage(StaticFiles {
+            webpath: settings.webpath.clone(),
+            custom: settings.custom_static.clone(),
+        })
+        .mount("/", endpoints::api_routes())
+        .mount("/", endpoints::webui::routes())
+        .mount(
+            "/",
+            rocket::routes![security::rejected, security::preflight],
+        )
+        .register("/", rocket::catchers![catchers::default]))
+}
+
+/// Tells systemd (`Type=notify`) that the server is ready, when started by it.
+fn notify_systemd() {
+    #[cfg(unix)]
+    if let Some(path) = std::env::var_os("NOTIFY_SOCKET") {
+        if let Ok(socket) = std::os::unix::net::UnixDatagram::unbound() {
+            let _ = socket.send_to(b"READY=1", path);
+        }
+    }
+}
+
+/// Runs the server until SIGINT/SIGTERM, then commits every pending write before returning.
+pub fn run(settings: Settings) -> Result<(), String> {
+    let options = OpenOptions {
+        legacy_import: settings.legacy_import.clone(),
+    };
+    let datastore = Datastore::open_with(&settings.db_path, options).map_err(|e| {
+        format!(
+            "cannot open the database {}: {e}",
+            settings.db_path.display()
+        )
+    })?;
+    let rocket = build(&settings, datastore.clone())?;
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2);
+    let runtime = rocket::tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("aw-server-worker")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let launched = runtime.block_on(async move { rocket.launch().await.map(|_| ()) });
+    // Whatever ended the server, the final commit happens before the process exits.
+    let closed = datastore.close().wait();
+    launched.map_err(|e| format!("server error: {e}"))?;
+    closed.map_err(|e| format!("final commit failed: {e}"))?;
+    log::info!("Shut down; every write is committed");
+    Ok(())
+}

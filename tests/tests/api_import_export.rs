@@ -1,0 +1,224 @@
+//! Export and import through the real binary: one bucket, all buckets, JSON and multipart,
+//! round trips, idempotent re-import.
+
+use aw_tests::{Client, TestServer};
+use serde_json::{json, Value};
+
+fn seed(c: &mut Client) {
+    c.post_json(
+        "/api/0/buckets/aw-watcher-window_h",
+        r#"{"client":"aw-watcher-window","type":"currentwindow","hostname":"h","data":{"k":"v"}}"#,
+    );
+    c.post_json(
+        "/api/0/buckets/aw-watcher-afk_h",
+        r#"{"client":"aw-watcher-afk","type":"afkstatus","hostname":"h"}"#,
+    );
+    let window: Vec<Value> = (0..50)
+        .map(|i| json!({"timestamp": format!("2024-03-01T10:{:02}:00Z", i), "duration": 59.5, "data": {"app": format!("app{}", i % 4), "title": format!("t{i}")}}))
+        .collect();
+    c.post_json(
+        "/api/0/buckets/aw-watcher-window_h/events",
+        &Value::Array(window).to_string(),
+    );
+    let afk: Vec<Value> = (0..5)
+        .map(|i| json!({"timestamp": format!("2024-03-01T1{i}:00:00Z"), "duration": 3000.0, "data": {"status": if i % 2 == 0 { "not-afk" } else { "afk" }}}))
+        .collect();
+    c.post_json(
+        "/api/0/buckets/aw-watcher-afk_h/events",
+        &Value::Array(afk).to_string(),
+    );
+}
+
+/// The export with ids and server-maintained fields removed, for comparing two servers.
+fn comparable(mut export: Value) -> Value {
+    for bucket in export["buckets"].as_object_mut().unwrap().values_mut() {
+        for e in bucket["events"].as_array_mut().unwrap() {
+            e.as_object_mut().unwrap().remove("id");
+        }
+    }
+    export
+}
+
+#[test]
+fn export_one_and_all() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c);
+    let r = c.get("/api/0/buckets/aw-watcher-window_h/export");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("content-disposition"),
+        Some("attachment; filename=aw-bucket-export_aw-watcher-window_h.json")
+    );
+    let doc = r.json();
+    let b = &doc["buckets"]["aw-watcher-window_h"];
+    assert_eq!(b["events"].as_array().unwrap().len(), 50);
+    assert_eq!(b["events"][0]["data"]["title"], "t49");
+    assert!(b["events"][0]["id"].is_i64());
+    assert_eq!(b["data"], json!({"k": "v"}));
+    assert_eq!(b["metadata"]["start"], "2024-03-01T10:00:00Z");
+    let r = c.get("/api/0/export");
+    assert_eq!(
+        r.header("content-disposition"),
+        Some("attachment; filename=aw-buckets-export.json")
+    );
+    assert_eq!(r.json()["buckets"].as_object().unwrap().len(), 2);
+    assert_eq!(c.get("/api/0/buckets/nope/export").status, 404);
+}
+
+#[test]
+fn import_round_trip_is_equal_and_idempotent() {
+    let a = TestServer::start();
+    let mut ca = a.client();
+    seed(&mut ca);
+    let export = ca.get("/api/0/export").body;
+
+    let b = TestServer::start();
+    let mut cb = b.client();
+    assert_eq!(cb.post_json("/api/0/import", &export).status, 200);
+    let again = cb.get("/api/0/export").json();
+    assert_eq!(
+        comparable(again.clone()),
+        comparable(serde_json::from_str(&export).unwrap())
+    );
+    // Importing the same file again adds nothing.
+    assert_eq!(cb.post_json("/api/0/import", &export).status, 200);
+    assert_eq!(
+        cb.get("/api/0/buckets/aw-watcher-window_h/events/count")
+            .body,
+        "50"
+    );
+    assert_eq!(
+        comparable(cb.get("/api/0/export").json()),
+        comparable(again)
+    );
+}
+
+#[test]
+fn import_merges_into_existing_buckets_and_ignores_ids() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c);
+    let existing_id = c
+        .get("/api/0/buckets/aw-watcher-afk_h/events?limit=1")
+        .json()[0]["id"]
+        .clone();
+    // One duplicate, one new event; the new one carries the id of an afk event.
+    let doc = json!({"buckets": {"whatever": {"id": "aw-watcher-window_h", "type": "currentwindow", "client": "c", "hostname": "h", "events": [
+        {"timestamp": "2024-03-01T10:00:00Z", "duration": 59.5, "data": {"title": "t0", "app": "app0"}},
+        {"id": existing_id, "timestamp": "2024-03-02T10:00:00Z", "duration": 1.0, "data": {"app": "new"}}
+    ]}}});
+    assert_eq!(c.post_json("/api/0/import", &doc.to_string()).status, 200);
+    assert_eq!(
+        c.get("/api/0/buckets/aw-watcher-window_h/events/count")
+            .body,
+        "51"
+    );
+    // The afk event with that id is untouched (the reference overwrote it).
+    assert_eq!(
+        c.get(&format!(
+            "/api/0/buckets/aw-watcher-afk_h/events/{existing_id}"
+        ))
+        .status,
+        200
+    );
+    assert_eq!(
+        c.get("/api/0/buckets/aw-watcher-afk_h/events/count").body,
+        "5"
+    );
+}
+
+fn multipart(field: &str, content: &str) -> (String, Vec<u8>) {
+    let boundary = "----awtestboundary1234";
+    let body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"export.json\"\r\nContent-Type: application/json\r\n\r\n{content}\r\n--{boundary}--\r\n"
+    );
+    (
+        format!("multipart/form-data; boundary={boundary}"),
+        body.into_bytes(),
+    )
+}
+
+#[test]
+fn import_multipart_like_the_web_ui() {
+    let a = TestServer::start();
+    let mut ca = a.client();
+    seed(&mut ca);
+    let export = ca.get("/api/0/buckets/aw-watcher-afk_h/export").body;
+    let b = TestServer::start();
+    let mut cb = b.client();
+    let (ct, body) = multipart("buckets.json", &export);
+    let r = cb.request(
+        "POST",
+        "/api/0/import",
+        &[("Content-Type", &ct)],
+        Some(&body),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        cb.get("/api/0/buckets/aw-watcher-afk_h/events/count").body,
+        "5"
+    );
+    let (ct, body) = multipart("buckets", &export);
+    assert_eq!(
+        cb.request(
+            "POST",
+            "/api/0/import",
+            &[("Content-Type", &ct)],
+            Some(&body)
+        )
+        .status,
+        200
+    );
+    let (ct, body) = multipart("other", &export);
+    assert_eq!(
+        cb.request(
+            "POST",
+            "/api/0/import",
+            &[("Content-Type", &ct)],
+            Some(&body)
+        )
+        .status,
+        422
+    );
+    let (ct, body) = multipart("buckets.json", "{not json");
+    assert_eq!(
+        cb.request(
+            "POST",
+            "/api/0/import",
+            &[("Content-Type", &ct)],
+            Some(&body)
+        )
+        .status,
+        400
+    );
+}
+
+#[test]
+fn import_errors() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    assert_eq!(c.post_json("/api/0/import", "{}").status, 422);
+    assert_eq!(c.post_json("/api/0/import", "{bad").status, 400);
+    assert_eq!(
+        c.post_json("/api/0/import", r#"{"buckets": {"x": {"id": "x"}}}"#)
+            .status,
+        422
+    );
+    assert_eq!(
+        c.request(
+            "POST",
+            "/api/0/import",
+            &[("Content-Type", "text/plain")],
+            Some(b"{}")
+        )
+        .status,
+        404
+    );
+    // An out-of-range event inside an import is one that does not parse: like any malformed
+    // event of an export file it is skipped, and the rest of the file imports.
+    let doc = r#"{"buckets":{"x":{"id":"x","type":"t","client":"c","hostname":"h","events":[{"timestamp":"2020-01-01T00:00:00Z","duration":1e13,"data":{}}]}}}"#;
+    let r = c.post_json("/api/0/import", doc);
+    assert_eq!(r.status, 200);
+    assert_eq!(c.get("/api/0/buckets/x/events/count").body, "0");
+}

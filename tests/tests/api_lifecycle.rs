@@ -1,0 +1,253 @@
+//! The process: shutdown and restart keep every acknowledged write, crash safety, files
+//! created on first start, flags and config, static files.
+
+use aw_tests::TestServer;
+use serde_json::json;
+use std::process::Stdio;
+use std::time::Duration;
+
+#[test]
+fn sigterm_restart_keeps_everything_acknowledged() {
+    let mut s = TestServer::start();
+    let mut c = s.client();
+    c.post_json(
+        "/api/0/buckets/b",
+        r#"{"client":"c","type":"t","hostname":"h"}"#,
+    );
+    let mut expected = 0;
+    for round in 0..5 {
+        // Writes right before SIGTERM: nothing acknowledged may be lost (hazard 3).
+        for i in 0..7 {
+            let ts = format!("2020-01-01T{round:02}:{i:02}:00Z");
+            let r = c.post_json(
+                "/api/0/buckets/b/events",
+                &json!([{"timestamp": ts, "duration": 1, "data": {"r": round, "i": i}}])
+                    .to_string(),
+            );
+            assert_eq!(r.status, 200);
+            expected += 1;
+        }
+        let r = c.post_json(
+            "/api/0/buckets/b/heartbeat?pulsetime=5",
+            &json!({"timestamp": format!("2021-01-01T00:00:{round:02}Z"), "data": {"hb": 1}})
+                .to_string(),
+        );
+        assert_eq!(r.status, 200);
+        if round == 0 {
+            expected += 1;
+        }
+        c.post_json(&format!("/api/0/settings/round{round}"), &round.to_string());
+        drop(c);
+        s.restart();
+        c = s.client();
+        assert_eq!(
+            c.get("/api/0/buckets/b/events/count").body,
+            expected.to_string(),
+            "round {round}"
+        );
+        assert_eq!(
+            c.get(&format!("/api/0/settings/round{round}")).json(),
+            json!(round)
+        );
+        let hb = c
+            .get("/api/0/buckets/b/events?start=2021-01-01T00:00:00Z")
+            .json();
+        assert_eq!(
+            hb[0]["duration"],
+            json!(round as f64),
+            "merged heartbeat after round {round}"
+        );
+    }
+}
+
+#[test]
+fn sigterm_exits_cleanly_with_open_connections() {
+    let mut s = TestServer::start();
+    let mut c = s.client();
+    assert_eq!(c.get("/api/0/info").status, 200);
+    // The keep-alive connection stays open while the server shuts down.
+    assert!(s.stop());
+}
+
+#[test]
+fn sigkill_after_idle_keeps_writes() {
+    let mut s = TestServer::start();
+    let mut c = s.client();
+    c.post_json(
+        "/api/0/buckets/b",
+        r#"{"client":"c","type":"t","hostname":"h"}"#,
+    );
+    c.post_json(
+        "/api/0/buckets/b/events",
+        r#"[{"timestamp":"2020-01-01T00:00:00Z","duration":1,"data":{}}]"#,
+    );
+    // The idle commit happens about a second after the last write.
+    std::thread::sleep(Duration::from_millis(2500));
+    s.kill();
+    s.start_again();
+    let mut c = s.client();
+    assert_eq!(c.get("/api/0/buckets/b/events/count").body, "1");
+}
+
+#[test]
+fn first_start_writes_config_device_id_and_log() {
+    let s = TestServer::start();
+    let config = std::fs::read_to_string(s.config_path()).unwrap();
+    assert_eq!(
+        config,
+        "### DEFAULT SETTINGS ###\n#address = \"127.0.0.1\"\n#port = 5600\n#cors = []\n#cors_regex = []\n#\n#[auth]\n#\n#[custom_static]\n"
+    );
+    let device_file = s
+        .dir
+        .path()
+        .join("data/activitywatch/aw-server-rust/device_id");
+    let id = std::fs::read_to_string(&device_file).unwrap();
+    assert_eq!(id.len(), 36);
+    assert_eq!(
+        s.client().get("/api/0/info").json()["device_id"],
+        id.as_str()
+    );
+    let logs = std::fs::read_dir(s.dir.path().join("cache/activitywatch/log/aw-server-rust"))
+        .unwrap()
+        .count();
+    assert_eq!(logs, 1);
+    let t = TestServer::start_with(&["--testing"]);
+    let config = std::fs::read_to_string(
+        t.dir
+            .path()
+            .join("config/activitywatch/aw-server-rust/config-testing.toml"),
+    )
+    .unwrap();
+    assert!(config.contains("#port = 5666"));
+}
+
+#[test]
+fn bad_startup_input_fails_with_a_message() {
+    let s = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bad_config = dir.path().join("bad.toml");
+    std::fs::write(&bad_config, "port = \"x\"\n").unwrap();
+    let missing_static = dir.path().join("static.toml");
+    std::fs::write(
+        &missing_static,
+        "[custom_static]\nx = \"/does/not/exist\"\n",
+    )
+    .unwrap();
+    let db = dir.path().join("db.sqlite");
+    let db = db.to_str().unwrap();
+    let cases: Vec<(Vec<String>, i32, &str)> = vec![
+        (vec!["--bogus-flag".into()], 2, ""),
+        (vec!["--port".into(), "abc".into()], 2, ""),
+        (
+            vec![
+                "--host".into(),
+                "not-an-ip".into(),
+                "--dbpath".into(),
+                db.into(),
+            ],
+            1,
+            "not an IP address",
+        ),
+        (
+            vec![
+                "--config".into(),
+                bad_config.to_str().unwrap().into(),
+                "--dbpath".into(),
+                db.into(),
+            ],
+            1,
+            "invalid config",
+        ),
+        (
+            vec![
+                "--config".into(),
+                missing_static.to_str().unwrap().into(),
+                "--dbpath".into(),
+                db.into(),
+            ],
+            1,
+            "does not exist",
+        ),
+        // A second server on a database in use fails fast instead of sharing it.
+        (
+            vec![
+                "--dbpath".into(),
+                s.db_path().to_str().unwrap().into(),
+                "--port".into(),
+                aw_tests::free_port().to_string(),
+            ],
+            1,
+            "in use by another process",
+        ),
+    ];
+    for (args, code, message) in cases {
+        let out = s
+            .command()
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {text}");
+        assert!(text.contains(message), "{args:?}: {text}");
+    }
+}
+
+#[test]
+fn static_web_ui_and_custom_pages() {
+    let web = tempfile::tempdir().unwrap();
+    std::fs::write(web.path().join("index.html"), "<html>ui</html>").unwrap();
+    std::fs::create_dir(web.path().join("css")).unwrap();
+    std::fs::write(web.path().join("css/app.css"), "body{}").unwrap();
+    std::fs::create_dir(web.path().join("js")).unwrap();
+    std::fs::write(web.path().join("js/app.js"), "1").unwrap();
+    std::fs::write(web.path().join("favicon.ico"), "ico").unwrap();
+    let pages = tempfile::tempdir().unwrap();
+    std::fs::write(pages.path().join("index.html"), "<p>custom</p>").unwrap();
+    std::fs::write(pages.path().join("data.json"), "{}").unwrap();
+    std::fs::write(pages.path().join(".hidden"), "secret").unwrap();
+    let custom = format!("mine={},gone=/does/not/exist", pages.path().display());
+    let s = TestServer::start_with(&[
+        "--webpath",
+        web.path().to_str().unwrap(),
+        "--custom-static",
+        &custom,
+    ]);
+    let mut c = s.client();
+    let r = c.get("/");
+    assert_eq!((r.status, r.body.as_str()), (200, "<html>ui</html>"));
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    let r = c.get("/css/app.css");
+    assert!(r.header("content-type").unwrap().starts_with("text/css"));
+    assert!(c
+        .get("/js/app.js")
+        .header("content-type")
+        .unwrap()
+        .contains("javascript"));
+    assert_eq!(c.get("/favicon.ico").status, 200);
+    assert_eq!(c.get("/index.html").status, 404);
+    assert_eq!(c.get("/css/../index.html").status, 404);
+    assert_eq!(c.get("/css/missing.css").status, 404);
+    for path in ["/pages/mine", "/pages/mine/"] {
+        assert_eq!(c.get(path).body, "<p>custom</p>", "{path}");
+    }
+    assert_eq!(
+        c.get("/pages/mine/data.json").header("content-type"),
+        Some("application/json")
+    );
+    assert_eq!(c.get("/pages/mine/.hidden").status, 404);
+    assert_eq!(c.get("/pages/gone/").status, 404);
+}
+
+#[test]
+fn built_in_page_without_web_ui() {
+    let s = TestServer::start();
+    let r = s.client().get("/");
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    assert!(r.body.contains("/api/0/"));
+}

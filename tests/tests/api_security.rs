@@ -1,0 +1,229 @@
+//! Host check, CORS and API key through the real binary.
+
+use aw_tests::TestServer;
+
+#[test]
+fn host_header_check() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    for host in ["127.0.0.1", "localhost", &format!("localhost:{}", s.port)] {
+        assert_eq!(
+            c.request("GET", "/api/0/info", &[("Host", host)], None)
+                .status,
+            200,
+            "{host}"
+        );
+    }
+    for host in [
+        "evil.com",
+        "LOCALHOST",
+        "[::1]",
+        "192.168.1.2:5600",
+        "127.0.0.1.evil.com",
+    ] {
+        let r = c.request("GET", "/api/0/info", &[("Host", host)], None);
+        assert_eq!(r.status, 400, "{host}");
+        assert_eq!(r.json()["message"], "Host header is invalid");
+    }
+    // Static files and OPTIONS too; a rejected DELETE deletes nothing.
+    assert_eq!(
+        c.request("GET", "/", &[("Host", "evil.com")], None).status,
+        400
+    );
+    c.post_json(
+        "/api/0/buckets/b",
+        r#"{"client":"c","type":"t","hostname":"h"}"#,
+    );
+    assert_eq!(
+        c.request("DELETE", "/api/0/buckets/b", &[("Host", "evil.com")], None)
+            .status,
+        400
+    );
+    assert_eq!(c.get("/api/0/buckets/b").status, 200);
+}
+
+#[test]
+fn host_check_off_when_not_bound_to_loopback_name() {
+    let s = TestServer::start_with(&["--host", "0.0.0.0"]);
+    let mut c = s.client();
+    assert_eq!(
+        c.request("GET", "/api/0/info", &[("Host", "example.com")], None)
+            .status,
+        200
+    );
+}
+
+#[test]
+fn cors() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let own = format!("http://127.0.0.1:{}", s.port);
+    for origin in [
+        own.as_str(),
+        "moz-extension://1234-abcd",
+        "chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi",
+    ] {
+        let r = c.request("GET", "/api/0/info", &[("Origin", origin)], None);
+        assert_eq!(r.status, 200, "{origin}");
+        assert_eq!(r.header("access-control-allow-origin"), Some(origin));
+    }
+    // No Origin: not CORS, no header.
+    assert_eq!(
+        c.get("/api/0/info").header("access-control-allow-origin"),
+        None
+    );
+    // Disallowed origin: 403 for any method, and the handler does not run.
+    c.post_json(
+        "/api/0/buckets/b",
+        r#"{"client":"c","type":"t","hostname":"h"}"#,
+    );
+    for (m, origin) in [
+        ("GET", "http://evil.com"),
+        ("DELETE", "chrome-extension://other"),
+    ] {
+        let r = c.request(m, "/api/0/buckets/b", &[("Origin", origin)], None);
+        assert_eq!(r.status, 403, "{m} {origin}");
+        assert!(r.header("access-control-allow-origin").is_none());
+    }
+    assert_eq!(c.get("/api/0/buckets/b").status, 200);
+    // Preflight.
+    let r = c.request(
+        "OPTIONS",
+        "/api/0/buckets/x/heartbeat",
+        &[
+            ("Origin", "moz-extension://x"),
+            ("Access-Control-Request-Method", "POST"),
+            ("Access-Control-Request-Headers", "Content-Type, X-Thing"),
+        ],
+        None,
+    );
+    assert_eq!((r.status, r.body.as_str()), (200, ""));
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("moz-extension://x")
+    );
+    assert_eq!(
+        r.header("access-control-allow-headers"),
+        Some("content-type, x-thing")
+    );
+    let methods = r
+        .header("access-control-allow-methods")
+        .unwrap()
+        .to_string();
+    for m in ["GET", "POST", "DELETE"] {
+        assert!(methods.contains(m), "{methods}");
+    }
+    let r = c.request(
+        "OPTIONS",
+        "/api/0/info",
+        &[
+            ("Origin", "moz-extension://x"),
+            ("Access-Control-Request-Method", "PUT"),
+        ],
+        None,
+    );
+    assert_eq!(r.status, 403);
+    let r = c.request(
+        "OPTIONS",
+        "/api/0/info",
+        &[
+            ("Origin", "http://evil.com"),
+            ("Access-Control-Request-Method", "GET"),
+        ],
+        None,
+    );
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        c.request("OPTIONS", "/anything/at/all", &[], None).status,
+        200
+    );
+}
+
+#[test]
+fn cors_from_config_and_testing_mode() {
+    let s = TestServer::start();
+    drop(s);
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        "cors = [\"http://my.dashboard\"]\ncors_regex = [\"^https://.*\\\\.example\\\\.org$\"]\n",
+    )
+    .unwrap();
+    let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
+    let mut c = s.client();
+    for (origin, status) in [
+        ("http://my.dashboard", 200),
+        ("https://a.example.org", 200),
+        ("https://a.example.org.evil", 403),
+        ("http://127.0.0.1:27180", 403),
+    ] {
+        assert_eq!(
+            c.request("GET", "/api/0/info", &[("Origin", origin)], None)
+                .status,
+            status,
+            "{origin}"
+        );
+    }
+    let t = TestServer::start_with(&["--testing"]);
+    let mut c = t.client();
+    for origin in ["http://127.0.0.1:27180", "chrome-extension://anything"] {
+        assert_eq!(
+            c.request("GET", "/api/0/info", &[("Origin", origin)], None)
+                .status,
+            200,
+            "{origin}"
+        );
+    }
+    assert_eq!(c.get("/api/0/info").json()["testing"], true);
+}
+
+#[test]
+fn api_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[auth]\napi_key = \"s3cret\"\n").unwrap();
+    let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
+    let mut c = s.client();
+    // Exempt: exactly /api/0/info, OPTIONS, and static files.
+    assert_eq!(c.get("/api/0/info").status, 200);
+    assert_eq!(c.get("/api/0/info/").status, 401);
+    assert_eq!(
+        c.request("OPTIONS", "/api/0/buckets/", &[], None).status,
+        200
+    );
+    assert_eq!(c.get("/").status, 200);
+    for (auth, status) in [
+        ("", 401),
+        ("Bearer wrong", 401),
+        ("bearer s3cret", 401),
+        ("Bearer s3cret", 200),
+        ("Bearer s3cret2", 401),
+    ] {
+        let r = c.request("GET", "/api/0/buckets/", &[("Authorization", auth)], None);
+        assert_eq!(r.status, status, "{auth:?}");
+        if status == 401 {
+            assert_eq!(
+                r.json()["message"],
+                "Missing or invalid API key. Set 'Authorization: Bearer <key>' header."
+            );
+        }
+    }
+    // Unknown API paths: 401 before 404; a bad Host still wins.
+    assert_eq!(c.get("/api/0/nope").status, 401);
+    assert_eq!(
+        c.request("GET", "/api/0/buckets/", &[("Host", "evil.com")], None)
+            .status,
+        400
+    );
+    assert_eq!(c.request("GET", "//api/0/buckets/", &[], None).status, 401);
+}
+
+#[test]
+fn empty_api_key_disables_auth() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[auth]\napi_key = \"\"\n").unwrap();
+    let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
+    assert_eq!(s.client().get("/api/0/buckets/").status, 200);
+}
