@@ -2,6 +2,7 @@
 //! port with a temporary database and private XDG directories, and talks raw HTTP/1.1 to it,
 //! so tests control every header and byte and see exactly what a client would.
 
+pub mod dataset;
 pub mod http;
 
 use std::net::{TcpListener, TcpStream};
@@ -169,6 +170,11 @@ impl TestServer {
     pub fn restart(&mut self) {
         assert!(self.stop(), "aw-server did not exit cleanly on SIGTERM");
         self.spawn();
+    }
+
+    /// The server's process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
     }
 
     /// Whether the process is still running.

@@ -1,0 +1,346 @@
+//! `aw-bench`: the whole-server benchmark, through the real binary over HTTP on loopback.
+//!
+//! ```sh
+//! cargo build --release -p aw-server && cargo run --release -p aw-tests --bin aw-bench -- [--days 365] [--json out.json] [--quick]
+//! ```
+//!
+//! Generates a deterministic year for one host (see `aw_tests::dataset`), imports it into a
+//! fresh server with `POST /api/0/import`, then measures every request path and prints a
+//! table (median and p95 in ms, or rates). `--json` also writes the numbers, so that two runs
+//! (before/after a change) can be compared.
+
+use aw_tests::dataset::Dataset;
+use aw_tests::{Client, TestServer};
+use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const NS: i64 = 1_000_000_000;
+const DAY: i64 = 86_400 * NS;
+const START_DAY: i64 = 1_735_689_600 * NS; // 2025-01-01T00:00:00Z
+
+struct Bench {
+    rows: Vec<(String, String)>,
+    json: Map<String, Value>,
+    quick: bool,
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ts(ns: i64) -> String {
+    aw_models::timestamp::format(&aw_models::timestamp::from_ns(ns))
+}
+
+impl Bench {
+    fn reps(&self, n: usize) -> usize {
+        if self.quick {
+            n.div_ceil(5).max(3)
+        } else {
+            n
+        }
+    }
+
+    /// Times `f` `n` times (after one warm-up) and records median/p95 in ms.
+    fn latency(&mut self, name: &str, n: usize, mut f: impl FnMut()) {
+        f();
+        let mut samples: Vec<f64> = (0..self.reps(n))
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        samples.sort_by(f64::total_cmp);
+        let (p50, p95) = (percentile(&samples, 0.5), percentile(&samples, 0.95));
+        self.rows
+            .push((name.into(), format!("{p50:.3} ms (p95 {p95:.3})")));
+        self.json.insert(
+            name.into(),
+            json!({"p50_ms": p50, "p95_ms": p95, "n": samples.len()}),
+        );
+        println!("{name:<55} {p50:>10.3} ms  p95 {p95:>10.3}");
+    }
+
+    fn value(&mut self, name: &str, value: f64, unit: &str) {
+        self.rows.push((name.into(), format!("{value:.1} {unit}")));
+        self.json
+            .insert(name.into(), json!({"value": value, "unit": unit}));
+        println!("{name:<55} {value:>10.1} {unit}");
+    }
+}
+
+fn get_ok(c: &mut Client, path: &str) -> usize {
+    let r = c.get(path);
+    assert_eq!(r.status, 200, "{path}: {}", r.body);
+    r.body.len()
+}
+
+/// Runs `clients` threads calling `f` for `secs` seconds; returns (requests/s, p50 ms).
+fn concurrent(
+    port: u16,
+    clients: usize,
+    secs: f64,
+    f: impl Fn(&mut Client, usize) + Sync,
+) -> (f64, f64) {
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let mut all: Vec<f64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|k| {
+                let stop = &stop;
+                let f = &f;
+                s.spawn(move || {
+                    let mut c = Client::new(port);
+                    let mut lat = Vec::new();
+                    let mut i = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        let t = Instant::now();
+                        f(&mut c, k * 1_000_003 + i);
+                        lat.push(t.elapsed().as_secs_f64() * 1e3);
+                        i += 1;
+                    }
+                    lat
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs_f64(secs));
+        stop.store(true, Ordering::Relaxed);
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    all.sort_by(f64::total_cmp);
+    (all.len() as f64 / elapsed, percentile(&all, 0.5))
+}
+
+fn vm_hwm_mb(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let days: i64 = arg("--days").and_then(|d| d.parse().ok()).unwrap_or(365);
+    let json_out = arg("--json");
+    let quick = args.iter().any(|a| a == "--quick");
+    let mut b = Bench {
+        rows: Vec::new(),
+        json: Map::new(),
+        quick,
+    };
+
+    let t = Instant::now();
+    let data = Dataset::generate(0xAC71_F17E, "benchhost", START_DAY, days);
+    let doc = data.export_json();
+    println!(
+        "dataset: {days} days, {} events ({} window, {} afk, {} web), export {:.1} MB, generated in {:.1} s",
+        data.event_count(),
+        data.buckets[0].events.len(),
+        data.buckets[1].events.len(),
+        data.buckets[2].events.len(),
+        doc.len() as f64 / 1e6,
+        t.elapsed().as_secs_f64()
+    );
+    b.json.insert("events".into(), json!(data.event_count()));
+    let window = data.buckets[0].id.clone();
+    let afk = data.buckets[1].id.clone();
+    let end = data.end;
+
+    let mut server = TestServer::start();
+    let port = server.port;
+    let mut c = server.client();
+    let t = Instant::now();
+    let r = c.post_json("/api/0/import", &doc);
+    assert_eq!(r.status, 200, "import failed: {}", r.body);
+    b.value(
+        "import (POST /api/0/import)",
+        t.elapsed().as_secs_f64() * 1e3,
+        "ms",
+    );
+    drop(doc);
+
+    b.latency("GET /api/0/buckets/", 300, || {
+        get_ok(&mut c, "/api/0/buckets/");
+    });
+    for limit in [100, 1000, 10000] {
+        let reps = if limit == 10000 { 30 } else { 100 };
+        b.latency(&format!("window events ?limit={limit}"), reps, || {
+            get_ok(
+                &mut c,
+                &format!("/api/0/buckets/{window}/events?limit={limit}"),
+            );
+        });
+    }
+    let mid = START_DAY + days / 2 * DAY;
+    for (name, lo, hi, reps) in [
+        ("window events, last day", end - DAY, end, 50),
+        ("window events, last week", end - 7 * DAY, end, 30),
+        ("window events, last 30 days", end - 30 * DAY, end, 10),
+        ("window events, mid-history week", mid, mid + 7 * DAY, 30),
+    ] {
+        let path = format!(
+            "/api/0/buckets/{window}/events?start={}&end={}",
+            ts(lo),
+            ts(hi)
+        );
+        b.latency(name, reps, || {
+            get_ok(&mut c, &path);
+        });
+    }
+    b.latency("window events/count", 200, || {
+        get_ok(&mut c, &format!("/api/0/buckets/{window}/events/count"));
+    });
+
+    // Concurrency: 8 clients fetching one day each (a different day per request).
+    let secs = if quick { 3.0 } else { 10.0 };
+    let (rps, p50) = concurrent(port, 8, secs, |c, i| {
+        let day = (i as i64 * 7919) % days;
+        let lo = START_DAY + day * DAY;
+        get_ok(
+            c,
+            &format!(
+                "/api/0/buckets/{window}/events?start={}&end={}",
+                ts(lo),
+                ts(lo + DAY)
+            ),
+        );
+    });
+    b.value("8 clients, 1-day event fetches: throughput", rps, "req/s");
+    b.value("8 clients, 1-day event fetches: p50", p50, "ms");
+
+    // Writes over one keep-alive connection.
+    c.post_json(
+        "/api/0/buckets/bench-writes",
+        r#"{"client":"bench","type":"test","hostname":"h"}"#,
+    );
+    let n = if quick { 2000 } else { 10000 };
+    let base = end + DAY;
+    let t = Instant::now();
+    for i in 0..n {
+        let body = format!(
+            r#"{{"timestamp":"{}","duration":0,"data":{{"i":{i}}}}}"#,
+            ts(base + i as i64 * NS)
+        );
+        let r = c.post_json("/api/0/buckets/bench-writes/heartbeat?pulsetime=0.5", &body);
+        assert_eq!(r.status, 200);
+    }
+    b.value(
+        "sequential heartbeats, distinct data",
+        n as f64 / t.elapsed().as_secs_f64(),
+        "/s",
+    );
+    let base = base + 2 * n as i64 * NS;
+    let t = Instant::now();
+    for i in 0..n {
+        let body = format!(
+            r#"{{"timestamp":"{}","duration":0,"data":{{"app":"same"}}}}"#,
+            ts(base + i as i64 * NS)
+        );
+        let r = c.post_json("/api/0/buckets/bench-writes/heartbeat?pulsetime=2", &body);
+        assert_eq!(r.status, 200);
+    }
+    b.value(
+        "sequential heartbeats, merging",
+        n as f64 / t.elapsed().as_secs_f64(),
+        "/s",
+    );
+    let base = base + 2 * n as i64 * NS;
+    let t = Instant::now();
+    for i in 0..n {
+        let body = format!(
+            r#"[{{"timestamp":"{}","duration":1,"data":{{"i":{i}}}}}]"#,
+            ts(base + i as i64 * NS)
+        );
+        let r = c.post_json("/api/0/buckets/bench-writes/events", &body);
+        assert_eq!(r.status, 200);
+    }
+    b.value(
+        "sequential single-event inserts",
+        n as f64 / t.elapsed().as_secs_f64(),
+        "/s",
+    );
+
+    // Heartbeats while another client reads a year of AFK events in a loop.
+    let busy = Arc::new(AtomicBool::new(true));
+    let loop_flag = busy.clone();
+    let afk_path = format!(
+        "/api/0/buckets/{afk}/events?start={}&end={}",
+        ts(START_DAY),
+        ts(end)
+    );
+    let reader = std::thread::spawn(move || {
+        let mut c = Client::new(port);
+        let mut loops = 0;
+        while loop_flag.load(Ordering::Relaxed) {
+            get_ok(&mut c, &afk_path);
+            loops += 1;
+        }
+        loops
+    });
+    let mut k = 0i64;
+    let base = base + 2 * n as i64 * NS;
+    b.latency("heartbeat while a 1-year read loops", 500, || {
+        k += 1;
+        let body = format!(
+            r#"{{"timestamp":"{}","duration":0,"data":{{"app":"x"}}}}"#,
+            ts(base + k * NS)
+        );
+        assert_eq!(
+            c.post_json("/api/0/buckets/bench-writes/heartbeat?pulsetime=2", &body)
+                .status,
+            200
+        );
+    });
+    busy.store(false, Ordering::Relaxed);
+    let _ = reader.join();
+
+    let pid = server.pid().unwrap_or(0);
+    let rss = vm_hwm_mb(pid);
+    drop(c);
+    let t = Instant::now();
+    server.restart();
+    // `restart` returns once the port accepts connections again; the stop part is small.
+    b.value(
+        "restart on the full database (stop + start)",
+        t.elapsed().as_secs_f64() * 1e3,
+        "ms",
+    );
+    b.value("peak RSS (VmHWM) before restart", rss, "MB");
+    let db = server.db_path();
+    let size: u64 = ["", "-wal"]
+        .iter()
+        .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", db.display())).ok())
+        .map(|m| m.len())
+        .sum();
+    b.value("database size (db + wal)", size as f64 / 1e6, "MB");
+
+    println!("\n| metric | value |\n|---|---|");
+    for (name, value) in &b.rows {
+        println!("| {name} | {value} |");
+    }
+    if let Some(path) = json_out {
+        let text = serde_json::to_string_pretty(&Value::Object(b.json)).unwrap_or_default();
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("cannot write {path}: {e}");
+        }
+    }
+}
