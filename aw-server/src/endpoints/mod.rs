@@ -1,6 +1,7 @@
 //! The HTTP routes, one file per resource.
 
 pub mod buckets;
+pub mod dashboard;
 pub mod events;
 pub mod export;
 pub mod import;

@@ -2,7 +2,8 @@
 //!
 //! With `--webpath`, the web UI build in that directory is served at `/`, `/css/…`,
 //! `/fonts/…`, `/js/…`, `/static/…` and the top-level files the aw-webui build has. Without
-//! it, `/` answers a built-in page telling the user where the API is and how to add a UI.
+//! it, the built-in dashboard compiled into the binary (`dashboard.rs`) is served at `/` and
+//! `/static/…`.
 //! `/pages/<name>/…` serves the directories of `custom_static`.
 
 use rocket::fs::NamedFile;
@@ -12,6 +13,8 @@ use rocket::http::ContentType;
 use rocket::State;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use super::dashboard;
 
 /// Where static files come from, fixed at startup.
 pub struct StaticFiles {
@@ -31,44 +34,36 @@ async fn web_file(files: &StaticFiles, path: &Path) -> Option<NamedFile> {
     NamedFile::open(root.join(path)).await.ok()
 }
 
-/// What `/` answers: the web UI's `index.html`, or the built-in page.
-pub enum IndexPage {
-    /// A file of the web UI build.
+/// A static file: from the web UI directory, or embedded in the binary.
+pub enum StaticFile {
+    /// A file of the `--webpath` directory.
     File(NamedFile),
-    /// The built-in page.
-    BuiltIn(ContentType, &'static str),
+    /// A file of the built-in dashboard.
+    Embedded(ContentType, &'static [u8]),
 }
 
-impl<'r> rocket::response::Responder<'r, 'static> for IndexPage {
+impl<'r> rocket::response::Responder<'r, 'static> for StaticFile {
     fn respond_to(self, req: &'r rocket::Request<'_>) -> rocket::response::Result<'static> {
         match self {
-            IndexPage::File(f) => f.respond_to(req),
-            IndexPage::BuiltIn(ct, body) => (ct, body).respond_to(req),
+            StaticFile::File(f) => f.respond_to(req),
+            StaticFile::Embedded(ct, body) => (ct, body).respond_to(req),
         }
     }
 }
 
-const BUILT_IN_INDEX: &str = r#"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>ActivityWatch server</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font-family:system-ui,sans-serif;max-width:46rem;margin:3rem auto;padding:0 1rem;line-height:1.5}code{background:#eee;padding:.1em .3em;border-radius:3px}</style>
-</head><body>
-<h1>ActivityWatch server is running</h1>
-<p>The API is at <a href="/api/0/info"><code>/api/0/info</code></a> and
-<a href="/api/0/buckets/"><code>/api/0/buckets/</code></a>; watchers and <code>aw-client</code>
-scripts can connect now.</p>
-<p>No web UI is installed. To use the ActivityWatch dashboard, start the server with
-<code>--webpath /path/to/aw-webui/dist</code>.</p>
-</body></html>
-"#;
-
-/// The web UI's start page.
-#[rocket::get("/")]
-pub async fn index(files: &State<StaticFiles>) -> IndexPage {
-    match web_file(files, Path::new("index.html")).await {
-        Some(f) => IndexPage::File(f),
-        None => IndexPage::BuiltIn(ContentType::HTML, BUILT_IN_INDEX),
+/// `path` from `--webpath` when one is given, else from the built-in dashboard.
+async fn ui_file(files: &StaticFiles, path: &Path) -> Option<StaticFile> {
+    if files.webpath.is_some() {
+        return web_file(files, path).await.map(StaticFile::File);
     }
+    let (ct, bytes) = dashboard::embedded(path.to_str()?)?;
+    Some(StaticFile::Embedded(ct, bytes))
+}
+
+/// The start page: the web UI's `index.html`, or the built-in dashboard's.
+#[rocket::get("/")]
+pub async fn index(files: &State<StaticFiles>) -> Option<StaticFile> {
+    ui_file(files, Path::new("index.html")).await
 }
 
 /// Files under `/css/` of the web UI build.
