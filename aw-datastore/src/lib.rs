@@ -33,6 +33,7 @@
 //! event. `L` comes from a per-bucket cache, else from the database.
 
 mod error;
+mod import_document;
 mod legacy_import;
 mod new_event;
 mod privacy;
@@ -43,6 +44,7 @@ mod store;
 mod worker;
 
 pub use error::{DatastoreError, Result};
+pub use import_document::parse_import_document;
 pub use new_event::NewEvent;
 pub use privacy::PRIVACY_FILTERS_KEY;
 pub use raw_event::{EventRows, RawEvent};
@@ -294,16 +296,22 @@ impl Datastore {
     /// Imports buckets with their events: new buckets are created, existing ones get the
     /// events they do not have yet. Event ids in the documents are ignored.
     pub fn import_buckets(&self, buckets: Vec<Bucket>) -> Pending<()> {
-        let mut batch = Vec::with_capacity(buckets.len());
+        let mut rows = Vec::with_capacity(buckets.len());
         for mut bucket in buckets {
             let events = match bucket.events.take().map(|e| NewEvent::from_events(&e.0)) {
                 Some(Err(e)) => return Pending::ready(e),
                 Some(Ok(events)) => events,
                 None => Vec::new(),
             };
-            batch.push((bucket, events));
+            rows.push((bucket, events));
         }
-        self.ask(|r| Request::Import(batch, r))
+        self.import_rows(rows)
+    }
+
+    /// [`Datastore::import_buckets`] for buckets whose events are already converted, e.g. by
+    /// [`parse_import_document`].
+    pub fn import_rows(&self, buckets: Vec<(Bucket, Vec<NewEvent>)>) -> Pending<()> {
+        self.ask(|r| Request::Import(buckets, r))
     }
 
     /// The JSON text stored under `key`, or [`DatastoreError::NoSuchKey`].

@@ -67,6 +67,10 @@ pub struct Store {
 
 const EVENT_COLUMNS: &str = "id, starttime, endtime, data";
 
+/// Inserts a new event with an automatic id.
+const INSERT_SQL: &str =
+    "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)";
+
 /// The range read: `?1` bucket row, `?2` hi, `?3` floor (`lo - max_duration`), `?4` lo,
 /// `?5` limit. The order is exactly the index's, so SQLite walks the index and stops after
 /// `limit` rows without sorting (asserted by the `range_read_walks_the_index` test).
@@ -363,7 +367,7 @@ impl Store {
         }
         let bid = self.bucketrow(name)?;
         // First pass: where do the given ids live now?
-        let mut replacing = HashSet::new();
+        let mut replacing: HashSet<i64> = HashSet::new();
         for id in events.iter().filter_map(|e| e.id) {
             let owner: Option<i64> = self
                 .conn
@@ -383,9 +387,35 @@ impl Store {
             }
         }
         let mut stored = Vec::with_capacity(events.len());
+        let mut added = 0u64;
+        let result = self.write_events(bid, events, &replacing, &mut stored, &mut added);
+        // The mirror follows whatever was written, also when a later row failed.
+        let state = self.state_mut(name)?;
+        state.count += added;
+        for e in &stored {
+            state.widen(e.start, e.end);
+        }
+        self.last_heartbeat.remove(&bid);
+        self.uncommitted_events += stored.len();
+        self.dirty = true;
+        result.map(|()| stored)
+    }
+
+    /// Writes rows in order into `stored`, counting new rows in `added`. The insert
+    /// statement is looked up once per batch, not once per row.
+    fn write_events(
+        &self,
+        bid: i64,
+        events: Vec<NewEvent>,
+        replacing: &HashSet<i64>,
+        stored: &mut Vec<RawEvent>,
+        added: &mut u64,
+    ) -> Result<()> {
+        let mut insert = self.conn.prepare_cached(INSERT_SQL)?;
+        let mut created_ids = HashSet::new();
         for e in events {
             let id = match e.id {
-                Some(id) if replacing.contains(&id) => {
+                Some(id) if replacing.contains(&id) || created_ids.contains(&id) => {
                     self.conn
                         .prepare_cached(
                             "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
@@ -400,17 +430,16 @@ impl Store {
                              VALUES (?1, ?2, ?3, ?4, ?5)",
                         )?
                         .execute(params![id, bid, e.start, e.end, e.data])?;
-                    replacing.insert(id);
-                    self.state_mut(name)?.count += 1;
+                    created_ids.insert(id);
+                    *added += 1;
                     id
                 }
                 None => {
-                    self.insert_row(bid, &e)?;
-                    self.state_mut(name)?.count += 1;
+                    insert.execute(params![bid, e.start, e.end, e.data])?;
+                    *added += 1;
                     self.conn.last_insert_rowid()
                 }
             };
-            self.state_mut(name)?.widen(e.start, e.end);
             stored.push(RawEvent {
                 id,
                 start: e.start,
@@ -418,17 +447,12 @@ impl Store {
                 data: e.data,
             });
         }
-        self.last_heartbeat.remove(&bid);
-        self.uncommitted_events += stored.len();
-        self.dirty = true;
-        Ok(stored)
+        Ok(())
     }
 
     fn insert_row(&self, bid: i64, e: &NewEvent) -> Result<()> {
         self.conn
-            .prepare_cached(
-                "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)",
-            )?
+            .prepare_cached(INSERT_SQL)?
             .execute(params![bid, e.start, e.end, e.data])?;
         Ok(())
     }

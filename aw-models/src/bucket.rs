@@ -31,8 +31,9 @@ pub struct Bucket {
     /// Free-form bucket data.
     #[serde(default)]
     pub data: Map<String, Value>,
-    /// First event start and last event end, maintained by the server.
-    #[serde(default, skip_deserializing)]
+    /// First event start and last event end, maintained by the server (read back by clients;
+    /// ignored when a bucket is created or imported; `null` reads as empty).
+    #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: BucketMetadata,
     /// The events, only in exports/imports; elements that fail to parse are skipped.
     #[serde(default)]
@@ -53,6 +54,15 @@ pub struct BucketMetadata {
     pub end: Option<DateTime<Utc>>,
 }
 
+/// Reads `null` as the default value.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,13 +72,28 @@ mod tests {
     fn serialises_in_reference_order() {
         let b: Bucket = serde_json::from_value(json!({
             "type": "currentwindow", "client": "c", "hostname": "h",
-            "created": "2024-01-01T10:00:00.123456789+00:00", "metadata": {"start": "x"}
+            "created": "2024-01-01T10:00:00.123456789+00:00"
         }))
         .unwrap();
         assert_eq!(
             serde_json::to_string(&b).unwrap(),
             r#"{"id":"","type":"currentwindow","client":"c","hostname":"h","created":"2024-01-01T10:00:00.123456789Z","data":{},"metadata":{"start":null,"end":null},"events":null,"last_updated":null}"#
         );
+    }
+
+    #[test]
+    fn metadata_reads_back() {
+        let b: Bucket = serde_json::from_value(json!({
+            "type": "t", "client": "c", "hostname": "h",
+            "metadata": {"start": "2024-01-01T10:00:01Z", "end": null}
+        }))
+        .unwrap();
+        assert!(b.metadata.start.is_some() && b.metadata.end.is_none());
+        let b: Bucket = serde_json::from_value(json!({
+            "type": "t", "client": "c", "hostname": "h", "metadata": null
+        }))
+        .unwrap();
+        assert_eq!(b.metadata, BucketMetadata::default());
     }
 
     #[test]

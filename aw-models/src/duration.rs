@@ -2,11 +2,15 @@
 
 use chrono::Duration;
 
-/// Converts float seconds to a duration of `trunc(seconds × 1e9)` nanoseconds, the
-/// reference's rounding (so `1.001` becomes 1000999999 ns). Returns `None` for NaN, infinity
+/// Converts float seconds to the nearest whole nanosecond. Returns `None` for NaN, infinity
 /// and values beyond ±292 years, which cannot be stored as `i64` nanoseconds.
+///
+/// The reference truncates (`1.001` became 1000999999 ns and came back as `1.000999999`),
+/// so a duration it exported did not always import as the same duration, and re-importing an
+/// export duplicated such events. Rounding makes every duration this server writes read back
+/// exactly; for durations the reference stored, both rules agree.
 pub fn from_secs_f64(seconds: f64) -> Option<Duration> {
-    let ns = (seconds * 1e9).trunc();
+    let ns = (seconds * 1e9).round();
     // i64::MAX as f64 rounds up to 2^63, which itself does not fit: compare strictly.
     if !ns.is_finite() || ns >= i64::MAX as f64 || ns < i64::MIN as f64 {
         return None;
@@ -38,15 +42,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn truncates_like_the_reference() {
-        assert_eq!(
-            from_secs_f64(1.001).and_then(|d| d.num_nanoseconds()),
-            Some(1_000_999_999)
-        );
+    fn rounds_to_the_nearest_nanosecond() {
+        let ns = |s: f64| from_secs_f64(s).and_then(|d| d.num_nanoseconds());
+        assert_eq!(ns(1.001), Some(1_001_000_000));
+        assert_eq!(ns(1.000999999), Some(1_000_999_999));
         assert_eq!(
             to_secs_f64(&Duration::nanoseconds(1_000_999_999)),
             1.000999999
         );
+    }
+
+    #[test]
+    fn written_durations_read_back_exactly() {
+        // Every duration below 2^53 ns (~104 days, where f64 stops holding whole ns) written
+        // as `ns / 1e9` parses back to the same ns.
+        let mut ns: i64 = 1;
+        while ns * 1_000 + 999 < (1 << 53) {
+            for d in [ns, ns + 1, ns * 3 + 7, ns * 1_000 + 999] {
+                let text = serde_json::to_string(&to_secs_f64(&Duration::nanoseconds(d))).unwrap();
+                let back: f64 = serde_json::from_str(&text).unwrap();
+                let got = from_secs_f64(back).and_then(|x| x.num_nanoseconds());
+                assert_eq!(got, Some(d), "{d} via {text}");
+            }
+            ns = ns * 7 / 3 + 1;
+        }
     }
 
     #[test]

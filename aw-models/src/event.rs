@@ -134,7 +134,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
-            r#"{"id":null,"timestamp":"2018-01-01T01:01:01Z","duration":1.000999999,"data":{"a":2,"b":1}}"#
+            r#"{"id":null,"timestamp":"2018-01-01T01:01:01Z","duration":1.001,"data":{"a":2,"b":1}}"#
         );
     }
 

@@ -6,8 +6,9 @@
 //! * timestamps are RFC 3339; on input an offset is mandatory (`Z`, `±HH:MM`, `±HHMM`, ` UTC`;
 //!   `T`, `t` or a space between date and time), on output they are UTC with `Z` and a
 //!   fraction of exactly 0, 3, 6 or 9 digits, whichever is the shortest exact form;
-//! * durations travel as float seconds and are kept as integer nanoseconds
-//!   (`trunc(seconds × 1e9)`);
+//! * durations travel as float seconds and are kept as integer nanoseconds, rounded to the
+//!   nearest one (the reference truncated, so its exports did not always re-import as the
+//!   same durations; see [`duration::from_secs_f64`]);
 //! * event `data` is a JSON object whose keys serialise in alphabetical order.
 //!
 //! Unlike the reference, values that cannot be stored as 64-bit nanoseconds since the Unix
@@ -16,6 +17,7 @@
 //! panicking the database worker later.
 
 mod bucket;
+pub mod canonical;
 pub mod duration;
 mod event;
 mod export;

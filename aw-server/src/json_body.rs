@@ -46,14 +46,17 @@ pub async fn parse_json<T: DeserializeOwned + Send + 'static>(text: String) -> R
     } else {
         serde_json::from_str::<T>(&text)
     };
-    parsed.map_err(|e| {
-        let status = if e.classify() == serde_json::error::Category::Data {
-            Status::UnprocessableEntity
-        } else {
-            Status::BadRequest
-        };
-        ApiError::new(status, format!("Invalid JSON body: {e}"))
-    })
+    parsed.map_err(json_error)
+}
+
+/// 422 for JSON of the wrong shape, 400 for JSON that does not parse (as Rocket's `Json`).
+pub fn json_error(e: serde_json::Error) -> ApiError {
+    let status = if e.classify() == serde_json::error::Category::Data {
+        Status::UnprocessableEntity
+    } else {
+        Status::BadRequest
+    };
+    ApiError::new(status, format!("Invalid JSON body: {e}"))
 }
 
 #[rocket::async_trait]

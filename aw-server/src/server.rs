@@ -177,23 +177,27 @@ pub fn build(
         testing: settings.testing,
         device_id: settings.device_id.clone(),
     };
-    let url = format!("http://{}:{}/", settings.address, settings.port);
-    let startup = format!(
-        "aw-server listening on {url} (database {}, config {}, web UI {})",
+    let address = settings.address.clone();
+    let details = format!(
+        "(database {}, config {}, web UI {})",
         settings.db_path.display(),
         settings.config_path.display(),
         settings
             .webpath
             .as_ref()
-            .map_or("built-in page".to_string(), |p| p.display().to_string()),
+            .map_or("built-in dashboard".to_string(), |p| p
+                .display()
+                .to_string()),
     );
     Ok(rocket::custom(config)
         // Security sees the path as sent: `/api/0/info/` is not the exempt `/api/0/info`.
         .attach(security)
         .attach(NormalizePath)
-        .attach(AdHoc::on_liftoff("startup", move |_| {
+        .attach(AdHoc::on_liftoff("startup", move |rocket| {
+            // The bound port (which differs from the configured one with `--port 0`).
+            let port = rocket.config().port;
             Box::pin(async move {
-                log::info!("{startup}");
+                log::info!("aw-server listening on http://{address}:{port}/ {details}");
                 notify_systemd();
             })
         }))

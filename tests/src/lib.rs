@@ -5,6 +5,7 @@
 pub mod dataset;
 pub mod http;
 
+use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -33,7 +34,19 @@ pub fn server_binary() -> PathBuf {
     }
 }
 
-/// A free TCP port on 127.0.0.1.
+/// The port in the server's startup line `… listening on http://127.0.0.1:PORT/ …`.
+pub fn listening_port(line: &str) -> Option<u16> {
+    let rest = &line[line.find("listening on http://")? + "listening on http://".len()..];
+    let hostport = rest.split('/').next()?;
+    hostport
+        .rsplit(':')
+        .next()?
+        .parse()
+        .ok()
+        .filter(|&p| p != 0)
+}
+
+/// A free TCP port on 127.0.0.1 (for tests that must pass a port themselves).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -45,7 +58,7 @@ pub fn free_port() -> u16 {
 pub struct TestServer {
     /// Holds the database, config, data and log directories.
     pub dir: tempfile::TempDir,
-    /// The port it listens on.
+    /// The port it listens on (learned from the server; changes on restart).
     pub port: u16,
     /// Extra arguments it was started with (reused by [`TestServer::restart`]).
     pub args: Vec<String>,
@@ -63,7 +76,7 @@ impl TestServer {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut server = TestServer {
             dir,
-            port: free_port(),
+            port: 0,
             args: args.iter().map(|s| s.to_string()).collect(),
             child: None,
         };
@@ -94,34 +107,49 @@ impl TestServer {
         cmd
     }
 
+    /// Starts the binary with `--port 0` and learns the port it bound from its startup log
+    /// line, so parallel tests can never race for a port or talk to another test's server.
     fn spawn(&mut self) {
         let mut cmd = self.command();
         cmd.arg("--port")
-            .arg(self.port.to_string())
+            .arg("0")
             .arg("--dbpath")
             .arg(self.db_path())
             .args(&self.args)
-            .stdout(Stdio::null())
+            .env("LOG_LEVEL", "info")
+            .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        let child = cmd.spawn().expect("cannot start aw-server");
+        let mut child = cmd.spawn().expect("cannot start aw-server");
+        let stdout = child.stdout.take().expect("piped stdout");
         self.child = Some(child);
-        self.wait_ready();
-    }
-
-    fn wait_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
-            }
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(status)) = child.try_wait() {
-                    panic!("aw-server exited during startup: {status}");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if !sent {
+                    if let Some(port) = listening_port(&line) {
+                        let _ = tx.send(port);
+                        sent = true;
+                    }
                 }
+                // Keep draining so the server never blocks on a full pipe.
             }
-            std::thread::sleep(Duration::from_millis(20));
+        });
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(port) => self.port = port,
+            Err(_) => {
+                let status = self
+                    .child
+                    .as_mut()
+                    .and_then(|c| c.try_wait().ok().flatten());
+                panic!("aw-server did not report a listening port (exit status {status:?})");
+            }
         }
-        panic!("aw-server did not start listening on port {}", self.port);
+        assert!(
+            TcpStream::connect(("127.0.0.1", self.port)).is_ok(),
+            "aw-server reported port {} but does not accept connections",
+            self.port
+        );
     }
 
     /// A client for this server.
@@ -160,13 +188,13 @@ impl TestServer {
         }
     }
 
-    /// Starts the binary again on the same database and port after [`TestServer::kill`].
+    /// Starts the binary again on the same database after [`TestServer::kill`].
     pub fn start_again(&mut self) {
         assert!(self.child.is_none(), "the server is still running");
         self.spawn();
     }
 
-    /// Stops (SIGTERM) and starts again on the same database and port.
+    /// Stops (SIGTERM) and starts again on the same database (on a new port).
     pub fn restart(&mut self) {
         assert!(self.stop(), "aw-server did not exit cleanly on SIGTERM");
         self.spawn();

@@ -27,6 +27,20 @@ fn seed(c: &mut Client) {
         "/api/0/buckets/aw-watcher-afk_h/events",
         &Value::Array(afk).to_string(),
     );
+    // Heartbeat-merged durations with odd fractions must survive export → import exactly.
+    for ts in [
+        "2024-03-02T00:00:00Z",
+        "2024-03-02T00:00:01.001Z",
+        "2024-03-02T00:00:02.000000007Z",
+    ] {
+        let hb =
+            json!({"timestamp": ts, "duration": 0.333333333, "data": {"app": "hb", "title": "x"}});
+        let r = c.post_json(
+            "/api/0/buckets/aw-watcher-window_h/heartbeat?pulsetime=5",
+            &hb.to_string(),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
 }
 
 /// The export with ids and server-maintained fields removed, for comparing two servers.
@@ -52,8 +66,8 @@ fn export_one_and_all() {
     );
     let doc = r.json();
     let b = &doc["buckets"]["aw-watcher-window_h"];
-    assert_eq!(b["events"].as_array().unwrap().len(), 50);
-    assert_eq!(b["events"][0]["data"]["title"], "t49");
+    assert_eq!(b["events"].as_array().unwrap().len(), 51);
+    assert_eq!(b["events"][1]["data"]["title"], "t49");
     assert!(b["events"][0]["id"].is_i64());
     assert_eq!(b["data"], json!({"k": "v"}));
     assert_eq!(b["metadata"]["start"], "2024-03-01T10:00:00Z");
@@ -86,7 +100,7 @@ fn import_round_trip_is_equal_and_idempotent() {
     assert_eq!(
         cb.get("/api/0/buckets/aw-watcher-window_h/events/count")
             .body,
-        "50"
+        "51"
     );
     assert_eq!(
         comparable(cb.get("/api/0/export").json()),
@@ -112,7 +126,7 @@ fn import_merges_into_existing_buckets_and_ignores_ids() {
     assert_eq!(
         c.get("/api/0/buckets/aw-watcher-window_h/events/count")
             .body,
-        "51"
+        "52"
     );
     // The afk event with that id is untouched (the reference overwrote it).
     assert_eq!(

@@ -245,9 +245,15 @@ fn static_web_ui_and_custom_pages() {
 
 #[test]
 fn built_in_page_without_web_ui() {
+    // Without --webpath the embedded dashboard answers at / and its assets under /static/.
     let s = TestServer::start();
-    let r = s.client().get("/");
+    let mut c = s.client();
+    let r = c.get("/");
     assert_eq!(r.status, 200);
     assert!(r.header("content-type").unwrap().starts_with("text/html"));
-    assert!(r.body.contains("/api/0/"));
+    assert!(r.body.contains("/static/style.css"), "{}", r.body);
+    let css = c.get("/static/style.css");
+    assert_eq!(css.status, 200);
+    assert!(css.header("content-type").unwrap().starts_with("text/css"));
+    assert_eq!(c.get("/static/nope.js").status, 404);
 }

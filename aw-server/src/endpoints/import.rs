@@ -6,20 +6,36 @@
 //! event ids in the file are ignored (new ids are assigned): an imported id must never
 //! overwrite an event of another bucket.
 
-use aw_models::BucketsExport;
 use rocket::data::{Data, Limits};
 use rocket::http::{ContentType, Status};
-use rocket::State;
+use rocket::{Request, State};
 
 use crate::error::{ApiError, ApiResult};
-use crate::json_body::{parse_json, JsonBody};
+use crate::json_body::{json_error, read_body_text};
 use crate::responses::Empty;
 use crate::state::AppState;
 
 /// `Content-Type: application/json`: the body is the export document.
-#[rocket::post("/api/0/import", format = "json", data = "<body>")]
-pub async fn json(body: JsonBody<BucketsExport>, state: &State<AppState>) -> ApiResult<Empty> {
-    import(body.0, state).await
+#[rocket::post("/api/0/import", format = "json", data = "<data>")]
+pub async fn json(
+    request: RequestRef<'_>,
+    data: Data<'_>,
+    state: &State<AppState>,
+) -> ApiResult<Empty> {
+    let text = read_body_text(request.0, data, "json").await?;
+    import(text, state).await
+}
+
+/// The request itself, for reading the body with its configured limit.
+pub struct RequestRef<'r>(&'r Request<'r>);
+
+#[rocket::async_trait]
+impl<'r> rocket::request::FromRequest<'r> for RequestRef<'r> {
+    type Error = ();
+
+    async fn from_request(req: &'r Request<'_>) -> rocket::request::Outcome<Self, ()> {
+        rocket::request::Outcome::Success(RequestRef(req))
+    }
 }
 
 /// `Content-Type: multipart/form-data`: the field `buckets.json` (or `buckets`) holds the
@@ -77,13 +93,17 @@ pub async fn multipart(
             "Missing form field 'buckets.json'",
         )
     })?;
-    let export: BucketsExport = parse_json(text).await?;
-    import(export, state).await
+    import(text, state).await
 }
 
-async fn import(export: BucketsExport, state: &State<AppState>) -> ApiResult<Empty> {
-    let buckets = export.buckets.into_values().collect();
-    state.datastore.import_buckets(buckets).await.map_err(|e| {
+/// Parses the document on the blocking pool (a year of data is ~100 MB) and imports it.
+async fn import(text: String, state: &State<AppState>) -> ApiResult<Empty> {
+    let buckets =
+        rocket::tokio::task::spawn_blocking(move || aw_datastore::parse_import_document(&text))
+            .await
+            .map_err(|e| ApiError::internal(format!("import parser failed: {e}")))?
+            .map_err(json_error)?;
+    state.datastore.import_rows(buckets).await.map_err(|e| {
         // An event that cannot be stored is the client's fault; anything else is ours.
         let status = match ApiError::from(e.clone()).status {
             Status::BadRequest => Status::BadRequest,

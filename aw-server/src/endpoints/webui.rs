@@ -84,13 +84,18 @@ pub async fn js(path: Segments<'_, UriPath>, files: &State<StaticFiles>) -> Opti
     web_file(files, &Path::new("js").join(safe_path(path)?)).await
 }
 
-/// Files under `/static/` of the web UI build.
+/// Files under `/static/`: of the web UI build, or of the built-in dashboard (whose files
+/// all live there).
 #[rocket::get("/static/<path..>")]
 pub async fn static_dir(
     path: Segments<'_, UriPath>,
     files: &State<StaticFiles>,
-) -> Option<NamedFile> {
-    web_file(files, &Path::new("static").join(safe_path(path)?)).await
+) -> Option<StaticFile> {
+    let path = safe_path(path)?;
+    if files.webpath.is_some() {
+        return ui_file(files, &Path::new("static").join(path)).await;
+    }
+    ui_file(files, &path).await
 }
 
 /// The top-level files of an aw-webui build.
