@@ -34,9 +34,11 @@
 
 mod error;
 mod import_document;
+mod job;
 mod legacy_import;
 mod new_event;
 mod privacy;
+mod range_read;
 mod raw_event;
 mod request;
 mod schema;

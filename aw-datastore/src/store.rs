@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
 use crate::privacy::{PrivacyFilter, Verdict, PRIVACY_FILTERS_KEY};
+use crate::range_read::{row_to_raw, RangeRead};
 use crate::raw_event::{EventRows, RawEvent};
 
 /// What the store knows about one bucket without asking SQLite.
@@ -70,22 +71,6 @@ const EVENT_COLUMNS: &str = "id, starttime, endtime, data";
 /// Inserts a new event with an automatic id.
 const INSERT_SQL: &str =
     "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)";
-
-/// The range read: `?1` bucket row, `?2` hi, `?3` floor (`lo - max_duration`), `?4` lo,
-/// `?5` limit. The order is exactly the index's, so SQLite walks the index and stops after
-/// `limit` rows without sorting (asserted by the `range_read_walks_the_index` test).
-const RANGE_SQL: &str = "SELECT id, starttime, endtime, data FROM events
-     WHERE bucketrow = ?1 AND starttime <= ?2 AND starttime >= ?3 AND endtime >= ?4
-     ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5";
-
-fn row_to_raw(row: &rusqlite::Row) -> rusqlite::Result<RawEvent> {
-    Ok(RawEvent {
-        id: row.get(0)?,
-        start: row.get(1)?,
-        end: row.get(2)?,
-        data: row.get(3)?,
-    })
-}
 
 /// The text form of `buckets.created`: `YYYY-MM-DD HH:MM:SS[.fraction]+00:00`, as the
 /// reference writes it.
@@ -290,34 +275,37 @@ impl Store {
         Ok(())
     }
 
-    /// Imports buckets: a missing bucket is created with its events; into an existing one
-    /// only the events not already present (same start, end and data, within the imported
-    /// span) are inserted, so importing a file twice changes nothing. Ids are ignored.
-    pub fn import(&mut self, buckets: Vec<(Bucket, Vec<NewEvent>)>) -> Result<()> {
+    /// Prepares an import: creates the missing buckets and, for existing ones, drops the
+    /// events already present (same start, end and data, within the imported span), so that
+    /// importing a file twice changes nothing. Returns what is left to insert per bucket;
+    /// event ids are cleared (an imported id must never address another bucket's event).
+    pub fn prepare_import(
+        &mut self,
+        buckets: Vec<(Bucket, Vec<NewEvent>)>,
+    ) -> Result<Vec<(String, Vec<NewEvent>)>> {
+        let mut pending = Vec::with_capacity(buckets.len());
         for (bucket, mut events) in buckets {
-            if !self.buckets.contains_key(&bucket.id) {
-                self.create_bucket(bucket, events)?;
-                continue;
-            }
-            let (Some(lo), Some(hi)) = (
-                events.iter().map(|e| e.start.min(e.end)).min(),
-                events.iter().map(|e| e.end.max(e.start)).max(),
-            ) else {
-                continue;
-            };
-            let existing = self.get_events(&bucket.id, Some(lo), Some(hi), None, false)?;
-            let seen: HashSet<(i64, i64, &str)> = existing
-                .0
-                .iter()
-                .map(|e| (e.start, e.end, e.data.as_str()))
-                .collect();
-            events.retain(|e| !seen.contains(&(e.start, e.end, e.data.as_str())));
             for e in &mut events {
                 e.id = None;
             }
-            self.insert_events(&bucket.id, events)?;
+            let name = bucket.id.clone();
+            if !self.buckets.contains_key(&name) {
+                self.create_bucket(bucket, Vec::new())?;
+            } else if let (Some(lo), Some(hi)) = (
+                events.iter().map(|e| e.start.min(e.end)).min(),
+                events.iter().map(|e| e.end.max(e.start)).max(),
+            ) {
+                let existing = self.get_events(&name, Some(lo), Some(hi), None, false)?;
+                let seen: HashSet<(i64, i64, &str)> = existing
+                    .0
+                    .iter()
+                    .map(|e| (e.start, e.end, e.data.as_str()))
+                    .collect();
+                events.retain(|e| !seen.contains(&(e.start, e.end, e.data.as_str())));
+            }
+            pending.push((name, events));
         }
-        Ok(())
+        Ok(pending)
     }
 
     /// Deletes a bucket and all its events.
@@ -471,25 +459,29 @@ impl Store {
         limit: Option<u64>,
         clip: bool,
     ) -> Result<EventRows> {
+        self.range_read(name, lo, hi, limit, clip)?.run(&self.conn)
+    }
+
+    /// A chunked read of [`Store::get_events`], for the worker to interleave with other
+    /// requests (see `range_read.rs`).
+    pub fn range_read(
+        &self,
+        name: &str,
+        lo: Option<i64>,
+        hi: Option<i64>,
+        limit: Option<u64>,
+        clip: bool,
+    ) -> Result<RangeRead> {
         let state = self.state(name)?;
         let bid = self.bucketrow(name)?;
-        let lo = lo.unwrap_or(i64::MIN);
-        let hi = hi.unwrap_or(i64::MAX);
-        if lo > hi || limit == Some(0) {
-            return Ok(EventRows::default());
-        }
-        let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
-        let mut stmt = self.conn.prepare_cached(RANGE_SQL)?;
-        let floor = lo.saturating_sub(state.max_duration);
-        let mut rows: Vec<RawEvent> = stmt
-            .query_map(params![bid, hi, floor, lo, limit], row_to_raw)?
-            .collect::<rusqlite::Result<_>>()?;
-        if clip {
-            for r in &mut rows {
-                r.clip(lo, hi);
-            }
-        }
-        Ok(EventRows(rows))
+        Ok(RangeRead::new(
+            bid,
+            lo.unwrap_or(i64::MIN),
+            hi.unwrap_or(i64::MAX),
+            state.max_duration,
+            limit,
+            clip,
+        ))
     }
 
     /// One event of the bucket by id.
@@ -729,7 +721,7 @@ mod tests {
     /// full-scan steps).
     fn run(store: &Store, lo: i64, hi: i64, limit: i64) -> (usize, i32, i32, i32) {
         let floor = lo.saturating_sub(store.buckets["b"].max_duration);
-        let mut stmt = store.conn.prepare(RANGE_SQL).unwrap();
+        let mut stmt = store.conn.prepare(crate::range_read::RANGE_SQL).unwrap();
         let n = stmt
             .query_map(params![1, hi, floor, lo, limit], row_to_raw)
             .unwrap()
@@ -743,13 +735,68 @@ mod tests {
     }
 
     #[test]
+    fn chunked_reads_equal_one_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("sqlite.db")).unwrap();
+        crate::schema::configure(&conn).unwrap();
+        crate::schema::migrate(&mut conn).unwrap();
+        // Many events tied on start (and on end), in a jumbled insert order.
+        conn.execute_batch(
+            "INSERT INTO buckets (name, type, client, hostname, created) VALUES ('b', 't', 'c', 'h', '2020-01-01 00:00:00+00:00');
+             WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999)
+             INSERT INTO events (bucketrow, starttime, endtime, data)
+             SELECT 1, (i * 7919 % 50) * 1000, (i * 7919 % 50) * 1000 + (i % 3) * 500, '{}' FROM n;",
+        )
+        .unwrap();
+        let store = Store::new(conn).unwrap();
+        for (lo, hi, limit) in [
+            (None, None, None),
+            (Some(10_000), Some(30_000), None),
+            (None, None, Some(333)),
+        ] {
+            let whole = store.get_events("b", lo, hi, limit, true).unwrap();
+            for chunk in [1, 7, 100, 5000] {
+                let mut read = store.range_read("b", lo, hi, limit, true).unwrap();
+                while !read.is_done() {
+                    read.step(&store.conn, chunk).unwrap();
+                }
+                assert_eq!(
+                    read.finish(),
+                    whole,
+                    "chunk {chunk}, {lo:?}..{hi:?} limit {limit:?}"
+                );
+            }
+        }
+        let plan: Vec<String> = store
+            .conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                crate::range_read::RANGE_AFTER_SQL
+            ))
+            .unwrap()
+            .query_map(params![1, 0, 0, 0, 0, 0, 100], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let plan = plan.join("\n");
+        assert!(
+            plan.contains("USING INDEX events_bucketrow_starttime_endtime_index"),
+            "{plan}"
+        );
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+    }
+
+    #[test]
     fn range_read_walks_the_index() {
         let dir = tempfile::tempdir().unwrap();
         let store = big_store(&dir);
         assert_eq!(store.buckets["b"].count, 500_000);
         let plan: Vec<String> = store
             .conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {RANGE_SQL}"))
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                crate::range_read::RANGE_SQL
+            ))
             .unwrap()
             .query_map(params![1, 0, 0, 0, 100], |r| r.get::<_, String>(3))
             .unwrap()

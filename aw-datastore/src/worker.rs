@@ -13,10 +13,12 @@
 //! after the commit succeeded. A failed commit is logged, rolled back, and the caches are
 //! rebuilt from disk so they never show data that is not there.
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::error::{DatastoreError, Result};
+use crate::job::Job;
 use crate::request::{Reply, Request};
 use crate::store::Store;
 
@@ -27,13 +29,29 @@ pub const IDLE_COMMIT_DELAY: Duration = Duration::from_millis(1000);
 /// Written events after which the transaction is committed.
 pub const MAX_UNCOMMITTED_EVENTS: usize = 100;
 
+/// Requests answered in a row while a long job waits, before the job gets its next step:
+/// small requests go first, but a steady stream of them cannot stall a long read forever.
+const REQUESTS_PER_JOB_STEP: usize = 16;
+
 /// Runs until `Close` arrives or every handle is dropped; commits before returning. Returns
 /// the `Close` request's reply channel with the final commit's result, to be answered once
 /// the connection and the file lock are released.
 pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, Result<()>)> {
     let mut tx_start = begin(&store);
+    let mut jobs: VecDeque<Job> = VecDeque::new();
+    let mut since_job_step = 0;
     loop {
-        let request = if store.dirty {
+        let request = if !jobs.is_empty() {
+            if since_job_step >= REQUESTS_PER_JOB_STEP {
+                None
+            } else {
+                match requests.try_recv() {
+                    Ok(r) => Some(r),
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => break,
+                }
+            }
+        } else if store.dirty {
             let deadline = (tx_start + COMMIT_INTERVAL).min(Instant::now() + IDLE_COMMIT_DELAY);
             match requests.recv_deadline(deadline) {
                 Ok(r) => Some(r),
@@ -46,31 +64,43 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
                 Err(_) => break,
             }
         };
-        let Some(request) = request else {
-            // Idle (or the interval ran out) with writes pending.
-            let _ = commit(&mut store);
-            tx_start = begin(&store);
-            continue;
-        };
         match request {
-            Request::ForceCommit(reply) => {
+            Some(Request::ForceCommit(reply)) => {
                 let _ = reply.send(commit(&mut store));
                 tx_start = begin(&store);
             }
-            Request::Close(reply) => {
+            Some(Request::Close(reply)) => {
+                // Jobs still running are dropped: their callers see `WorkerGone`.
                 let result = commit(&mut store);
                 return Some((reply, result));
             }
-            other => {
-                handle(&mut store, other);
-                if store.commit_requested
-                    || store.uncommitted_events > MAX_UNCOMMITTED_EVENTS
-                    || (store.dirty && tx_start.elapsed() >= COMMIT_INTERVAL)
-                {
-                    let _ = commit(&mut store);
-                    tx_start = begin(&store);
+            Some(other) => {
+                since_job_step += 1;
+                if let Some(job) = handle(&mut store, other) {
+                    jobs.push_back(job);
                 }
             }
+            None => match jobs.pop_front() {
+                Some(job) => {
+                    since_job_step = 0;
+                    if let Some(job) = job.step(&mut store) {
+                        jobs.push_back(job);
+                    }
+                }
+                None => {
+                    // Idle (or the interval ran out) with writes pending.
+                    let _ = commit(&mut store);
+                    tx_start = begin(&store);
+                    continue;
+                }
+            },
+        }
+        if store.commit_requested
+            || store.uncommitted_events > MAX_UNCOMMITTED_EVENTS
+            || (store.dirty && tx_start.elapsed() >= COMMIT_INTERVAL)
+        {
+            let _ = commit(&mut store);
+            tx_start = begin(&store);
         }
     }
     // Every handle is gone: keep nothing uncommitted.
@@ -78,15 +108,14 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
     None
 }
 
-/// Runs one request and sends its answer (a caller that went away is no error).
-fn handle(store: &mut Store, request: Request) {
+/// Runs one request and sends its answer (a caller that went away is no error); a request
+/// too long for one go comes back as a [`Job`] to continue later.
+fn handle(store: &mut Store, request: Request) -> Option<Job> {
     match request {
         Request::CreateBucket(bucket, events, reply) => {
             let _ = reply.send(store.create_bucket(*bucket, events));
         }
-        Request::Import(buckets, reply) => {
-            let _ = reply.send(store.import(buckets));
-        }
+        Request::Import(buckets, reply) => return Job::import(store, buckets, reply),
         Request::DeleteBucket(name, reply) => {
             let _ = reply.send(store.delete_bucket(&name));
         }
@@ -110,7 +139,8 @@ fn handle(store: &mut Store, request: Request) {
             clip,
             reply,
         } => {
-            let _ = reply.send(store.get_events(&bucket, start, end, limit, clip));
+            let read = store.range_read(&bucket, start, end, limit, clip);
+            return Job::read(store, read, reply);
         }
         Request::GetEvent(name, id, reply) => {
             let _ = reply.send(store.get_event(&name, id));
@@ -137,6 +167,7 @@ fn handle(store: &mut Store, request: Request) {
             let _ = reply.send(Ok(()));
         }
     }
+    None
 }
 
 /// Opens the next transaction; returns when it started. A failure (e.g. the file became

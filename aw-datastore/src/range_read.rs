@@ -1,0 +1,144 @@
+//! Reading a bucket's events in a time range, newest first, in bounded chunks.
+//!
+//! A year of window events is hundreds of thousands of rows. Read in one go, it would hold
+//! the single worker thread for the whole read while heartbeats queue behind it. A
+//! [`RangeRead`] instead reads at most a chunk of rows per [`RangeRead::step`], continuing
+//! after the last row it returned (keyset pagination in index order), so the worker can
+//! answer other requests between chunks. The cost of each chunk is an index seek plus the
+//! rows it returns.
+//!
+//! A chunked read is not one snapshot: an event written between two chunks of the same read
+//! is included or not depending on where it falls. Reads that fit in one chunk (which covers
+//! every dashboard day and `limit`ed fetch) are atomic as before.
+
+use rusqlite::{params, Connection};
+
+use crate::error::Result;
+use crate::raw_event::{EventRows, RawEvent};
+
+/// The first chunk: `?1` bucket row, `?2` hi, `?3` floor (`lo - longest event`), `?4` lo,
+/// `?5` limit. The order is exactly the index's, so SQLite walks the index and stops after
+/// `limit` rows without sorting (asserted by `store::tests::range_read_walks_the_index`).
+pub(crate) const RANGE_SQL: &str = "SELECT id, starttime, endtime, data FROM events
+     WHERE bucketrow = ?1 AND starttime <= ?2 AND starttime >= ?3 AND endtime >= ?4
+     ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5";
+
+/// Later chunks: the same, continuing after the row `(?2 start, ?5 end, ?6 id)`. The index
+/// range still starts at `starttime <= ?2`; only rows tied on that start are filtered.
+pub(crate) const RANGE_AFTER_SQL: &str = "SELECT id, starttime, endtime, data FROM events
+     WHERE bucketrow = ?1 AND starttime <= ?2 AND starttime >= ?3 AND endtime >= ?4
+       AND NOT (starttime = ?2 AND (endtime < ?5 OR (endtime = ?5 AND id <= ?6)))
+     ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?7";
+
+pub(crate) fn row_to_raw(row: &rusqlite::Row) -> rusqlite::Result<RawEvent> {
+    Ok(RawEvent {
+        id: row.get(0)?,
+        start: row.get(1)?,
+        end: row.get(2)?,
+        data: row.get(3)?,
+    })
+}
+
+/// An event read in progress.
+pub struct RangeRead {
+    bucketrow: i64,
+    lo: i64,
+    hi: i64,
+    floor: i64,
+    /// Rows still wanted (`None`: all).
+    remaining: Option<u64>,
+    clip: bool,
+    /// The last row read: where the next chunk continues.
+    cursor: Option<(i64, i64, i64)>,
+    rows: Vec<RawEvent>,
+    done: bool,
+}
+
+impl RangeRead {
+    /// A read of bucket row `bucketrow` for events overlapping `[lo, hi]`; `max_duration`
+    /// bounds how long before `lo` an overlapping event can start.
+    pub fn new(
+        bucketrow: i64,
+        lo: i64,
+        hi: i64,
+        max_duration: i64,
+        limit: Option<u64>,
+        clip: bool,
+    ) -> RangeRead {
+        RangeRead {
+            bucketrow,
+            lo,
+            hi,
+            floor: lo.saturating_sub(max_duration),
+            remaining: limit,
+            clip,
+            cursor: None,
+            rows: Vec::new(),
+            done: lo > hi || limit == Some(0),
+        }
+    }
+
+    /// Whether every wanted row has been read.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Reads up to `max_rows` more rows.
+    pub fn step(&mut self, conn: &Connection, max_rows: usize) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        let want = self
+            .remaining
+            .map_or(max_rows as u64, |r| r.min(max_rows as u64));
+        let want = i64::try_from(want).unwrap_or(i64::MAX);
+        let before = self.rows.len();
+        match self.cursor {
+            None => {
+                let mut stmt = conn.prepare_cached(RANGE_SQL)?;
+                let rows = stmt.query_map(
+                    params![self.bucketrow, self.hi, self.floor, self.lo, want],
+                    row_to_raw,
+                )?;
+                for row in rows {
+                    self.rows.push(row?);
+                }
+            }
+            Some((start, end, id)) => {
+                let mut stmt = conn.prepare_cached(RANGE_AFTER_SQL)?;
+                let rows = stmt.query_map(
+                    params![self.bucketrow, start, self.floor, self.lo, end, id, want],
+                    row_to_raw,
+                )?;
+                for row in rows {
+                    self.rows.push(row?);
+                }
+            }
+        }
+        let got = (self.rows.len() - before) as u64;
+        if let Some(r) = self.remaining.as_mut() {
+            *r -= got.min(*r);
+        }
+        self.cursor = self.rows.last().map(|e| (e.start, e.end, e.id));
+        self.done = (got as i64) < want || self.remaining == Some(0);
+        Ok(())
+    }
+
+    /// Reads everything left at once.
+    pub fn run(mut self, conn: &Connection) -> Result<EventRows> {
+        while !self.done {
+            self.step(conn, usize::MAX / 2)?;
+        }
+        Ok(self.finish())
+    }
+
+    /// The rows read, clipped to the range if asked.
+    pub fn finish(mut self) -> EventRows {
+        if self.clip {
+            for r in &mut self.rows {
+                r.clip(self.lo, self.hi);
+            }
+        }
+        EventRows(self.rows)
+    }
+}
