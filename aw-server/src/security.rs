@@ -12,6 +12,7 @@ use rocket::fairing::{Fairing, Info, Kind};
 use rocket::http::uri::Origin;
 use rocket::http::{Header, Method, Status};
 use rocket::{Data, Request, Response};
+use std::sync::atomic::{AtomicU16, Ordering};
 use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, ApiResult, EarlyError};
@@ -24,7 +25,11 @@ const REJECTED_PATH: &str = "/__aw-server/rejected";
 pub struct Security {
     /// Host check on: the server is bound to exactly `127.0.0.1` or `localhost`.
     pub check_host: bool,
-    /// Exact allowed origins.
+    /// The port the server is bound to (learned at liftoff: with `--port 0` it is not the
+    /// configured one); the web UI's own origins `http://127.0.0.1:<port>` and
+    /// `http://localhost:<port>` are allowed.
+    own_port: AtomicU16,
+    /// Exact allowed origins besides the server's own.
     pub origins: Vec<String>,
     /// Allowed origin patterns (unanchored).
     pub origin_patterns: Vec<Regex>,
@@ -43,10 +48,7 @@ impl Security {
         cors_regex: &[String],
         api_key: Option<String>,
     ) -> Result<Security, String> {
-        let mut origins = vec![
-            format!("http://127.0.0.1:{port}"),
-            format!("http://localhost:{port}"),
-        ];
+        let mut origins = Vec::new();
         let mut patterns = vec![
             "chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi".to_string(),
             "moz-extension://.*".to_string(),
@@ -63,6 +65,7 @@ impl Security {
             .map(|p| Regex::new(p).map_err(|e| format!("invalid cors_regex '{p}': {e}")))
             .collect::<Result<_, _>>()?;
         Ok(Security {
+            own_port: AtomicU16::new(port),
             check_host: address == "127.0.0.1" || address == "localhost",
             origins,
             origin_patterns,
@@ -71,7 +74,12 @@ impl Security {
     }
 
     fn origin_allowed(&self, origin: &str) -> bool {
-        self.origins.iter().any(|o| o == origin)
+        let own = self.own_port.load(Ordering::Relaxed).to_string();
+        let is_own = ["http://127.0.0.1:", "http://localhost:"]
+            .iter()
+            .any(|prefix| origin.strip_prefix(prefix) == Some(own.as_str()));
+        is_own
+            || self.origins.iter().any(|o| o == origin)
             || self.origin_patterns.iter().any(|p| p.is_match(origin))
     }
 
@@ -128,8 +136,12 @@ impl Fairing for Security {
     fn info(&self) -> Info {
         Info {
             name: "Host check, CORS and API key",
-            kind: Kind::Request | Kind::Response,
+            kind: Kind::Liftoff | Kind::Request | Kind::Response,
         }
+    }
+
+    async fn on_liftoff(&self, rocket: &rocket::Rocket<rocket::Orbit>) {
+        self.own_port.store(rocket.config().port, Ordering::Relaxed);
     }
 
     async fn on_request(&self, req: &mut Request<'_>, _: &mut Data<'_>) {
