@@ -1,1 +1,58 @@
-//! The ActivityWatch query language (in progress).
+//! The ActivityWatch query language ("query2"), as served by `POST /api/0/query/`.
+//!
+//! A program is parsed once ([`Program::parse`]) and evaluated once per requested time
+//! period ([`Program::run_all`]), each period in a fresh environment where `TIMEINTERVAL`
+//! holds the period. Bucket data comes from a [`DataSource`] the server provides.
+//! [`query`] does both steps and is what the server calls.
+//!
+//! Design notes:
+//! * event lists move through the built-in functions: a function consumes its argument
+//!   lists, and reading a variable copies its value only when a later statement may still
+//!   read it (see `liveness`); event data is reference-counted, so even a copy is cheap;
+//! * events with identical data share one compact data object (see `event::intern` and
+//!   `data`), so per-object work (categorising, URL splitting, filtering, grouping) is done
+//!   once per distinct object, not once per event;
+//! * regular expressions are compiled once per call and their results cached per distinct
+//!   string; `merge_events_by_keys` is one hash lookup per event;
+//! * freeing the millions of small allocations of a long query happens on a background
+//!   thread (see `reaper`);
+//! * every recursive walk is bounded by [`MAX_NESTING`] (syntax) and a value depth limit, so
+//!   no input can overflow the stack; no input makes the interpreter panic;
+//! * several periods are evaluated in parallel threads.
+
+mod data;
+mod datasource;
+mod error;
+mod event;
+mod functions;
+mod fxhash;
+mod interpreter;
+mod lexer;
+mod liveness;
+mod parser;
+mod program;
+mod reaper;
+mod transforms;
+mod value;
+
+pub use datasource::{DataSource, DataSourceError, MemoryDataSource};
+pub use error::QueryError;
+pub use parser::MAX_NESTING;
+pub use program::Program;
+
+use aw_models::TimeInterval;
+
+/// Parses `code` once and evaluates it for every period, returning one JSON value per
+/// period in order (spec §5 serialisation). An error in any period fails the whole call.
+/// With no periods the result is empty and the program is not even parsed, as in the
+/// reference (which parses per period).
+pub fn query(
+    code: &str,
+    periods: &[TimeInterval],
+    ds: &dyn DataSource,
+) -> Result<Vec<serde_json::Value>, QueryError> {
+    if periods.is_empty() {
+        return Ok(Vec::new());
+    }
+    Program::parse(code)?.run_all(periods, ds)
+}

@@ -1,0 +1,493 @@
+//! The interpreter's representation of event data: a compact JSON object.
+//!
+//! `serde_json::Map` is a B-tree of separately allocated key strings; looking up a key in a
+//! cold map touches several cache lines, and a year of events is far bigger than the cache.
+//! Inside the interpreter, event data is instead an [`Obj`]: one reference-counted allocation
+//! holding the sorted entries (so reaching them is a single pointer hop), whose keys and
+//! string values are shared (one allocation per distinct string per bucket query, see
+//! [`Interner`]), so copying values (categories, URL parts) into many events costs no
+//! allocation and repeated titles and URLs stay in the cache. Conversion from and to
+//! `serde_json` happens only at the edges (`query_bucket` in, the final result out) and
+//! preserves the JSON text exactly (numbers keep their integer/float representation).
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use serde_json::{Map, Number, Value};
+
+use crate::fxhash::FxHasher;
+
+/// An object key (shared between the objects of one bucket query).
+pub type Key = Arc<str>;
+
+/// A JSON value inside event data.
+#[derive(Clone, Debug)]
+pub enum Val {
+    /// `null`
+    Null,
+    /// `true` / `false`
+    Bool(bool),
+    /// A number, with serde_json's integer/float distinction.
+    Num(Number),
+    /// A string.
+    Str(Arc<str>),
+    /// An array.
+    Arr(Arc<[Val]>),
+    /// An object.
+    Obj(Obj),
+}
+
+/// A JSON object: entries sorted by key (byte order, like `serde_json::Map`), keys unique.
+///
+/// Immutable and cheap to clone (a reference count); changes build a new object
+/// ([`Obj::patched`]).
+#[derive(Clone, Debug)]
+pub struct Obj {
+    entries: Arc<[(Key, Val)]>,
+}
+
+impl Default for Obj {
+    fn default() -> Self {
+        Obj {
+            entries: Arc::from([]),
+        }
+    }
+}
+
+/// Deduplicates strings (keys and string values) while converting the objects of one bucket
+/// query.
+#[derive(Default)]
+pub struct Interner {
+    strings: HashSet<Arc<str>, BuildHasherDefault<FxHasher>>,
+}
+
+impl Interner {
+    /// The shared string equal to `s`.
+    pub fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(k) = self.strings.get(s) {
+            return Arc::clone(k);
+        }
+        let k: Arc<str> = Arc::from(s);
+        self.strings.insert(Arc::clone(&k));
+        k
+    }
+}
+
+impl Obj {
+    /// An empty object.
+    pub fn new() -> Self {
+        Obj::default()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no entries.
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&Val> {
+        // Few entries and shared (cache-hot) keys: a linear scan beats anything cleverer.
+        self.entries
+            .iter()
+            .find(|(k, _)| k.len() == key.len() && **k == *key)
+            .map(|(_, v)| v)
+    }
+
+    /// Whether `key` is present.
+    #[cfg(test)]
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// A copy of this object with the given keys set (replaced or added).
+    pub fn patched(&self, patch: Vec<(Key, Val)>) -> Obj {
+        let mut entries: Vec<(Key, Val)> = Vec::with_capacity(self.entries.len() + patch.len());
+        entries.extend(self.entries.iter().cloned());
+        for (key, val) in patch {
+            match entries.binary_search_by(|(k, _)| k.as_bytes().cmp(key.as_bytes())) {
+                Ok(i) => {
+                    if let Some(slot) = entries.get_mut(i) {
+                        slot.1 = val;
+                    }
+                }
+                Err(i) => entries.insert(i, (key, val)),
+            }
+        }
+        Obj {
+            entries: Arc::from(entries),
+        }
+    }
+
+    /// Whether both are the same object (not just equal).
+    pub fn ptr_eq(a: &Obj, b: &Obj) -> bool {
+        Arc::ptr_eq(&a.entries, &b.entries)
+    }
+
+    /// The object's address: an identity for memoising per-object work during one call
+    /// (only while the object is alive).
+    pub fn addr(&self) -> usize {
+        Arc::as_ptr(&self.entries) as *const u8 as usize
+    }
+
+    /// Whether other clones of this object exist.
+    pub fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.entries) > 1
+    }
+
+    /// Entries in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Val)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// Values in key order.
+    pub fn values(&self) -> impl Iterator<Item = &Val> {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    /// Converts a `serde_json` object, sharing strings through `strings`.
+    pub fn from_json(map: &Map<String, Value>, strings: &mut Interner) -> Obj {
+        let mut entries: Vec<(Key, Val)> = map
+            .iter()
+            .map(|(k, v)| (strings.get(k), Val::from_json(v, strings)))
+            .collect();
+        // Already sorted unless serde_json's `preserve_order` feature is enabled.
+        if !entries
+            .windows(2)
+            .all(|w| w[0].0.as_bytes() < w[1].0.as_bytes())
+        {
+            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        }
+        Obj {
+            entries: Arc::from(entries),
+        }
+    }
+
+    /// Converts back to a `serde_json` object (keys inserted in sorted order).
+    pub fn to_json(&self) -> Map<String, Value> {
+        let mut map = Map::new();
+        for (k, v) in self.entries.iter() {
+            map.insert(k.to_string(), v.to_json());
+        }
+        map
+    }
+
+    /// Whether both objects serialise to the same JSON text.
+    pub fn text_eq(&self, other: &Obj) -> bool {
+        self.entries.len() == other.entries.len()
+            && self
+                .entries
+                .iter()
+                .zip(other.entries.iter())
+                .all(|((k1, v1), (k2, v2))| k1 == k2 && v1.text_eq(v2))
+    }
+
+    /// Whether this object serialises to the same JSON text as a `serde_json` object.
+    pub fn text_eq_json(&self, other: &Map<String, Value>) -> bool {
+        self.entries.len() == other.len()
+            && self
+                .entries
+                .iter()
+                .zip(other)
+                .all(|((k1, v1), (k2, v2))| **k1 == **k2 && v1.text_eq_json(v2))
+    }
+
+    /// A hash consistent with [`Obj::text_eq`].
+    pub fn hash_into(&self, h: &mut FxHasher) {
+        h.write_usize(self.entries.len());
+        for (k, v) in self.entries.iter() {
+            h.write(k.as_bytes());
+            h.write_u8(0xff);
+            v.hash_into(h);
+        }
+    }
+
+    /// Builds an object from string pairs (tests).
+    #[cfg(test)]
+    pub fn from_pairs(pairs: &[(&str, Val)]) -> Obj {
+        Obj::new().patched(
+            pairs
+                .iter()
+                .map(|(k, v)| (Arc::from(*k), v.clone()))
+                .collect(),
+        )
+    }
+}
+
+/// Panicking lookup, for tests only.
+#[cfg(test)]
+impl std::ops::Index<&str> for Obj {
+    type Output = Val;
+    fn index(&self, key: &str) -> &Val {
+        self.get(key).expect("key present")
+    }
+}
+
+impl Val {
+    /// A string value.
+    pub fn str(s: &str) -> Val {
+        Val::Str(Arc::from(s))
+    }
+
+    /// The string, if this is one.
+    #[cfg(test)]
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Val::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Converts a `serde_json` value, sharing strings through `strings`.
+    pub fn from_json(v: &Value, strings: &mut Interner) -> Val {
+        match v {
+            Value::Null => Val::Null,
+            Value::Bool(b) => Val::Bool(*b),
+            Value::Number(n) => Val::Num(n.clone()),
+            Value::String(s) => Val::Str(strings.get(s)),
+            Value::Array(items) => {
+                Val::Arr(items.iter().map(|x| Val::from_json(x, strings)).collect())
+            }
+            Value::Object(m) => Val::Obj(Obj::from_json(m, strings)),
+        }
+    }
+
+    /// Converts to a `serde_json` value.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Val::Null => Value::Null,
+            Val::Bool(b) => Value::Bool(*b),
+            Val::Num(n) => Value::Number(n.clone()),
+            Val::Str(s) => Value::String(s.to_string()),
+            Val::Arr(items) => Value::Array(items.iter().map(Val::to_json).collect()),
+            Val::Obj(o) => Value::Object(o.to_json()),
+        }
+    }
+
+    /// Whether both values serialise to the same JSON text: integers never equal floats
+    /// (`1` vs `1.0`), floats compare by bits (`0.0` vs `-0.0`).
+    pub fn text_eq(&self, other: &Val) -> bool {
+        match (self, other) {
+            (Val::Null, Val::Null) => true,
+            (Val::Bool(a), Val::Bool(b)) => a == b,
+            (Val::Num(a), Val::Num(b)) => number_text_eq(a, b),
+            (Val::Str(a), Val::Str(b)) => Arc::ptr_eq(a, b) || a == b,
+            (Val::Arr(a), Val::Arr(b)) => {
+                Arc::ptr_eq(a, b)
+                    || (a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.text_eq(y)))
+            }
+            (Val::Obj(a), Val::Obj(b)) => Obj::ptr_eq(a, b) || a.text_eq(b),
+            _ => false,
+        }
+    }
+
+    fn text_eq_json(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Val::Null, Value::Null) => true,
+            (Val::Bool(a), Value::Bool(b)) => a == b,
+            (Val::Num(a), Value::Number(b)) => number_text_eq(a, b),
+            (Val::Str(a), Value::String(b)) => **a == **b,
+            (Val::Arr(a), Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.text_eq_json(y))
+            }
+            (Val::Obj(a), Value::Object(b)) => a.text_eq_json(b),
+            _ => false,
+        }
+    }
+
+    /// Equality where numbers compare by value (`1 == 1.0`), recursively; used by
+    /// `filter_keyvals` (HAZARDS #10).
+    pub fn value_eq(&self, other: &Val) -> bool {
+        match (self, other) {
+            (Val::Num(a), Val::Num(b)) => number_value_eq(a, b),
+            (Val::Arr(a), Val::Arr(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.value_eq(y))
+            }
+            (Val::Obj(a), Val::Obj(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .all(|(k, v)| b.get(k).is_some_and(|w| v.value_eq(w)))
+            }
+            _ => self.text_eq(other),
+        }
+    }
+
+    /// A hash consistent with [`Val::text_eq`].
+    pub fn hash_into(&self, h: &mut FxHasher) {
+        match self {
+            Val::Null => h.write_u8(0),
+            Val::Bool(b) => h.write_u8(1 + u8::from(*b)),
+            Val::Num(n) => hash_number(h, n),
+            Val::Str(s) => {
+                h.write_u8(5);
+                h.write(s.as_bytes());
+                h.write_u8(0xff);
+            }
+            Val::Arr(items) => {
+                h.write_u8(6);
+                h.write_usize(items.len());
+                items.iter().for_each(|x| x.hash_into(h));
+            }
+            Val::Obj(o) => {
+                h.write_u8(7);
+                o.hash_into(h);
+            }
+        }
+    }
+}
+
+fn hash_number(h: &mut FxHasher, n: &Number) {
+    if let Some(f) = n.as_f64().filter(|_| n.is_f64()) {
+        h.write_u8(3);
+        h.write_u64(f.to_bits());
+    } else if let Some(i) = n.as_i64() {
+        h.write_u8(4);
+        h.write_u64(i as u64);
+    } else if let Some(u) = n.as_u64() {
+        h.write_u8(4);
+        h.write_u64(u);
+    }
+}
+
+/// Same JSON text: same kind (integer or float) and same value (floats by bits).
+fn number_text_eq(x: &Number, y: &Number) -> bool {
+    if x.is_f64() || y.is_f64() {
+        x.is_f64() && y.is_f64() && x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits)
+    } else {
+        x.as_i64() == y.as_i64() && x.as_u64() == y.as_u64()
+    }
+}
+
+/// Same numeric value, whatever the representation.
+fn number_value_eq(x: &Number, y: &Number) -> bool {
+    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
+        return a == b;
+    }
+    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
+        return a == b;
+    }
+    match (x.as_f64(), y.as_f64()) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Hash of a `serde_json` object, for interning whole objects before converting them.
+pub fn hash_json_object(map: &Map<String, Value>) -> u64 {
+    let mut h = FxHasher::default();
+    hash_json_entries(&mut h, map);
+    h.finish()
+}
+
+fn hash_json_entries(h: &mut FxHasher, map: &Map<String, Value>) {
+    h.write_usize(map.len());
+    for (k, v) in map {
+        h.write(k.as_bytes());
+        h.write_u8(0xff);
+        hash_json_value(h, v);
+    }
+}
+
+fn hash_json_value(h: &mut FxHasher, v: &Value) {
+    match v {
+        Value::Null => h.write_u8(0),
+        Value::Bool(b) => h.write_u8(1 + u8::from(*b)),
+        Value::Number(n) => hash_number(h, n),
+        Value::String(s) => {
+            h.write_u8(5);
+            h.write(s.as_bytes());
+            h.write_u8(0xff);
+        }
+        Value::Array(items) => {
+            h.write_u8(6);
+            h.write_usize(items.len());
+            items.iter().for_each(|x| hash_json_value(h, x));
+        }
+        Value::Object(m) => {
+            h.write_u8(7);
+            hash_json_entries(h, m);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn val(v: Value) -> Val {
+        Val::from_json(&v, &mut Interner::default())
+    }
+
+    #[test]
+    fn round_trips_exactly() {
+        let v = json!({"b": [1, 1.0, -0.0, "x", null, true, {"z": 1, "a": u64::MAX}], "a": -5});
+        assert_eq!(val(v.clone()).to_json().to_string(), v.to_string());
+    }
+
+    #[test]
+    fn text_equality_matches_serialisation() {
+        let vals = [
+            json!(1),
+            json!(1.0),
+            json!(-0.0),
+            json!(0),
+            json!("1"),
+            json!([1]),
+            json!({"a": 1}),
+            json!({"a": 1.0}),
+            json!({"a": 1, "b": 2}),
+            json!(null),
+            json!(true),
+            json!(u64::MAX),
+            json!(-1),
+        ];
+        for a in &vals {
+            for b in &vals {
+                let (ta, tb) = (a.to_string(), b.to_string());
+                let same_text = ta == tb;
+                assert_eq!(
+                    val(a.clone()).text_eq(&val(b.clone())),
+                    same_text,
+                    "{a} {b}"
+                );
+                assert_eq!(val(a.clone()).text_eq_json(b), same_text, "{a} {b}");
+                if same_text {
+                    let (mut h1, mut h2) = (FxHasher::default(), FxHasher::default());
+                    val(a.clone()).hash_into(&mut h1);
+                    val(b.clone()).hash_into(&mut h2);
+                    assert_eq!(h1.finish(), h2.finish());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn value_equality_compares_numbers_by_value() {
+        assert!(val(json!(1)).value_eq(&val(json!(1.0))));
+        assert!(val(json!([1, {"a": 2}])).value_eq(&val(json!([1.0, {"a": 2.0}]))));
+        assert!(!val(json!([1])).value_eq(&val(json!([1, 2]))));
+        assert!(!val(json!("1")).value_eq(&val(json!(1))));
+    }
+
+    #[test]
+    fn patch_keeps_order_and_replaces() {
+        let o = Obj::new()
+            .patched(vec![(Arc::from("b"), Val::Null)])
+            .patched(vec![
+                (Arc::from("$a"), Val::Bool(true)),
+                (Arc::from("b"), Val::Bool(false)),
+            ]);
+        assert_eq!(
+            Value::Object(o.to_json()).to_string(),
+            r#"{"$a":true,"b":false}"#
+        );
+        assert!(o.contains_key("$a") && !o.contains_key("c"));
+    }
+}

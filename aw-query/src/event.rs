@@ -1,0 +1,287 @@
+//! The interpreter's event representation.
+//!
+//! Events are held with integer-nanosecond times and immutable, reference-counted, compact
+//! data (see [`crate::data`]) so that reading a variable (which copies its value) costs a
+//! reference-count increment per event instead of a deep copy, and events with identical
+//! data share one data object. A transform that changes data builds the new object once per
+//! distinct object ([`patch_data`]).
+
+use aw_models::{timestamp, Event};
+use serde_json::{Map, Value};
+
+use crate::data::{hash_json_object, Interner, Key, Obj, Val};
+use crate::fxhash::FxHashMap;
+
+/// The data object of an event.
+pub type Data = Obj;
+
+/// One event inside the interpreter: like [`aw_models::Event`] but cheap to copy.
+#[derive(Clone, Debug)]
+pub struct QEvent {
+    /// Database id; `None` for events synthesised by a transform.
+    pub id: Option<i64>,
+    /// Start, nanoseconds since the Unix epoch.
+    pub start: i64,
+    /// Length in nanoseconds (may be zero or, for odd stored data, negative).
+    pub duration: i64,
+    /// The event's data, shared between copies (and between events with equal data).
+    pub data: Data,
+}
+
+impl QEvent {
+    /// An event without an id.
+    #[cfg(test)]
+    pub fn new(start: i64, duration: i64, data: Data) -> Self {
+        QEvent {
+            id: None,
+            start,
+            duration,
+            data,
+        }
+    }
+
+    /// The end instant (`start + duration`), saturating.
+    pub fn end(&self) -> i64 {
+        self.start.saturating_add(self.duration)
+    }
+
+    /// Sets the end, keeping the start.
+    pub fn set_end(&mut self, end: i64) {
+        self.duration = end.saturating_sub(self.start);
+    }
+
+    /// Whether two events have equal data (cheap when they share it).
+    pub fn same_data(&self, other: &QEvent) -> bool {
+        Data::ptr_eq(&self.data, &other.data) || self.data.text_eq(&other.data)
+    }
+
+    /// Equality as the `==` operator defines it: timestamp, duration and data, not the id.
+    pub fn query_eq(&self, other: &QEvent) -> bool {
+        self.start == other.start && self.duration == other.duration && self.same_data(other)
+    }
+
+    /// The JSON form `{"data", "duration", "id", "timestamp"}` (keys in that sorted order;
+    /// data keys sorted as well).
+    pub fn to_json(&self) -> Value {
+        let mut ts = String::with_capacity(32);
+        timestamp::write_ns(&mut ts, self.start);
+        let mut obj = Map::new();
+        obj.insert("data".to_string(), Value::Object(self.data.to_json()));
+        obj.insert(
+            "duration".to_string(),
+            Value::from(self.duration as f64 / 1e9),
+        );
+        obj.insert(
+            "id".to_string(),
+            self.id.map(Value::from).unwrap_or(Value::Null),
+        );
+        obj.insert("timestamp".to_string(), Value::String(ts));
+        Value::Object(obj)
+    }
+}
+
+/// Converts events from the data source, making events with identical data share one data
+/// object.
+///
+/// Activity data repeats a lot (the same app and window title all year), so a year of
+/// hundreds of thousands of events typically has only thousands of distinct data objects.
+/// Sharing them keeps later passes over the events in the CPU cache, lets `flood` compare
+/// data by address, lets `categorize`/`split_url_events` work once per distinct object and
+/// lets `merge_events_by_keys` group by address. Sharing is invisible to the language: data
+/// objects are immutable.
+pub fn intern(events: Vec<Event>) -> Vec<QEvent> {
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(events.len() / PARALLEL_CHUNK)
+        .max(1);
+    let out = if workers <= 1 {
+        intern_slice(&events)
+    } else {
+        // Reading the source's objects is memory-bound; split the work over the cores. Each
+        // chunk shares objects only within itself, which costs little sharing.
+        let chunk = events.len().div_ceil(workers);
+        std::thread::scope(|s| {
+            // A chunk whose thread cannot be started (or fails) is done on this thread.
+            let handles: Vec<_> = events
+                .chunks(chunk)
+                .skip(1)
+                .map(|part| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(s, move || intern_slice(part))
+                        .map_err(|_| part)
+                })
+                .collect();
+            let mut out = intern_slice(events.get(..chunk).unwrap_or(&[]));
+            for (i, h) in handles.into_iter().enumerate() {
+                let from = (i + 1) * chunk;
+                let part = events
+                    .get(from..(from + chunk).min(events.len()))
+                    .unwrap_or(&[]);
+                match h.map(|h| h.join()) {
+                    Ok(Ok(done)) => out.extend(done),
+                    _ => out.extend(intern_slice(part)),
+                }
+            }
+            out
+        })
+    };
+    // The source's objects are no longer needed; freeing them is slow, so not here.
+    crate::reaper::drop_vec_later(events);
+    out
+}
+
+/// Below this many events per thread, interning runs on the calling thread only.
+const PARALLEL_CHUNK: usize = 50_000;
+
+fn intern_slice(events: &[Event]) -> Vec<QEvent> {
+    let mut strings = Interner::default();
+    let mut seen: FxHashMap<u64, Data> = FxHashMap::default();
+    let mut out = Vec::with_capacity(events.len());
+    for e in events {
+        let start = e.start_ns();
+        let duration =
+            e.duration
+                .num_nanoseconds()
+                .unwrap_or(if e.duration < chrono::Duration::zero() {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                });
+        let h = hash_json_object(&e.data);
+        let data = match seen.get(&h) {
+            Some(known) if known.text_eq_json(&e.data) => known.clone(),
+            // A 64-bit hash collision: simply not shared.
+            Some(_) => Obj::from_json(&e.data, &mut strings),
+            None => {
+                let fresh = Obj::from_json(&e.data, &mut strings);
+                seen.insert(h, fresh.clone());
+                fresh
+            }
+        };
+        out.push(QEvent {
+            id: e.id,
+            start,
+            duration,
+            data,
+        });
+    }
+    out
+}
+
+/// Fields to set in an event's data.
+pub type Patch = Vec<(Key, Val)>;
+
+/// Applies `patch_for` to the data of every event, computing it once per distinct shared data
+/// object: events that shared data before share the patched data after. `patch_for` returns
+/// `None` when the data should stay as it is.
+pub fn patch_data(events: &mut [QEvent], mut patch_for: impl FnMut(&Data) -> Option<Patch>) {
+    // Address of an original shared object → (that object, kept alive so its address cannot
+    // be reused during the call; its patched replacement, if any).
+    let mut done: FxHashMap<usize, (Data, Option<Data>)> = FxHashMap::default();
+    for e in events {
+        if !e.data.is_shared() {
+            if let Some(patch) = patch_for(&e.data) {
+                e.data = e.data.patched(patch);
+            }
+            continue;
+        }
+        let addr = e.data.addr();
+        if let Some((_, replacement)) = done.get(&addr) {
+            if let Some(r) = replacement {
+                e.data = r.clone();
+            }
+            continue;
+        }
+        let original = e.data.clone();
+        let replacement = patch_for(&original).map(|patch| original.patched(patch));
+        if let Some(r) = &replacement {
+            e.data = r.clone();
+        }
+        done.insert(addr, (original, replacement));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{Duration, TimeZone, Utc};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    fn model(data: Value) -> Event {
+        let Value::Object(d) = data else { panic!() };
+        Event::new(Utc.timestamp_opt(0, 0).unwrap(), Duration::seconds(1), d)
+    }
+
+    #[test]
+    fn json_form_has_sorted_keys_and_float_duration() {
+        let mut e = intern(vec![model(json!({"b": 1, "a": "x"}))]).remove(0);
+        e.start = 1_514_764_865_500_000_000;
+        e.duration = 1_500_000_000;
+        e.id = Some(7);
+        assert_eq!(
+            serde_json::to_string(&e.to_json()).unwrap(),
+            r#"{"data":{"a":"x","b":1},"duration":1.5,"id":7,"timestamp":"2018-01-01T00:01:05.500Z"}"#
+        );
+        let e = QEvent::new(0, 1_000_000_000, Data::new());
+        assert_eq!(
+            serde_json::to_string(&e.to_json()).unwrap(),
+            r#"{"data":{},"duration":1.0,"id":null,"timestamp":"1970-01-01T00:00:00Z"}"#
+        );
+    }
+
+    #[test]
+    fn interning_shares_identical_data_only() {
+        let out = intern(vec![
+            model(json!({"a": 1})),
+            model(json!({"a": 1})),
+            model(json!({"a": 1.0})),
+            model(json!({"a": -0.0})),
+            model(json!({"a": 0.0})),
+        ]);
+        assert!(Data::ptr_eq(&out[0].data, &out[1].data));
+        assert!(!Data::ptr_eq(&out[0].data, &out[2].data));
+        assert!(!Data::ptr_eq(&out[3].data, &out[4].data));
+        assert_eq!(out[3].data["a"].to_json().to_string(), "-0.0");
+    }
+
+    #[test]
+    fn parallel_interning_matches_sequential() {
+        let events: Vec<Event> = (0..2 * PARALLEL_CHUNK + 7)
+            .map(|i| {
+                let mut e = model(json!({"app": format!("a{}", i % 13), "n": i % 5}));
+                e.id = Some(i as i64);
+                e
+            })
+            .collect();
+        let seq = intern_slice(&events);
+        let par = intern(events);
+        assert_eq!(seq.len(), par.len());
+        for (a, b) in seq.iter().zip(&par) {
+            assert_eq!(a.id, b.id);
+            assert!(a.query_eq(b));
+        }
+    }
+
+    #[test]
+    fn patches_once_per_shared_object() {
+        let mut events = intern(vec![
+            model(json!({"a": 1})),
+            model(json!({"a": 2})),
+            model(json!({"a": 1})),
+            model(json!({"b": 1})),
+        ]);
+        let mut calls = 0;
+        let x: Key = Arc::from("x");
+        patch_data(&mut events, |d| {
+            calls += 1;
+            d.get("a").map(|a| vec![(Arc::clone(&x), a.clone())])
+        });
+        assert_eq!(calls, 3);
+        assert!(Data::ptr_eq(&events[0].data, &events[2].data));
+        assert_eq!(events[0].data["x"].to_json(), json!(1));
+        assert_eq!(events[1].data["x"].to_json(), json!(2));
+        assert!(events[3].data.get("x").is_none());
+    }
+}

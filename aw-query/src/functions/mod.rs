@@ -1,0 +1,138 @@
+//! The built-in functions (spec §6): the name table, argument checking and dispatch.
+//!
+//! Functions are ordinary values of the language (`f = flood; f(e)` works and assigning to a
+//! built-in's name shadows it), so a [`Builtin`] is a small copyable tag that the interpreter
+//! looks up by name when no variable of that name exists.
+
+mod args;
+mod buckets;
+mod classify;
+mod events;
+mod misc;
+
+use crate::datasource::DataSource;
+use crate::error::QueryResult;
+use crate::value::DataType;
+
+/// What a built-in may need besides its arguments.
+pub struct CallContext<'a> {
+    /// Where bucket data comes from.
+    pub ds: &'a dyn DataSource,
+    /// The current value of the `TIMEINTERVAL` variable, if any.
+    pub timeinterval: Option<&'a DataType>,
+    /// Caches that live for one run of the program.
+    pub state: &'a mut RunState,
+}
+
+/// Caches shared by the calls of one run (one time period).
+#[derive(Default)]
+pub struct RunState {
+    /// Parsed URLs for `split_url_events`. Sharing it between calls makes the parts of a URL
+    /// the same shared values in every call, so re-splitting already split events (the
+    /// canonical query does) is a cheap identity check.
+    pub urls: crate::transforms::split_url::UrlCache,
+}
+
+macro_rules! builtins {
+    ($($variant:ident => $name:literal),* $(,)?) => {
+        /// A built-in function.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Builtin {
+            $(
+                #[doc = concat!("`", $name, "`")]
+                $variant,
+            )*
+        }
+
+        impl Builtin {
+            /// Every built-in.
+            #[cfg(test)]
+            pub const ALL: &'static [Builtin] = &[$(Builtin::$variant),*];
+
+            /// The name programs call it by.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Builtin::$variant => $name,)*
+                }
+            }
+
+            /// The built-in called `name`, if any.
+            pub fn from_name(name: &str) -> Option<Builtin> {
+                match name {
+                    $($name => Some(Builtin::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+builtins! {
+    QueryBucket => "query_bucket",
+    QueryBucketNames => "query_bucket_names",
+    FindBucket => "find_bucket",
+    Flood => "flood",
+    MergeEventsByKeys => "merge_events_by_keys",
+    ChunkEventsByKey => "chunk_events_by_key",
+    SortByDuration => "sort_by_duration",
+    SortByTimestamp => "sort_by_timestamp",
+    SumDurations => "sum_durations",
+    LimitEvents => "limit_events",
+    FilterKeyvals => "filter_keyvals",
+    ExcludeKeyvals => "exclude_keyvals",
+    FilterKeyvalsRegex => "filter_keyvals_regex",
+    FilterPeriodIntersect => "filter_period_intersect",
+    PeriodUnion => "period_union",
+    UnionNoOverlap => "union_no_overlap",
+    SplitUrlEvents => "split_url_events",
+    Concat => "concat",
+    Categorize => "categorize",
+    Tag => "tag",
+    Contains => "contains",
+    Print => "print",
+}
+
+impl Builtin {
+    /// Calls the function with already evaluated arguments (which it consumes).
+    pub fn call(self, args: Vec<DataType>, ctx: &mut CallContext<'_>) -> QueryResult<DataType> {
+        match self {
+            Builtin::QueryBucket => buckets::query_bucket(args, ctx),
+            Builtin::QueryBucketNames => buckets::query_bucket_names(args, ctx),
+            Builtin::FindBucket => buckets::find_bucket(args, ctx),
+            Builtin::Flood => events::flood(args),
+            Builtin::MergeEventsByKeys => events::merge_events_by_keys(args),
+            Builtin::ChunkEventsByKey => events::chunk_events_by_key(args),
+            Builtin::SortByDuration => events::sort_by_duration(args),
+            Builtin::SortByTimestamp => events::sort_by_timestamp(args),
+            Builtin::SumDurations => events::sum_durations(args),
+            Builtin::LimitEvents => events::limit_events(args),
+            Builtin::FilterKeyvals => events::filter_keyvals(args, true),
+            Builtin::ExcludeKeyvals => events::filter_keyvals(args, false),
+            Builtin::FilterKeyvalsRegex => classify::filter_keyvals_regex(args),
+            Builtin::FilterPeriodIntersect => events::filter_period_intersect(args),
+            Builtin::PeriodUnion => events::period_union(args),
+            Builtin::UnionNoOverlap => events::union_no_overlap(args),
+            Builtin::SplitUrlEvents => events::split_url_events(args, &mut ctx.state.urls),
+            Builtin::Concat => events::concat(args),
+            Builtin::Categorize => classify::categorize(args),
+            Builtin::Tag => classify::tag(args),
+            Builtin::Contains => misc::contains(args),
+            Builtin::Print => misc::print(args),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for b in Builtin::ALL {
+            assert_eq!(Builtin::from_name(b.name()), Some(*b));
+        }
+        for py_only in ["query_bucket_eventcount", "simplify_window_titles", "nop"] {
+            assert_eq!(Builtin::from_name(py_only), None);
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! Evaluation of a parsed program for one time period (spec §4).
+
+use std::collections::{BTreeMap, HashMap};
+
+use aw_models::TimeInterval;
+
+use crate::datasource::DataSource;
+use crate::error::{QueryError, QueryResult};
+use crate::functions::{Builtin, CallContext, RunState};
+use crate::parser::{BinOp, Expr, Stmt};
+use crate::value::{DataType, MAX_VALUE_DEPTH};
+
+/// One run of a program: a flat variable environment plus the data source.
+///
+/// Built-in functions are not stored in the environment; a name that is not a variable
+/// falls back to the built-in of that name, which gives the same semantics (assigning to the
+/// name shadows the built-in) without filling a map for every period.
+pub struct Interpreter<'a> {
+    vars: HashMap<String, DataType>,
+    ds: &'a dyn DataSource,
+    state: RunState,
+}
+
+impl<'a> Interpreter<'a> {
+    /// A fresh environment for `period`: `TIMEINTERVAL` is set to it with `+00:00` offsets.
+    pub fn new(ds: &'a dyn DataSource, period: &TimeInterval) -> Self {
+        let mut vars = HashMap::new();
+        vars.insert(
+            "TIMEINTERVAL".to_string(),
+            DataType::String(period.to_string()),
+        );
+        Interpreter {
+            vars,
+            ds,
+            state: RunState::default(),
+        }
+    }
+
+    /// Runs every statement and returns the final value of `RETURN`.
+    pub fn run(mut self, program: &[Stmt]) -> QueryResult<DataType> {
+        self.block(program)?;
+        let result = self.vars.remove("RETURN").ok_or(QueryError::EmptyQuery);
+        // The other variables may hold large event lists.
+        crate::reaper::drop_later((self.vars, self.state));
+        result
+    }
+
+    fn block(&mut self, stmts: &[Stmt]) -> QueryResult<()> {
+        for s in stmts {
+            self.statement(s)?;
+        }
+        Ok(())
+    }
+
+    fn statement(&mut self, stmt: &Stmt) -> QueryResult<()> {
+        match stmt {
+            Stmt::Assign(name, e) => {
+                let v = self.eval(e)?;
+                self.vars.insert(name.clone(), v);
+            }
+            Stmt::Expr(e) => {
+                self.eval(e)?;
+            }
+            Stmt::Return { target, expr } => {
+                let v = self.eval(expr)?;
+                let ret = match target {
+                    Some(name) => {
+                        self.vars.insert(name.clone(), v);
+                        DataType::None
+                    }
+                    None => v,
+                };
+                self.vars.insert("RETURN".to_string(), ret);
+            }
+            Stmt::If {
+                branches,
+                otherwise,
+            } => return self.if_chain(branches, otherwise.as_deref()),
+        }
+        Ok(())
+    }
+
+    fn if_chain(
+        &mut self,
+        branches: &[(Expr, Vec<Stmt>)],
+        otherwise: Option<&[Stmt]>,
+    ) -> QueryResult<()> {
+        for (cond, body) in branches {
+            let c = self.eval(cond)?;
+            if equals(&c, &DataType::Bool(true))? {
+                return self.block(body);
+            }
+        }
+        match otherwise {
+            Some(body) => self.block(body),
+            None => Ok(()),
+        }
+    }
+
+    fn eval(&mut self, e: &Expr) -> QueryResult<DataType> {
+        match e {
+            Expr::Number(n) => Ok(DataType::Number(*n)),
+            Expr::Bool(b) => Ok(DataType::Bool(*b)),
+            Expr::Str(s) => Ok(DataType::String(s.clone())),
+            Expr::Var { name, movable } => self.read(name, *movable),
+            Expr::Call { name, args } => self.call(name, args),
+            Expr::List(items) => self.list(items),
+            Expr::Dict(entries) => self.dict(entries),
+            Expr::Chain { first, rest } => self.chain(first, rest),
+        }
+    }
+
+    /// A variable read: a copy of the value, or the value itself at its last use.
+    fn read(&mut self, name: &str, movable: bool) -> QueryResult<DataType> {
+        let found = if movable {
+            self.vars.remove(name)
+        } else {
+            self.vars.get(name).cloned()
+        };
+        match found {
+            Some(v) => Ok(v),
+            None => Builtin::from_name(name)
+                .map(DataType::Function)
+                .ok_or_else(|| QueryError::VariableNotDefined(name.to_string())),
+        }
+    }
+
+    fn call(&mut self, name: &str, args: &[Expr]) -> QueryResult<DataType> {
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            values.push(self.eval(a)?);
+        }
+        let f = match self.vars.get(name) {
+            Some(DataType::Function(f)) => *f,
+            Some(_) => return Err(QueryError::InvalidType(name.to_string())),
+            None => Builtin::from_name(name)
+                .ok_or_else(|| QueryError::VariableNotDefined(name.to_string()))?,
+        };
+        let mut ctx = CallContext {
+            ds: self.ds,
+            timeinterval: self.vars.get("TIMEINTERVAL"),
+            state: &mut self.state,
+        };
+        f.call(values, &mut ctx)
+    }
+
+    fn list(&mut self, items: &[Expr]) -> QueryResult<DataType> {
+        let mut values = Vec::with_capacity(items.len());
+        for i in items {
+            values.push(self.eval(i)?);
+        }
+        check_depth(DataType::List(values))
+    }
+
+    fn dict(&mut self, entries: &[(String, Expr)]) -> QueryResult<DataType> {
+        let mut map = BTreeMap::new();
+        for (k, v) in entries {
+            let v = self.eval(v)?;
+            map.insert(k.clone(), v);
+        }
+        check_depth(DataType::Dict(map))
+    }
+
+    fn chain(&mut self, first: &Expr, rest: &[(BinOp, Expr)]) -> QueryResult<DataType> {
+        let mut acc = self.eval(first)?;
+        for (op, rhs) in rest {
+            let r = self.eval(rhs)?;
+            acc = binary(*op, acc, r)?;
+        }
+        Ok(acc)
+    }
+}
+
+/// Refuses list/dict values nested deeper than [`MAX_VALUE_DEPTH`] (e.g. built by wrapping a
+/// variable in a list over and over), which would otherwise make serialising or dropping
+/// the value overflow the stack.
+fn check_depth(v: DataType) -> QueryResult<DataType> {
+    if v.depth() > MAX_VALUE_DEPTH {
+        return Err(QueryError::InvalidType(format!(
+            "Value is nested too deeply: at most {MAX_VALUE_DEPTH} levels of lists and dicts \
+             are allowed"
+        )));
+    }
+    Ok(v)
+}
+
+/// The `==` operator: values of the same type compare deeply; None == None is false;
+/// different types are an error.
+pub fn equals(a: &DataType, b: &DataType) -> QueryResult<bool> {
+    use DataType as D;
+    match (a, b) {
+        (D::None, D::None) => Ok(false),
+        (D::Bool(_), D::Bool(_))
+        | (D::Number(_), D::Number(_))
+        | (D::String(_), D::String(_))
+        | (D::Event(_), D::Event(_))
+        | (D::List(_) | D::Events(_), D::List(_) | D::Events(_))
+        | (D::Dict(_), D::Dict(_))
+        | (D::Function(_), D::Function(_)) => Ok(a.deep_eq(b)),
+        _ => Err(QueryError::InvalidType(format!(
+            "Cannot compare values of different types {} and {}",
+            a.describe(),
+            b.describe()
+        ))),
+    }
+}
+
+fn binary(op: BinOp, a: DataType, b: DataType) -> QueryResult<DataType> {
+    use DataType as D;
+    let not_numbers = |verb: &str| {
+        QueryError::InvalidType(format!("Cannot {verb} something that is not a number!"))
+    };
+    Ok(match op {
+        BinOp::Add => match (a, b) {
+            (D::Number(x), D::Number(y)) => D::Number(x + y),
+            (D::Events(mut x), D::Events(y)) => {
+                x.extend(y);
+                D::Events(x)
+            }
+            (D::List(x), D::Events(y)) if x.is_empty() => D::Events(y),
+            (D::Events(x), D::List(y)) if y.is_empty() => D::Events(x),
+            (x @ (D::List(_) | D::Events(_)), y @ (D::List(_) | D::Events(_))) => {
+                let mut x = x.into_list().unwrap_or_default();
+                x.extend(y.into_list().unwrap_or_default());
+                D::List(x)
+            }
+            (D::String(mut x), D::String(y)) => {
+                x.push_str(&y);
+                D::String(x)
+            }
+            (x, y) => {
+                return Err(QueryError::InvalidType(format!(
+                    "Cannot add {} and {}: only numbers, lists and strings of the same type \
+                     can be added",
+                    x.describe(),
+                    y.describe()
+                )))
+            }
+        },
+        BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+            let (x, y) = match (a, b) {
+                (D::Number(x), D::Number(y)) => (x, y),
+                _ => {
+                    return Err(not_numbers(match op {
+                        BinOp::Sub => "sub",
+                        BinOp::Mul => "mul",
+                        BinOp::Div => "div",
+                        _ => "mod",
+                    }))
+                }
+            };
+            D::Number(match op {
+                BinOp::Sub => x - y,
+                BinOp::Mul => x * y,
+                BinOp::Div => {
+                    if y == 0.0 {
+                        return Err(QueryError::MathError(
+                            "Tried to divide by zero!".to_string(),
+                        ));
+                    }
+                    x / y
+                }
+                _ => x % y,
+            })
+        }
+        BinOp::Eq => D::Bool(equals(&a, &b)?),
+    })
+}

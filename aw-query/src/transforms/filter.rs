@@ -1,0 +1,90 @@
+//! `filter_keyvals`, `exclude_keyvals` (spec §6.4, with numbers compared by value as
+//! HAZARDS #10 requires) and `filter_keyvals_regex`.
+
+use crate::data::Val;
+use crate::event::{Data, QEvent};
+use crate::fxhash::FxHashMap;
+use crate::transforms::categorize::RuleSet;
+
+/// Keeps (`keep = true`) or drops (`keep = false`) the events whose `data[key]` exists and
+/// equals one of `values` (numbers compared by value, `1 == 1.0`). Events lacking `key` never
+/// match: dropped by the filter, kept by the exclusion.
+///
+/// The decision for each data object is remembered by its address, so events sharing an
+/// object (see [`crate::event::intern`]) are decided without touching it again. Objects are
+/// only freed, never allocated, during the call, so a remembered address cannot be reused by
+/// another object.
+pub fn filter_keyvals(events: Vec<QEvent>, key: &str, values: &[Val], keep: bool) -> Vec<QEvent> {
+    let mut events = events;
+    let mut decided: FxHashMap<usize, bool> = FxHashMap::default();
+    let matches = |data: &Data| {
+        data.get(key)
+            .is_some_and(|v| values.iter().any(|x| v.value_eq(x)))
+    };
+    events.retain(|e| {
+        let hit = *decided
+            .entry(e.data.addr())
+            .or_insert_with(|| matches(&e.data));
+        hit == keep
+    });
+    events
+}
+
+/// Keeps the events whose `data[key]` is a string in which the single rule of `rules`
+/// matches.
+pub fn filter_keyvals_regex(events: Vec<QEvent>, rules: &mut RuleSet) -> Vec<QEvent> {
+    let mut events = events;
+    let mut hits = rules.hit_buffer();
+    events.retain(|e| {
+        rules.matches(&e.data, &mut hits);
+        RuleSet::is_hit(&hits, 0)
+    });
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Interner;
+    use serde_json::{json, Value};
+
+    fn val(v: Value) -> Val {
+        Val::from_json(&v, &mut Interner::default())
+    }
+
+    fn with(v: Value) -> QEvent {
+        QEvent::new(0, 1, Data::from_pairs(&[("n", val(v))]))
+    }
+
+    #[test]
+    fn numbers_compare_by_value() {
+        let events = vec![
+            with(json!(1)),
+            with(json!(1.0)),
+            with(json!(2)),
+            with(json!("1")),
+        ];
+        assert_eq!(
+            filter_keyvals(events.clone(), "n", &[val(json!(1.0))], true).len(),
+            2
+        );
+        assert_eq!(
+            filter_keyvals(events, "n", &[val(json!(1.0))], false).len(),
+            2
+        );
+    }
+
+    #[test]
+    fn missing_keys() {
+        let events = vec![QEvent::new(0, 1, Data::new()), with(json!("x"))];
+        assert_eq!(
+            filter_keyvals(events.clone(), "n", &[val(json!("x"))], true).len(),
+            1
+        );
+        // Exclusion keeps the event lacking the key.
+        assert_eq!(
+            filter_keyvals(events, "n", &[val(json!("x"))], false).len(),
+            1
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! `split_url_events` (spec §6.8).
+
+use std::sync::Arc;
+
+use url::Url;
+
+use crate::data::{Key, Val};
+use crate::event::{patch_data, QEvent};
+use crate::fxhash::FxHashMap;
+
+/// The fields added for one URL, in the order of [`FIELDS`].
+type Parts = Option<[Val; 4]>;
+
+/// Parsed URLs: URL text → the parts to add (`None`: not an absolute URL).
+pub type UrlCache = FxHashMap<Arc<str>, Parts>;
+
+/// The keys `split_url_events` sets.
+const FIELDS: [&str; 4] = ["$domain", "$params", "$path", "$protocol"];
+
+/// Adds `$protocol`, `$domain`, `$path` and `$params` to every event whose `data.url` is a
+/// string holding an absolute URL (WHATWG parsing); other events are unchanged.
+///
+/// Browser events repeat the same URLs many times, so each distinct URL is parsed once (per
+/// `cache`, which lives for a whole run) and its parts are shared by all events with that URL.
+pub fn split_url_events(mut events: Vec<QEvent>, cache: &mut UrlCache) -> Vec<QEvent> {
+    let keys: [Key; 4] = FIELDS.map(Arc::from);
+    patch_data(&mut events, |data| {
+        let Some(Val::Str(url)) = data.get("url") else {
+            return None;
+        };
+        if !cache.contains_key(&**url) {
+            cache.insert(Arc::clone(url), split(url));
+        }
+        let Some(Some(parts)) = cache.get(&**url) else {
+            return None;
+        };
+        // Already split (the canonical query splits browser events twice): leave it alone.
+        if FIELDS
+            .iter()
+            .zip(parts)
+            .all(|(k, v)| data.get(k).is_some_and(|d| d.text_eq(v)))
+        {
+            return None;
+        }
+        Some(keys.iter().cloned().zip(parts.iter().cloned()).collect())
+    });
+    events
+}
+
+fn split(text: &str) -> Parts {
+    let url = Url::parse(text).ok()?;
+    let scheme = url.scheme();
+    let domain = match url.host_str() {
+        Some(host) if !host.is_empty() => {
+            let mut h = host;
+            while let Some(rest) = h.strip_prefix("www.") {
+                h = rest;
+            }
+            h
+        }
+        _ => scheme,
+    };
+    Some([
+        Val::str(domain),
+        Val::str(url.query().unwrap_or("")),
+        Val::str(url.path()),
+        Val::str(scheme),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transforms::testutil::ev;
+    use serde_json::{json, Value};
+
+    fn parts(url: &str) -> Option<Value> {
+        let out = split_url_events(
+            vec![ev(0.0, 1.0, &[("url", url)])],
+            &mut UrlCache::default(),
+        );
+        let d = &out[0].data;
+        d.get("$domain").map(|_| {
+            json!([
+                d["$protocol"].to_json(),
+                d["$domain"].to_json(),
+                d["$path"].to_json(),
+                d["$params"].to_json()
+            ])
+        })
+    }
+
+    #[test]
+    fn spec_examples() {
+        assert_eq!(
+            parts("http://www.google.com/path?query=1"),
+            Some(json!(["http", "google.com", "/path", "query=1"]))
+        );
+        assert_eq!(
+            parts("https://www.www.Example.com:8080/p/a%20b?x=1&y=2#frag"),
+            Some(json!(["https", "example.com", "/p/a%20b", "x=1&y=2"]))
+        );
+        assert_eq!(parts("file:///x"), Some(json!(["file", "file", "/x", ""])));
+        assert_eq!(
+            parts("about:blank"),
+            Some(json!(["about", "about", "blank", ""]))
+        );
+        assert_eq!(parts("not a url"), None);
+        assert_eq!(parts("/relative/path"), None);
+    }
+
+    #[test]
+    fn non_string_url_untouched() {
+        let mut e = ev(0.0, 1.0, &[]);
+        e.data = e.data.patched(vec![(Arc::from("url"), Val::Num(5.into()))]);
+        let out = split_url_events(vec![e], &mut UrlCache::default());
+        assert_eq!(out[0].data.len(), 1);
+    }
+}

@@ -1,0 +1,158 @@
+//! No input may crash the process (HAZARDS #2, #11): deep nesting, deep values, random text.
+
+mod common;
+
+use aw_query::MAX_NESTING;
+use common::*;
+
+/// Runs `f` on a thread with a 2 MiB stack, like a typical server worker thread.
+fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+#[test]
+fn hundred_thousand_nested_brackets_is_a_parsing_error() {
+    for open in ["[", "(", "concat(", "{\"a\": "] {
+        let code = format!("return {};", open.repeat(100_000));
+        let e = on_small_stack(move || run0(&code).unwrap_err());
+        assert!(
+            e.starts_with("ParsingError(") && e.contains("nested too deeply"),
+            "{e}"
+        );
+    }
+    let code = "if true {".repeat(100_000);
+    let e = on_small_stack(move || run0(&code).unwrap_err());
+    assert!(e.contains("nested too deeply"), "{e}");
+}
+
+#[test]
+fn deepest_allowed_nesting_evaluates_on_a_small_stack() {
+    let d = MAX_NESTING - 1;
+    for (open, close) in [("[", "]"), ("(", ")"), ("{\"a\": ", "}"), ("concat(", ")")] {
+        let inner = if open == "concat(" { "[]" } else { "1" };
+        let code = format!("return {}{inner}{};", open.repeat(d), close.repeat(d));
+        let r = on_small_stack(move || run0(&code));
+        assert!(r.is_ok(), "{open}: {r:?}");
+    }
+    let code = format!("{}return 1;{}", "if true {".repeat(d), "}".repeat(d));
+    assert_eq!(on_small_stack(move || run0(&code)).unwrap(), "[1.0]");
+}
+
+#[test]
+fn values_nested_by_repeated_wrapping_are_refused() {
+    let code = format!("a = 1;{} return a;", " a = [a];".repeat(10_000));
+    let e = on_small_stack(move || run0(&code).unwrap_err());
+    assert!(
+        e.starts_with("InvalidType(\"Value is nested too deeply"),
+        "{e}"
+    );
+    let code = format!("a = 1;{} return a;", " a = {\"k\": [a]};".repeat(200));
+    let e = on_small_stack(move || run0(&code).unwrap_err());
+    assert!(
+        e.starts_with("InvalidType(\"Value is nested too deeply"),
+        "{e}"
+    );
+    // Up to the limit is fine, including comparing and printing such values.
+    let code = format!(
+        "a = 1;{} b = a == a; print(a); return a;",
+        " a = [a];".repeat(256)
+    );
+    assert!(on_small_stack(move || run0(&code)).is_ok());
+}
+
+#[test]
+fn long_flat_programs() {
+    let code = format!("return 0{};", " + 1".repeat(100_000));
+    assert_eq!(on_small_stack(move || run0(&code)).unwrap(), "[100000.0]");
+    let code = format!("x = 0;{} return x;", " x = x + 1;".repeat(50_000));
+    assert_eq!(on_small_stack(move || run0(&code)).unwrap(), "[50000.0]");
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
+        v[(self.next() % v.len() as u64) as usize]
+    }
+}
+
+/// Random programs over the real built-ins and the A/B/C/D bucket: any outcome but a panic.
+#[test]
+fn random_programs_never_panic() {
+    let ds = abcd();
+    let exprs = [
+        "e",
+        "x",
+        "1",
+        "0",
+        "\"app\"",
+        "[\"app\"]",
+        "[]",
+        "query_bucket(\"b\")",
+        "TIMEINTERVAL",
+        "[1, \"a\"]",
+        "{\"type\": \"regex\", \"regex\": \"a\"}",
+        "print",
+        "flood",
+        "1%0",
+        "true",
+        "[[\"X\"], {\"type\": \"regex\", \"regex\": \"(\"}]",
+    ];
+    let funcs = [
+        "flood",
+        "merge_events_by_keys",
+        "chunk_events_by_key",
+        "sort_by_duration",
+        "sort_by_timestamp",
+        "sum_durations",
+        "limit_events",
+        "filter_keyvals",
+        "exclude_keyvals",
+        "filter_keyvals_regex",
+        "filter_period_intersect",
+        "period_union",
+        "union_no_overlap",
+        "split_url_events",
+        "concat",
+        "categorize",
+        "tag",
+        "contains",
+        "print",
+        "find_bucket",
+        "query_bucket",
+        "query_bucket_names",
+        "nope",
+    ];
+    let ops = [" + ", " - ", " * ", " / ", " % ", " == "];
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    for _ in 0..3_000 {
+        let mut code = String::from("e = query_bucket(\"b\"); x = [];");
+        for _ in 0..(rng.next() % 6) {
+            let f = rng.pick(&funcs);
+            let nargs = rng.next() % 4;
+            let args: Vec<&str> = (0..nargs).map(|_| rng.pick(&exprs)).collect();
+            let mut expr = format!("{f}({})", args.join(", "));
+            if rng.next() % 4 == 1 {
+                expr = format!("{expr}{}{}", rng.pick(&ops), rng.pick(&exprs));
+            }
+            let target = rng.pick(&["e", "x", "RETURN", "TIMEINTERVAL"]);
+            if rng.next() % 5 == 1 {
+                code.push_str(&format!("if {expr} == true {{ {target} = e; }}"));
+            } else {
+                code.push_str(&format!("{target} = {expr};"));
+            }
+        }
+        code.push_str(rng.pick(&["return e;", "return x;", "", "return [e, x];"]));
+        let _ = run(&ds, &code);
+    }
+}
