@@ -69,7 +69,9 @@
 mod async_client;
 pub mod blocking;
 mod builder;
+pub mod classes;
 mod error;
+pub mod queries;
 mod url;
 
 /// The shared data models, so watchers need no separate `aw-models` dependency.

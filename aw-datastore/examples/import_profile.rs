@@ -21,7 +21,9 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let ds = aw_datastore::Datastore::open(&dir.path().join("x.db")).unwrap();
     let t = Instant::now();
-    ds.import_buckets(export.buckets.into_values().collect()).wait().unwrap();
+    ds.import_buckets(export.buckets.into_values().collect())
+        .wait()
+        .unwrap();
     println!("import_buckets (convert + worker): {:?}", t.elapsed());
     let t = Instant::now();
     ds.force_commit().wait().unwrap();

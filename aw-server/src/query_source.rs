@@ -18,8 +18,17 @@ fn source_error(e: DatastoreError) -> DataSourceError {
 }
 
 impl DataSource for DatastoreSource {
-    fn query_bucket(&self, bucket_id: &str, start: DateTime<Utc>, end: DateTime<Utc>) -> Result<Vec<Event>, DataSourceError> {
-        let rows = self.0.get_events(bucket_id, Some(start), Some(end), None).wait().map_err(source_error)?;
+    fn query_bucket(
+        &self,
+        bucket_id: &str,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+    ) -> Result<Vec<Event>, DataSourceError> {
+        let rows = self
+            .0
+            .get_events(bucket_id, Some(start), Some(end), None)
+            .wait()
+            .map_err(source_error)?;
         Ok(rows.into_events())
     }
 

@@ -15,6 +15,7 @@ use crate::config::Config;
 use crate::endpoints;
 use crate::endpoints::webui::StaticFiles;
 use crate::normalize::NormalizePath;
+use crate::query_pool::QueryPool;
 use crate::security::{self, Security};
 use crate::state::AppState;
 use crate::{catchers, device_id, dirs};
@@ -156,6 +157,8 @@ pub fn build(
             settings.address
         );
     }
+    let queries = QueryPool::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .map_err(|e| format!("cannot start the query threads: {e}"))?;
     let limits = Limits::default()
         .limit("json", 1000.mebibytes())
         .limit("data-form", 1000.mebibytes())
@@ -201,7 +204,11 @@ pub fn build(
                 notify_systemd();
             })
         }))
-        .manage(AppState { datastore, info })
+        .manage(AppState {
+            datastore,
+            info,
+            queries,
+        })
         .manage(StaticFiles {
             webpath: settings.webpath.clone(),
             custom: settings.custom_static.clone(),

@@ -663,7 +663,6 @@ fn watcher_day_stored_events_match_independent_totals() {
 /// must match the active time per app within the same heartbeat slack (flood only fills
 /// gaps shorter than 5 s, less than one poll interval).
 #[test]
-#[ignore = "enable when the server's query engine lands (it answers 501 until then)"]
 fn watcher_day_desktop_query() {
     let server = TestServer::start();
     let rec = record_day(&server);

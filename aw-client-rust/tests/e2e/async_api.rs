@@ -466,7 +466,6 @@ async fn export_import_round_trip() {
 /// `trunc(1.001 × 1e9)` = 1 000 999 999 ns, so importing its own export does not recognise
 /// the event as already present and inserts a duplicate.
 #[tokio::test]
-#[ignore = "server bug: duration trunc on input makes re-import of its own export duplicate events"]
 async fn reimport_of_heartbeat_merged_export_is_idempotent() {
     let server = Server::start();
     let client = server.client();
@@ -484,7 +483,6 @@ async fn reimport_of_heartbeat_merged_export_is_idempotent() {
 
 /// Needs the query engine; the server may still answer 501 until it lands.
 #[tokio::test]
-#[ignore = "enable when the server's query engine lands (it answers 501 until then)"]
 async fn query_round_trip() {
     let server = Server::start();
     let client = server.client();

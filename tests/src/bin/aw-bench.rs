@@ -9,6 +9,8 @@
 //! table (median and p95 in ms, or rates). `--json` also writes the numbers, so that two runs
 //! (before/after a change) can be compared.
 
+use aw_client_rust::classes::default_classes;
+use aw_client_rust::queries::{browser_query, full_desktop_query, DesktopQueryParams};
 use aw_tests::dataset::Dataset;
 use aw_tests::{Client, TestServer};
 use serde_json::{json, Map, Value};
@@ -121,6 +123,72 @@ fn concurrent(
     (all.len() as f64 / elapsed, percentile(&all, 0.5))
 }
 
+/// The `POST /api/0/query/` body for `code` over the given periods.
+fn query_body(code: &str, periods: &[(i64, i64)]) -> String {
+    let periods: Vec<String> = periods
+        .iter()
+        .map(|&(a, b)| format!("{}/{}", ts(a), ts(b)))
+        .collect();
+    json!({"timeperiods": periods, "query": code.split('\n').collect::<Vec<_>>()}).to_string()
+}
+
+fn post_ok(c: &mut Client, path: &str, body: &str) -> usize {
+    let r = c.post_json(path, body);
+    assert_eq!(r.status, 200, "{path}: {}", r.body);
+    r.body.len()
+}
+
+/// Heartbeat latency (p50, p95 in ms) while `loops` clients run `body` queries back to back;
+/// also the loops' total query throughput.
+fn heartbeats_under_query_load(
+    port: u16,
+    loops: usize,
+    body: &str,
+    n: usize,
+    base: i64,
+) -> (f64, f64, f64) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..loops)
+        .map(|_| {
+            let stop = stop.clone();
+            let body = body.to_string();
+            std::thread::spawn(move || {
+                let mut c = Client::new(port);
+                let started = Instant::now();
+                let mut done = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    post_ok(&mut c, "/api/0/query/", &body);
+                    done += 1;
+                }
+                // Queries per second of this loop, counting the one that ran past the stop.
+                done as f64 / started.elapsed().as_secs_f64()
+            })
+        })
+        .collect();
+    if loops > 0 {
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let mut c = Client::new(port);
+    let mut lat: Vec<f64> = (0..n)
+        .map(|k| {
+            let body = format!(
+                r#"{{"timestamp":"{}","duration":0,"data":{{"app":"x"}}}}"#,
+                ts(base + k as i64 * NS)
+            );
+            let t = Instant::now();
+            let r = c.post_json("/api/0/buckets/bench-writes/heartbeat?pulsetime=2", &body);
+            assert_eq!(r.status, 200);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            std::thread::sleep(Duration::from_millis(10));
+            ms
+        })
+        .collect();
+    stop.store(true, Ordering::Relaxed);
+    let queries: f64 = workers.into_iter().map(|w| w.join().unwrap_or(0.0)).sum();
+    lat.sort_by(f64::total_cmp);
+    (percentile(&lat, 0.5), percentile(&lat, 0.95), queries)
+}
+
 fn vm_hwm_mb(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
@@ -210,6 +278,54 @@ fn main() {
         get_ok(&mut c, &format!("/api/0/buckets/{window}/events/count"));
     });
 
+    // The canonical dashboard queries.
+    let params = DesktopQueryParams {
+        bid_window: window.clone(),
+        bid_afk: afk.clone(),
+        bid_browsers: vec![data.buckets[2].id.clone()],
+        classes: default_classes(),
+        filter_afk: true,
+        include_audible: true,
+        ..Default::default()
+    };
+    let desktop = full_desktop_query(&params);
+    let browser = browser_query(&params.bid_browsers);
+    for (name, span, reps) in [
+        ("desktop query, 1 day", DAY, 20),
+        ("desktop query, 1 week", 7 * DAY, 10),
+        ("desktop query, 30 days", 30 * DAY, 5),
+        ("desktop query, 365 days", 365 * DAY, 3),
+    ] {
+        let body = query_body(&desktop, &[(end - span.min(end - START_DAY), end)]);
+        b.latency(name, reps, || {
+            post_ok(&mut c, "/api/0/query/", &body);
+        });
+    }
+    let body = query_body(&browser, &[(end - 7 * DAY, end)]);
+    b.latency("browser query, 1 week", 10, || {
+        post_ok(&mut c, "/api/0/query/", &body);
+    });
+    let week: Vec<(i64, i64)> = (1..=7)
+        .map(|d| (end - d * DAY, end - (d - 1) * DAY))
+        .collect();
+    let body = query_body(&desktop, &week);
+    b.latency("desktop query, 7 x 1-day periods", 10, || {
+        post_ok(&mut c, "/api/0/query/", &body);
+    });
+    let secs_q = if quick { 3.0 } else { 10.0 };
+    let desktop_for_clients = desktop.clone();
+    let (rps, p50) = concurrent(port, 8, secs_q, |c, i| {
+        let day = (i as i64 * 7919) % days;
+        let lo = START_DAY + day * DAY;
+        post_ok(
+            c,
+            "/api/0/query/",
+            &query_body(&desktop_for_clients, &[(lo, lo + DAY)]),
+        );
+    });
+    b.value("8 clients, 1-day desktop queries: throughput", rps, "req/s");
+    b.value("8 clients, 1-day desktop queries: p50", p50, "ms");
+
     // Concurrency: 8 clients fetching one day each (a different day per request).
     let secs = if quick { 3.0 } else { 10.0 };
     let (rps, p50) = concurrent(port, 8, secs, |c, i| {
@@ -279,39 +395,24 @@ fn main() {
         "/s",
     );
 
-    // Heartbeats while another client reads a year of AFK events in a loop.
-    let busy = Arc::new(AtomicBool::new(true));
-    let loop_flag = busy.clone();
-    let afk_path = format!(
-        "/api/0/buckets/{afk}/events?start={}&end={}",
-        ts(START_DAY),
-        ts(end)
-    );
-    let reader = std::thread::spawn(move || {
-        let mut c = Client::new(port);
-        let mut loops = 0;
-        while loop_flag.load(Ordering::Relaxed) {
-            get_ok(&mut c, &afk_path);
-            loops += 1;
-        }
-        loops
-    });
-    let mut k = 0i64;
-    let base = base + 2 * n as i64 * NS;
-    b.latency("heartbeat while a 1-year read loops", 500, || {
-        k += 1;
-        let body = format!(
-            r#"{{"timestamp":"{}","duration":0,"data":{{"app":"x"}}}}"#,
-            ts(base + k * NS)
+    // Heartbeats while 0, 1, 2 and 4 clients loop 1-year desktop queries.
+    let year = query_body(&desktop, &[(START_DAY, end)]);
+    let mut base = base + 2 * n as i64 * NS;
+    for loops in [0, 1, 2, 4] {
+        let hb = if quick { 100 } else { 300 };
+        let (p50, p95, qps) = heartbeats_under_query_load(port, loops, &year, hb, base);
+        base += 2 * hb as i64 * NS;
+        let name = format!("heartbeat with {loops} 1-year query loops");
+        b.rows.push((
+            name.clone(),
+            format!("p50 {p50:.3} ms, p95 {p95:.3} ms; queries {qps:.2}/s"),
+        ));
+        b.json.insert(
+            name.clone(),
+            json!({"p50_ms": p50, "p95_ms": p95, "queries_per_s": qps}),
         );
-        assert_eq!(
-            c.post_json("/api/0/buckets/bench-writes/heartbeat?pulsetime=2", &body)
-                .status,
-            200
-        );
-    });
-    busy.store(false, Ordering::Relaxed);
-    let _ = reader.join();
+        println!("{name:<55} p50 {p50:>8.3} ms  p95 {p95:>8.3} ms  queries {qps:.2}/s");
+    }
 
     let pid = server.pid().unwrap_or(0);
     let rss = vm_hwm_mb(pid);

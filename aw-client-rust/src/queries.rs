@@ -1,0 +1,232 @@
+//! The canonical dashboard queries, as the web UI and the Python client build them (see the
+//! query language's §8): the desktop query (window activity filtered by AFK, browser
+//! activity while the browser is focused, categories) and its parts.
+
+use crate::classes::{classes_to_query, Category};
+
+/// Browser names and the window-app names under which each browser appears, used to match
+/// `aw-watcher-web-<browser>` buckets with the window watcher's `app` values.
+pub const BROWSER_APPNAMES: &[(&str, &[&str])] = &[
+    (
+        "chrome",
+        &[
+            "Google-chrome",
+            "chrome.exe",
+            "google-chrome-stable",
+            "Chromium",
+            "Chromium-browser",
+            "chromium.exe",
+            "Google Chrome",
+            "Chromium-browser-chromium",
+        ],
+    ),
+    (
+        "firefox",
+        &[
+            "Firefox",
+            "firefox.exe",
+            "firefox",
+            "Firefox Developer Edition",
+            "firefoxdeveloperedition",
+            "Firefox-esr",
+            "Firefox Beta",
+            "Nightly",
+            "org.mozilla.firefox",
+        ],
+    ),
+    ("opera", &["opera.exe", "Opera"]),
+    ("brave", &["brave.exe", "Brave-browser", "Brave Browser"]),
+    ("edge", &["msedge.exe", "Microsoft Edge"]),
+    (
+        "vivaldi",
+        &[
+            "Vivaldi-stable",
+            "Vivaldi-snapshot",
+            "vivaldi.exe",
+            "Vivaldi",
+        ],
+    ),
+];
+
+/// What the desktop query needs to know.
+#[derive(Clone, Debug, Default)]
+pub struct DesktopQueryParams {
+    /// The window watcher's bucket id.
+    pub bid_window: String,
+    /// The AFK watcher's bucket id.
+    pub bid_afk: String,
+    /// Browser watcher bucket ids (`aw-watcher-web-…`).
+    pub bid_browsers: Vec<String>,
+    /// Categories for `categorize`.
+    pub classes: Vec<Category>,
+    /// Only keep events of these categories (empty: all).
+    pub filter_classes: Vec<Vec<String>>,
+    /// Only count time when the user was not AFK.
+    pub filter_afk: bool,
+    /// Count audible browser tabs as active even when AFK.
+    pub include_audible: bool,
+    /// Also return every categorised event under `events` (what scripts may want; the web
+    /// dashboard does not ask for it, and over a year it is most of the response).
+    pub include_events: bool,
+}
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// The browser name a web-watcher bucket id belongs to, if any.
+pub fn browser_of_bucket(bucket_id: &str) -> Option<&'static str> {
+    BROWSER_APPNAMES
+        .iter()
+        .map(|(name, _)| *name)
+        .find(|name| bucket_id.contains(name))
+}
+
+/// The statements that define `events` (window events, AFK-filtered, categorised),
+/// `not_afk` and `browser_events`.
+pub fn canonical_events(p: &DesktopQueryParams) -> Vec<String> {
+    let mut q = vec![
+        format!("events = flood(query_bucket({}));", quote(&p.bid_window)),
+        format!("not_afk = flood(query_bucket({}));", quote(&p.bid_afk)),
+        "not_afk = filter_keyvals(not_afk, \"status\", [\"not-afk\"]);".to_string(),
+        "browser_events = [];".to_string(),
+    ];
+    for bid in &p.bid_browsers {
+        let Some(browser) = browser_of_bucket(bid) else {
+            continue;
+        };
+        let names = BROWSER_APPNAMES
+            .iter()
+            .find(|(b, _)| *b == browser)
+            .map(|(_, n)| *n)
+            .unwrap_or(&[]);
+        let names = serde_json::to_string(names).unwrap_or_else(|_| "[]".into());
+        q.push(format!(
+            "events_{browser} = flood(query_bucket({}));",
+            quote(bid)
+        ));
+        q.push(format!(
+            "window_{browser} = filter_keyvals(events, \"app\", {names});"
+        ));
+        q.push(format!(
+            "events_{browser} = filter_period_intersect(events_{browser}, window_{browser});"
+        ));
+        q.push(format!(
+            "events_{browser} = split_url_events(events_{browser});"
+        ));
+        q.push(format!(
+            "browser_events = concat(browser_events, events_{browser});"
+        ));
+        q.push("browser_events = sort_by_timestamp(browser_events);".to_string());
+    }
+    if p.include_audible {
+        q.push("audible_events = filter_keyvals(browser_events, \"audible\", [true]);".into());
+        q.push("not_afk = period_union(not_afk, audible_events);".into());
+    }
+    if p.filter_afk {
+        q.push("events = filter_period_intersect(events, not_afk);".into());
+    }
+    q.push(format!(
+        "events = categorize(events, {});",
+        classes_to_query(&p.classes)
+    ));
+    if !p.filter_classes.is_empty() {
+        let filter = serde_json::to_string(&p.filter_classes).unwrap_or_else(|_| "[]".into());
+        q.push(format!(
+            "events = filter_keyvals(events, \"$category\", {filter});"
+        ));
+    }
+    q
+}
+
+/// The full desktop query: what the Activity view shows (top apps, titles, categories,
+/// active time, browser domains/urls/titles), one statement per line.
+pub fn full_desktop_query(p: &DesktopQueryParams) -> String {
+    let mut q = canonical_events(p);
+    q.extend(
+        [
+            "title_events = sort_by_duration(merge_events_by_keys(events, [\"app\", \"title\"]));",
+            "app_events = sort_by_duration(merge_events_by_keys(title_events, [\"app\"]));",
+            "cat_events = sort_by_duration(merge_events_by_keys(events, [\"$category\"]));",
+            "app_events = limit_events(app_events, 100);",
+            "title_events = limit_events(title_events, 100);",
+            "duration = sum_durations(events);",
+            "browser_events = split_url_events(browser_events);",
+            "browser_urls = merge_events_by_keys(browser_events, [\"url\"]);",
+            "browser_urls = sort_by_duration(browser_urls);",
+            "browser_urls = limit_events(browser_urls, 100);",
+            "browser_domains = merge_events_by_keys(browser_events, [\"$domain\"]);",
+            "browser_domains = sort_by_duration(browser_domains);",
+            "browser_domains = limit_events(browser_domains, 100);",
+            "browser_titles = merge_events_by_keys(browser_events, [\"title\"]);",
+            "browser_titles = sort_by_duration(browser_titles);",
+            "browser_titles = limit_events(browser_titles, 100);",
+            "browser_duration = sum_durations(browser_events);",
+        ]
+        .map(str::to_string),
+    );
+    let events = if p.include_events {
+        "\"events\": events, "
+    } else {
+        ""
+    };
+    q.push(format!(
+        "RETURN = {{{events}\"window\": {{\"app_events\": app_events, \"title_events\": title_events, \"cat_events\": cat_events, \"active_events\": not_afk, \"duration\": duration}}, \"browser\": {{\"domains\": browser_domains, \"urls\": browser_urls, \"titles\": browser_titles, \"duration\": browser_duration}}}};"
+    ));
+    q.join("\n")
+}
+
+/// The browser-only query over the given web buckets (domains, urls, titles, duration),
+/// without the window/AFK filtering.
+pub fn browser_query(bid_browsers: &[String]) -> String {
+    let mut q = vec!["browser_events = [];".to_string()];
+    for bid in bid_browsers {
+        q.push(format!(
+            "browser_events = concat(browser_events, flood(query_bucket({})));",
+            quote(bid)
+        ));
+    }
+    q.extend(
+        [
+            "browser_events = split_url_events(sort_by_timestamp(browser_events));",
+            "domains = limit_events(sort_by_duration(merge_events_by_keys(browser_events, [\"$domain\"])), 100);",
+            "urls = limit_events(sort_by_duration(merge_events_by_keys(browser_events, [\"url\"])), 100);",
+            "titles = limit_events(sort_by_duration(merge_events_by_keys(browser_events, [\"title\"])), 100);",
+            "RETURN = {\"domains\": domains, \"urls\": urls, \"titles\": titles, \"duration\": sum_durations(browser_events)};",
+        ]
+        .map(str::to_string),
+    );
+    q.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classes::default_classes;
+
+    #[test]
+    fn desktop_query_mentions_every_part() {
+        let q = full_desktop_query(&DesktopQueryParams {
+            bid_window: "aw-watcher-window_h".into(),
+            bid_afk: "aw-watcher-afk_h".into(),
+            bid_browsers: vec![
+                "aw-watcher-web-chrome_h".into(),
+                "aw-watcher-unknown".into(),
+            ],
+            classes: default_classes(),
+            filter_afk: true,
+            include_audible: true,
+            ..Default::default()
+        });
+        for part in [
+            "query_bucket(\"aw-watcher-window_h\")",
+            "events_chrome",
+            "categorize(events, [[[\"Work\"]",
+            "period_union",
+            "RETURN =",
+        ] {
+            assert!(q.contains(part), "{part}: {q}");
+        }
+        assert!(!q.contains("aw-watcher-unknown"));
+    }
+}

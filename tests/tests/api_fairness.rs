@@ -1,0 +1,96 @@
+//! Watchers are never starved: with four clients looping year-long dashboard queries on a
+//! generated year of data, heartbeats from another client all succeed and merge correctly.
+
+use aw_client_rust::classes::default_classes;
+use aw_client_rust::queries::{full_desktop_query, DesktopQueryParams};
+use aw_tests::dataset::Dataset;
+use aw_tests::{Client, TestServer};
+use serde_json::json;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const NS: i64 = 1_000_000_000;
+const DAY: i64 = 86_400 * NS;
+const START: i64 = 1_735_689_600 * NS; // 2025-01-01
+
+fn ts(ns: i64) -> String {
+    aw_models::timestamp::format(&aw_models::timestamp::from_ns(ns))
+}
+
+#[test]
+fn heartbeats_succeed_and_merge_during_year_long_queries() {
+    let data = Dataset::generate(7, "fair", START, 365);
+    let s = TestServer::start();
+    let mut c = s.client();
+    assert_eq!(
+        c.post_json("/api/0/import", &data.export_json()).status,
+        200
+    );
+    let query = full_desktop_query(&DesktopQueryParams {
+        bid_window: data.buckets[0].id.clone(),
+        bid_afk: data.buckets[1].id.clone(),
+        bid_browsers: vec![data.buckets[2].id.clone()],
+        classes: default_classes(),
+        filter_afk: true,
+        ..Default::default()
+    });
+    let body = json!({
+        "timeperiods": [format!("{}/{}", ts(START), ts(data.end))],
+        "query": query.split('\n').collect::<Vec<_>>(),
+    })
+    .to_string();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let completed = Arc::new(AtomicUsize::new(0));
+    let port = s.port;
+    let loops: Vec<_> = (0..4)
+        .map(|_| {
+            let (stop, completed, body) = (stop.clone(), completed.clone(), body.clone());
+            std::thread::spawn(move || {
+                let mut c = Client::new(port);
+                while !stop.load(Ordering::Relaxed) {
+                    let r = c.post_json("/api/0/query/", &body);
+                    assert_eq!(r.status, 200, "{}", r.body);
+                    assert!(r.json()[0]["window"]["duration"].as_f64().unwrap() > 0.0);
+                    completed.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+
+    // A window watcher: 200 heartbeats a second apart of one app, pulsetime 2.
+    c.post_json(
+        "/api/0/buckets/watcher",
+        r#"{"client":"w","type":"currentwindow","hostname":"h"}"#,
+    );
+    let base = data.end + DAY;
+    let mut slowest = Duration::ZERO;
+    for i in 0..200 {
+        let hb = json!({"timestamp": ts(base + i * NS), "duration": 0, "data": {"app": "editor", "title": "main.rs"}});
+        let t = Instant::now();
+        let r = c.post_json(
+            "/api/0/buckets/watcher/heartbeat?pulsetime=2",
+            &hb.to_string(),
+        );
+        slowest = slowest.max(t.elapsed());
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(
+            r.json()["duration"],
+            json!(i as f64),
+            "heartbeat {i} did not merge"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for l in loops {
+        l.join().unwrap();
+    }
+    let events = c.get("/api/0/buckets/watcher/events").json();
+    assert_eq!(events.as_array().unwrap().len(), 1);
+    assert_eq!(events[0]["duration"], json!(199.0));
+    // The queries made progress too.
+    assert!(completed.load(Ordering::Relaxed) >= 1);
+    eprintln!("slowest heartbeat under load: {slowest:?}");
+}
