@@ -29,6 +29,8 @@ pub enum QueryError {
     BucketQueryError(String),
     /// A regular expression given to a function does not compile.
     RegexCompileError(String),
+    /// The query ran past its time budget (a server setting; not in the reference).
+    Timeout(String),
 }
 
 impl fmt::Display for QueryError {

@@ -1,6 +1,7 @@
 //! Evaluation of a parsed program for one time period (spec §4).
 
 use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
 
 use aw_models::TimeInterval;
 
@@ -19,6 +20,9 @@ pub struct Interpreter<'a> {
     vars: HashMap<String, DataType>,
     ds: &'a dyn DataSource,
     state: RunState,
+    /// When evaluation must stop; checked before every statement and function call, so a
+    /// query overruns its budget by at most one built-in call.
+    deadline: Option<Instant>,
 }
 
 impl<'a> Interpreter<'a> {
@@ -33,6 +37,22 @@ impl<'a> Interpreter<'a> {
             vars,
             ds,
             state: RunState::default(),
+            deadline: None,
+        }
+    }
+
+    /// Stops evaluation with [`QueryError::Timeout`] once `deadline` has passed.
+    pub fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    fn check_deadline(&self) -> QueryResult<()> {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err(QueryError::Timeout(
+                "The query ran longer than the server's time budget (query_timeout)".to_string(),
+            )),
+            _ => Ok(()),
         }
     }
 
@@ -53,6 +73,7 @@ impl<'a> Interpreter<'a> {
     }
 
     fn statement(&mut self, stmt: &Stmt) -> QueryResult<()> {
+        self.check_deadline()?;
         match stmt {
             Stmt::Assign(name, e) => {
                 let v = self.eval(e)?;
@@ -136,6 +157,7 @@ impl<'a> Interpreter<'a> {
             None => Builtin::from_name(name)
                 .ok_or_else(|| QueryError::VariableNotDefined(name.to_string()))?,
         };
+        self.check_deadline()?;
         let mut ctx = CallContext {
             ds: self.ds,
             timeinterval: self.vars.get("TIMEINTERVAL"),

@@ -51,8 +51,19 @@ pub fn query(
     periods: &[TimeInterval],
     ds: &dyn DataSource,
 ) -> Result<Vec<serde_json::Value>, QueryError> {
+    query_until(code, periods, ds, None)
+}
+
+/// [`query`] with a time budget: evaluation stops with [`QueryError::Timeout`] at the first
+/// statement or function call after `deadline`.
+pub fn query_until(
+    code: &str,
+    periods: &[TimeInterval],
+    ds: &dyn DataSource,
+    deadline: Option<std::time::Instant>,
+) -> Result<Vec<serde_json::Value>, QueryError> {
     if periods.is_empty() {
         return Ok(Vec::new());
     }
-    Program::parse(code)?.run_all(periods, ds)
+    Program::parse(code)?.run_all_until(periods, ds, deadline)
 }

@@ -2,6 +2,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
+use std::time::Instant;
 
 use aw_models::TimeInterval;
 use serde_json::Value;
@@ -33,7 +34,19 @@ impl Program {
 
     /// Evaluates the program for one period in a fresh environment and serialises `RETURN`.
     pub fn run(&self, period: &TimeInterval, ds: &dyn DataSource) -> QueryResult<Value> {
-        let result = Interpreter::new(ds, period).run(&self.stmts)?;
+        self.run_until(period, ds, None)
+    }
+
+    /// [`Program::run`] that fails with [`QueryError::Timeout`] once `deadline` passes.
+    pub fn run_until(
+        &self,
+        period: &TimeInterval,
+        ds: &dyn DataSource,
+        deadline: Option<Instant>,
+    ) -> QueryResult<Value> {
+        let result = Interpreter::new(ds, period)
+            .with_deadline(deadline)
+            .run(&self.stmts)?;
         let json = result.to_json();
         crate::reaper::drop_later(result);
         json
@@ -47,13 +60,26 @@ impl Program {
         periods: &[TimeInterval],
         ds: &dyn DataSource,
     ) -> QueryResult<Vec<Value>> {
+        self.run_all_until(periods, ds, None)
+    }
+
+    /// [`Program::run_all`] that fails with [`QueryError::Timeout`] once `deadline` passes.
+    pub fn run_all_until(
+        &self,
+        periods: &[TimeInterval],
+        ds: &dyn DataSource,
+        deadline: Option<Instant>,
+    ) -> QueryResult<Vec<Value>> {
         let n = periods.len();
         let threads = thread::available_parallelism()
             .map(|p| p.get())
             .unwrap_or(1)
             .min(n);
         if threads <= 1 {
-            return periods.iter().map(|p| self.run(p, ds)).collect();
+            return periods
+                .iter()
+                .map(|p| self.run_until(p, ds, deadline))
+                .collect();
         }
 
         let next = AtomicUsize::new(0);
@@ -68,7 +94,7 @@ impl Program {
                 let Some(period) = periods.get(i) else {
                     break;
                 };
-                let r = self.run(period, ds);
+                let r = self.run_until(period, ds, deadline);
                 if r.is_err() {
                     first_error.fetch_min(i, Ordering::Relaxed);
                 }

@@ -20,6 +20,9 @@ pub struct Config {
     pub auth: AuthConfig,
     /// `[custom_static]`: name → directory served under `/pages/<name>/`.
     pub custom_static: BTreeMap<String, PathBuf>,
+    /// Seconds a query may evaluate before it is stopped with a `Timeout` error; `0` means
+    /// no limit. Not a reference key (the reference has no limit); unknown to it, harmless.
+    pub query_timeout: f64,
 }
 
 /// The `[auth]` table.
@@ -29,6 +32,10 @@ pub struct AuthConfig {
     /// When set and non-empty, `/api/` requests need `Authorization: Bearer <key>`.
     pub api_key: Option<String>,
 }
+
+/// The default query time budget in seconds: far above what a year-long dashboard query
+/// takes, low enough that a runaway query does not occupy a core for long.
+pub const DEFAULT_QUERY_TIMEOUT: f64 = 120.0;
 
 /// The default port: 5600, or 5666 in testing mode.
 pub fn default_port(testing: bool) -> u16 {
@@ -49,6 +56,7 @@ impl Config {
             cors_regex: Vec::new(),
             auth: AuthConfig::default(),
             custom_static: BTreeMap::new(),
+            query_timeout: DEFAULT_QUERY_TIMEOUT,
         }
     }
 
@@ -122,6 +130,13 @@ mod tests {
         assert_eq!(c.cors, vec!["http://x"]);
         assert_eq!(c.auth.api_key.as_deref(), Some("k"));
         assert_eq!(c.custom_static["a"], PathBuf::from("/tmp"));
+        assert_eq!(c.query_timeout, DEFAULT_QUERY_TIMEOUT);
+        assert_eq!(
+            Config::parse("query_timeout = 2.5", false)
+                .unwrap()
+                .query_timeout,
+            2.5
+        );
     }
 
     #[test]

@@ -208,6 +208,9 @@ pub fn build(
             datastore,
             info,
             queries,
+            query_timeout: (settings.config.query_timeout > 0.0)
+                .then(|| std::time::Duration::try_from_secs_f64(settings.config.query_timeout).ok())
+                .flatten(),
         })
         .manage(StaticFiles {
             webpath: settings.webpath.clone(),

@@ -14,4 +14,6 @@ pub struct AppState {
     pub info: Info,
     /// Where queries are evaluated: one low-priority thread per core.
     pub queries: QueryPool,
+    /// How long one query may evaluate (`None`: no limit).
+    pub query_timeout: Option<std::time::Duration>,
 }

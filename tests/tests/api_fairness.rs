@@ -94,3 +94,22 @@ fn heartbeats_succeed_and_merge_during_year_long_queries() {
     assert!(completed.load(Ordering::Relaxed) >= 1);
     eprintln!("slowest heartbeat under load: {slowest:?}");
 }
+
+#[test]
+fn a_query_over_its_time_budget_is_stopped_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "query_timeout = 0.000001\n").unwrap();
+    let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
+    let mut c = s.client();
+    let body = r#"{"timeperiods":["2020-01-01T00:00:00Z/2020-01-02T00:00:00Z"],"query":["x = 1;","return x;"]}"#;
+    let r = c.post_json("/api/0/query/", body);
+    assert_eq!(r.status, 500);
+    let message = r.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.starts_with("Timeout(") && message.contains("query_timeout"),
+        "{message}"
+    );
+    // The server is fine afterwards.
+    assert_eq!(c.get("/api/0/info").status, 200);
+}

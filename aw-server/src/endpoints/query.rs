@@ -14,16 +14,21 @@ use crate::state::AppState;
 /// a malformed time period is rejected by the body parser with 422.
 ///
 /// Evaluation runs on the [`crate::query_pool::QueryPool`]: at most one query per core at
-/// a time, at low priority, so cheap requests are never stuck behind them.
+/// a time, at low priority, so cheap requests are never stuck behind them. A query that
+/// evaluates longer than the config's `query_timeout` is stopped with
+/// `500 {"message": "Timeout(\"…\")"}`, in the shape of every other query error.
 #[rocket::post("/api/0/query", format = "json", data = "<body>")]
 pub async fn query(body: JsonBody<Query>, state: &State<AppState>) -> ApiResult<JsonText> {
     let request = body.0;
     let source = DatastoreSource(state.datastore.clone());
+    let budget = state.query_timeout;
     state
         .queries
         .run(move || {
+            // The budget counts from the start of evaluation, not from the wait in line.
+            let deadline = budget.map(|b| std::time::Instant::now() + b);
             let code = request.query.join("\n");
-            let results = aw_query::query(&code, &request.timeperiods, &source)
+            let results = aw_query::query_until(&code, &request.timeperiods, &source, deadline)
                 .map_err(|e| ApiError::internal(e.to_string()))?;
             serde_json::to_string(&results)
                 .map(JsonText)
