@@ -164,7 +164,8 @@ fn a_query_past_its_deadline_stops_with_a_timeout() {
         "2020-01-01T00:00:00Z/2020-01-02T00:00:00Z".parse().unwrap();
     let ds = MemoryDataSource::default();
     let past = Some(std::time::Instant::now());
-    let err = query_until("x = 1; return x;", &[period.clone()], &ds, past).unwrap_err();
+    let err =
+        query_until("x = 1; return x;", std::slice::from_ref(&period), &ds, past).unwrap_err();
     assert!(matches!(err, QueryError::Timeout(_)), "{err:?}");
     assert!(err.to_string().starts_with("Timeout(\""));
     let later = Some(std::time::Instant::now() + std::time::Duration::from_secs(60));
