@@ -16,7 +16,23 @@ macro_rules! embed {
 }
 
 /// Every file of the dashboard. A new file must be listed here to be served.
-const FILES: &[Embedded] = embed!["index.html", "style.css"];
+const FILES: &[Embedded] = embed![
+    "index.html",
+    "style.css",
+    "favicon.svg",
+    "app.js",
+    "api.js",
+    "dom.js",
+    "format.js",
+    "colors.js",
+    "queries.js",
+    "components/barlist.js",
+    "components/importer.js",
+    "views/activity.js",
+    "views/timeline.js",
+    "views/buckets.js",
+    "views/query.js",
+];
 
 /// The embedded file at `path` (relative to `webui/`, e.g. `index.html` or `app.js`), with
 /// its content type from the extension.
@@ -38,5 +54,61 @@ mod tests {
         assert!(!bytes.is_empty());
         assert!(embedded("style.css").is_some());
         assert!(embedded("../Cargo.toml").is_none());
+    }
+
+    #[test]
+    fn content_types_follow_the_extension() {
+        assert_eq!(embedded("app.js").unwrap().0, ContentType::JavaScript);
+        assert_eq!(
+            embedded("views/activity.js").unwrap().0,
+            ContentType::JavaScript
+        );
+        assert_eq!(embedded("style.css").unwrap().0, ContentType::CSS);
+        assert_eq!(embedded("favicon.svg").unwrap().0, ContentType::SVG);
+    }
+
+    /// Every module the dashboard imports (`from './x.js'`) and every `/static/` file
+    /// `index.html` names is embedded: a file missing from `FILES` would only show up as a
+    /// broken page.
+    #[test]
+    fn every_referenced_file_is_embedded() {
+        let mut missing = Vec::new();
+        let mut checked = 0;
+        for file in FILES {
+            let text = std::str::from_utf8(file.bytes).unwrap_or("");
+            let dir = file.path.rsplit_once('/').map_or("", |(d, _)| d);
+            for marker in ["from '", "from \"", "\"/static/"] {
+                for (at, _) in text.match_indices(marker) {
+                    let rest = &text[at + marker.len()..];
+                    let quoted = &rest[..rest.find(['\'', '"']).unwrap_or(rest.len())];
+                    let target = if marker.contains("/static/") {
+                        quoted.to_string()
+                    } else {
+                        resolve(dir, quoted)
+                    };
+                    checked += 1;
+                    if embedded(&target).is_none() {
+                        missing.push(format!("{} -> {target}", file.path));
+                    }
+                }
+            }
+        }
+        assert!(missing.is_empty(), "not embedded: {missing:?}");
+        assert!(checked > FILES.len(), "only {checked} references found");
+    }
+
+    /// `rel` (`./x.js`, `../x.js`) relative to directory `dir` of `webui/`.
+    fn resolve(dir: &str, rel: &str) -> String {
+        let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+        for seg in rel.split('/') {
+            match seg {
+                "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                s => parts.push(s),
+            }
+        }
+        parts.join("/")
     }
 }

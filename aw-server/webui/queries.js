@@ -1,0 +1,179 @@
+// Builds the canonical queries the ActivityWatch web UI sends (QUERY.md §8), one statement
+// per line, and picks the buckets they read for a host.
+
+/** The web UI's default categories (used when the `classes` setting is absent). */
+export const DEFAULT_CLASSES = [
+  { name: ['Work'], rule: { type: 'regex', regex: 'Google Docs|libreoffice|ReText' }, data: { color: '#00d68f' } },
+  { name: ['Work', 'Programming'], rule: { type: 'regex', regex: 'GitHub|Stack Overflow|BitBucket|Gitlab|vim|Spyder|kate|Ghidra|Scite' } },
+  { name: ['Work', 'Programming', 'ActivityWatch'], rule: { type: 'regex', regex: 'ActivityWatch|aw-', ignore_case: true } },
+  { name: ['Work', 'Image'], rule: { type: 'regex', regex: 'Gimp|Inkscape' } },
+  { name: ['Work', 'Video'], rule: { type: 'regex', regex: 'Kdenlive' } },
+  { name: ['Work', 'Audio'], rule: { type: 'regex', regex: 'Audacity' } },
+  { name: ['Work', '3D'], rule: { type: 'regex', regex: 'Blender' } },
+  { name: ['Media'], rule: { type: 'none' }, data: { color: '#00b4d8' } },
+  { name: ['Media', 'Games'], rule: { type: 'regex', regex: 'Minecraft|RimWorld' } },
+  { name: ['Media', 'Video'], rule: { type: 'regex', regex: 'YouTube|Plex|VLC' } },
+  { name: ['Media', 'Social Media'], rule: { type: 'regex', regex: 'reddit|Facebook|Twitter|Instagram|devRant', ignore_case: true } },
+  { name: ['Media', 'Music'], rule: { type: 'regex', regex: 'Spotify|Deezer', ignore_case: true } },
+  { name: ['Comms'], rule: { type: 'none' }, data: { color: '#f4b400' } },
+  { name: ['Comms', 'IM'], rule: { type: 'regex', regex: 'Messenger|Telegram|Signal|WhatsApp|Rambox|Slack|Riot|Element|Discord|Nheko|NeoChat|Mattermost' } },
+  { name: ['Comms', 'Email'], rule: { type: 'regex', regex: 'Gmail|Thunderbird|mutt|alpine' } },
+  { name: ['Uncategorized'], rule: { type: 'none' }, data: { color: '#9aa0a6' } },
+];
+
+/**
+ * Browser names as the web watcher's bucket ids contain them, with the window watcher's app
+ * names of that browser (exact names, plus a case-insensitive pattern for variants).
+ */
+export const BROWSERS = {
+  chrome: {
+    names: ['Google Chrome', 'Google-chrome', 'chrome.exe', 'google-chrome-stable', 'Chromium', 'Chromium-browser',
+      'Chromium-browser-chromium', 'chromium.exe', 'Google-chrome-beta', 'Google-chrome-unstable', 'Brave-browser'],
+    regex: '(?i)^(google[ -]?chrome|chromium)',
+  },
+  firefox: {
+    names: ['Firefox', 'Firefox.exe', 'firefox', 'firefox.exe', 'Firefox Developer Edition', 'firefoxdeveloperedition',
+      'Firefox-esr', 'Firefox Beta', 'Nightly', 'firefox-aurora'],
+    regex: '(?i)^(firefox|librewolf|waterfox)',
+  },
+  opera: { names: ['opera.exe', 'Opera'], regex: '(?i)^opera' },
+  brave: { names: ['brave.exe'], regex: '(?i)^brave' },
+  edge: { names: ['msedge.exe', 'Microsoft Edge'], regex: '(?i)^(microsoft[ -]?edge|msedge)' },
+  vivaldi: { names: ['Vivaldi-stable', 'Vivaldi-snapshot', 'vivaldi.exe'], regex: '(?i)^vivaldi' },
+  orion: { names: ['Orion'], regex: '(?i)^orion' },
+  yandex: { names: ['Yandex'], regex: '(?i)^yandex' },
+};
+
+/**
+ * A value written as a query-language literal. Strings only know the `\"` escape (every other
+ * backslash is kept verbatim), so regexes pass through unchanged.
+ */
+export function literal(v) {
+  if (v === null || v === undefined) return '[]';
+  if (typeof v === 'string') return `"${v.replace(/"/g, '\\"')}"`;
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '0';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (Array.isArray(v)) return `[${v.map(literal).join(', ')}]`;
+  return `{${Object.entries(v).filter(([, x]) => x !== undefined).map(([k, x]) => `${literal(k)}: ${literal(x)}`).join(', ')}}`;
+}
+
+/** The `classes` setting as `categorize` takes it: rules that can match, as `[name, rule]`. */
+export function classesForQuery(classes) {
+  return (classes || [])
+    .filter((c) => c && Array.isArray(c.name) && c.rule && c.rule.type === 'regex' && typeof c.rule.regex === 'string' && c.rule.regex !== '')
+    .map((c) => {
+      const rule = { type: 'regex', regex: c.rule.regex };
+      if (c.rule.ignore_case) rule.ignore_case = true;
+      if (Array.isArray(c.rule.select_keys) && c.rule.select_keys.length) rule.select_keys = c.rule.select_keys;
+      return [c.name, rule];
+    });
+}
+
+/** The hostnames that have buckets, the given one first when present. */
+export function hostnames(buckets, preferred) {
+  const hosts = new Set(Object.values(buckets).map((b) => b.hostname).filter((x) => typeof x === 'string' && x !== ''));
+  const list = [...hosts].sort((a, b) => a.localeCompare(b));
+  return preferred && hosts.has(preferred) ? [preferred, ...list.filter((x) => x !== preferred)] : list;
+}
+
+/** The host to show by default: this server's host when it has data, else the first with a window bucket. */
+export function defaultHost(buckets, serverHost) {
+  const all = Object.values(buckets);
+  if (all.some((b) => b.hostname === serverHost)) return serverHost;
+  const win = all.find((b) => b.type === 'currentwindow');
+  return win ? win.hostname : (all[0] ? all[0].hostname : serverHost);
+}
+
+function pick(buckets, type, host, preferredId) {
+  const all = Object.values(buckets).filter((b) => b.type === type && b.hostname === host);
+  const exact = all.find((b) => b.id === preferredId);
+  if (exact) return exact.id;
+  all.sort((a, b) => a.id.localeCompare(b.id));
+  return all.length ? all[0].id : null;
+}
+
+/**
+ * The buckets the desktop query of `host` reads: `aw-watcher-window_<host>` and
+ * `aw-watcher-afk_<host>` (or another bucket of that type and host), and the web-watcher
+ * buckets of that host (or of the legacy host `unknown`) whose id names a known browser.
+ */
+export function hostBuckets(buckets, host) {
+  const browsers = Object.values(buckets)
+    .filter((b) => b.type === 'web.tab.current' && (b.hostname === host || b.hostname === 'unknown'))
+    .map((b) => ({ id: b.id, browser: browserOf(b.id) }))
+    .filter((b) => b.browser)
+    .sort((a, b) => a.id.localeCompare(b.id));
+  return {
+    window: pick(buckets, 'currentwindow', host, `aw-watcher-window_${host}`),
+    afk: pick(buckets, 'afkstatus', host, `aw-watcher-afk_${host}`),
+    browsers,
+  };
+}
+
+function browserOf(bucketId) {
+  let found = null;
+  for (const name of Object.keys(BROWSERS)) if (bucketId.includes(name)) found = name;
+  return found;
+}
+
+/**
+ * The full desktop query of the web UI's Activity view for one period: window events
+ * (flooded) filtered to not-AFK time (extended by audible browser tabs), categorized; browser
+ * tab events cut to the time their browser window was focused. Returns
+ * `{window: {app_events, title_events, cat_events, active_events, duration},
+ *   browser: {domains, urls, titles, duration}}`.
+ */
+export function desktopQuery({ window: windowId, afk, browsers = [], classes = [], includeAudible = true, limit = 100 }) {
+  const q = [];
+  q.push(`events = flood(query_bucket(${literal(windowId)}));`);
+  if (afk) {
+    q.push(`not_afk = flood(query_bucket(${literal(afk)}));`);
+    q.push('not_afk = filter_keyvals(not_afk, "status", ["not-afk"]);');
+  } else {
+    q.push('not_afk = [];');
+  }
+  q.push('browser_events = [];');
+  for (const { id, browser } of browsers) {
+    const v = browser;
+    q.push(`events_${v} = flood(query_bucket(${literal(id)}));`);
+    q.push(`window_${v} = filter_keyvals(events, "app", ${literal(BROWSERS[browser].names)});`);
+    q.push(`window_${v} = sort_by_timestamp(concat(window_${v}, filter_keyvals_regex(events, "app", ${literal(BROWSERS[browser].regex)})));`);
+    q.push(`events_${v} = filter_period_intersect(events_${v}, window_${v});`);
+    q.push(`events_${v} = split_url_events(events_${v});`);
+    q.push(`browser_events = concat(browser_events, events_${v});`);
+    q.push('browser_events = sort_by_timestamp(browser_events);');
+  }
+  if (afk && includeAudible && browsers.length) {
+    q.push('audible_events = filter_keyvals(browser_events, "audible", [true]);');
+    q.push('not_afk = period_union(not_afk, audible_events);');
+  }
+  if (afk) q.push('events = filter_period_intersect(events, not_afk);');
+  q.push(`events = categorize(events, ${literal(classesForQuery(classes))});`);
+  q.push('title_events = sort_by_duration(merge_events_by_keys(events, ["app", "title"]));');
+  q.push('app_events = sort_by_duration(merge_events_by_keys(title_events, ["app"]));');
+  q.push('cat_events = sort_by_duration(merge_events_by_keys(events, ["$category"]));');
+  q.push(`app_events = limit_events(app_events, ${limit});`);
+  q.push(`title_events = limit_events(title_events, ${limit});`);
+  q.push('duration = sum_durations(events);');
+  q.push(`browser_urls = limit_events(sort_by_duration(merge_events_by_keys(browser_events, ["url"])), ${limit});`);
+  q.push(`browser_domains = limit_events(sort_by_duration(merge_events_by_keys(browser_events, ["$domain"])), ${limit});`);
+  q.push(`browser_titles = limit_events(sort_by_duration(merge_events_by_keys(browser_events, ["title"])), ${limit});`);
+  q.push('browser_duration = sum_durations(browser_events);');
+  q.push('RETURN = {"window": {"app_events": app_events, "title_events": title_events, "cat_events": cat_events, '
+    + '"active_events": not_afk, "duration": duration}, "browser": {"domains": browser_domains, "urls": browser_urls, '
+    + '"titles": browser_titles, "duration": browser_duration}};');
+  return q;
+}
+
+/** A starter query for the Query page: time per application of `host`. */
+export function sampleQuery(host) {
+  return [
+    '# Time per application while not AFK',
+    `events = flood(query_bucket(find_bucket("aw-watcher-window_", ${literal(host)})));`,
+    `not_afk = flood(query_bucket(find_bucket("aw-watcher-afk_", ${literal(host)})));`,
+    'not_afk = filter_keyvals(not_afk, "status", ["not-afk"]);',
+    'events = filter_period_intersect(events, not_afk);',
+    'events = sort_by_duration(merge_events_by_keys(events, ["app"]));',
+    'RETURN = limit_events(events, 10);',
+  ].join('\n');
+}

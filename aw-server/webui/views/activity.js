@@ -1,0 +1,119 @@
+// Activity: one day of one host, computed in a single request by the server's query engine
+// with the web UI's canonical desktop query (window, AFK and browser buckets, categories).
+
+import * as api from '../api.js';
+import { h, replace, notice } from '../dom.js';
+import * as fmt from '../format.js';
+import { desktopQuery, hostBuckets } from '../queries.js';
+import { barList } from '../components/barlist.js';
+import { categoryColor, colorFor } from '../colors.js';
+import { openInQuery } from './query.js';
+
+export const title = 'Activity';
+
+const end = (e) => new Date(e.timestamp).getTime() + e.duration * 1000;
+
+/** Disjoint `[start, end]` ms intervals covering the events, sorted. */
+function intervals(events) {
+  const iv = events.map((e) => [new Date(e.timestamp).getTime(), end(e)]).filter(([s, t]) => t > s).sort((a, b) => a[0] - b[0]);
+  const out = [];
+  for (const [s, t] of iv) {
+    const last = out[out.length - 1];
+    if (last && s <= last[1]) last[1] = Math.max(last[1], t);
+    else out.push([s, t]);
+  }
+  return out;
+}
+
+/** Seconds of `iv` inside each hour of the day. */
+function perHour(iv, [dayStart, dayEnd]) {
+  const hours = [];
+  for (let t = new Date(dayStart); t < dayEnd; t = new Date(t.getFullYear(), t.getMonth(), t.getDate(), t.getHours() + 1)) {
+    const next = Math.min(new Date(t.getFullYear(), t.getMonth(), t.getDate(), t.getHours() + 1).getTime(), dayEnd.getTime());
+    let secs = 0;
+    for (const [s, e] of iv) secs += Math.max(0, Math.min(e, next) - Math.max(s, t.getTime())) / 1000;
+    hours.push({ start: t, seconds: secs, span: (next - t.getTime()) / 1000 });
+  }
+  return hours;
+}
+
+function card(label, value, detail, id) {
+  return h('div', { class: 'card stat', id },
+    h('div', { class: 'stat-label' }, label),
+    h('div', { class: 'stat-value' }, value),
+    detail ? h('div', { class: 'stat-detail' }, detail) : null);
+}
+
+function panel(heading, body, id) {
+  return h('section', { class: 'card panel', id, 'aria-labelledby': `${id}-h` },
+    h('h2', { id: `${id}-h` }, heading), body);
+}
+
+function hourChart(hours) {
+  return h('div', { class: 'hours', role: 'img', 'aria-label': `Active time per hour: ${hours.filter((x) => x.seconds > 0).map((x) => `${fmt.clock(x.start)} ${fmt.duration(x.seconds)}`).join(', ') || 'none'}` },
+    hours.map((x) => h('div', { class: 'hour', title: `${fmt.clock(x.start)}–${fmt.clock(new Date(x.start.getTime() + x.span * 1000))}: ${fmt.duration(x.seconds)} active` },
+      h('div', { class: 'hour-bar' }, h('div', { class: 'hour-fill', style: { height: `${Math.min(100, (x.seconds / x.span) * 100)}%` } })),
+      h('div', { class: 'hour-label' }, x.start.getHours() % 3 === 0 ? String(x.start.getHours()) : ''))));
+}
+
+export async function render(root, ctx) {
+  const ids = hostBuckets(ctx.buckets, ctx.host);
+  if (!ids.window) {
+    replace(root,
+      h('div', { class: 'page-head' }, h('h1', { class: 'page-title' }, 'Activity'), h('p', { class: 'page-sub' }, ctx.host)),
+      h('div', { class: 'alert info', role: 'status' },
+        `No activity data for host “${ctx.host}” yet: it has no window-watcher bucket (type currentwindow). `
+        + 'Start aw-watcher-window and aw-watcher-afk on it (they report to this server), pick another host, or import an export on the ',
+        h('a', { href: '#/buckets' }, 'Buckets'), ' page.'));
+    return;
+  }
+  const statements = desktopQuery({ ...ids, classes: ctx.classes });
+  const started = performance.now();
+  const [result] = await api.query([ctx.range], statements);
+  const queryMs = Math.round(performance.now() - started);
+  if (!ctx.isCurrent()) return;
+
+  const win = result.window;
+  const browser = result.browser;
+  const active = intervals(win.active_events);
+  const activeSecs = active.reduce((s, [a, b]) => s + (b - a) / 1000, 0);
+  const hasData = activeSecs > 0 || win.duration > 0;
+
+  const apps = win.app_events.map((e) => ({ label: e.data.app, seconds: e.duration, color: colorFor(e.data.app) }));
+  const titles = win.title_events.map((e) => ({ label: e.data.title || '(no title)', detail: e.data.app, seconds: e.duration, color: colorFor(e.data.app) }));
+  const domains = browser.domains.map((e) => ({ label: e.data.$domain || '(none)', seconds: e.duration, color: colorFor(e.data.$domain) }));
+  const cats = win.cat_events.map((e) => {
+    const names = Array.isArray(e.data.$category) ? e.data.$category : [String(e.data.$category)];
+    return { label: fmt.category(names), seconds: e.duration, color: categoryColor(ctx.classes, names) };
+  });
+
+  const first = active.length ? new Date(active[0][0]) : null;
+  const last = active.length ? new Date(active[active.length - 1][1]) : null;
+  const topApp = apps[0];
+
+  replace(root,
+    h('div', { class: 'page-head' },
+      h('h1', { class: 'page-title' }, 'Activity'),
+      h('p', { class: 'page-sub' }, `${ctx.host} · ${fmt.longDate(ctx.date)}`)),
+    hasData ? null : notice(`No activity recorded for ${ctx.host} on ${fmt.longDate(ctx.date)}.`),
+    h('div', { class: 'stats' },
+      card('Active time', fmt.duration(activeSecs), first ? `${fmt.clock(first)} – ${fmt.clock(last)}` : 'not-AFK time', 'stat-active'),
+      card('Top application', topApp ? topApp.label : '—', topApp ? fmt.duration(topApp.seconds) : null, 'stat-top-app'),
+      card('Window time', fmt.duration(win.duration), `${apps.length} application${apps.length === 1 ? '' : 's'}`, 'stat-window'),
+      card('Browser time', fmt.duration(browser.duration), ids.browsers.length ? `${domains.length} domain${domains.length === 1 ? '' : 's'}` : 'no browser watcher', 'stat-browser')),
+    h('section', { class: 'card panel', 'aria-labelledby': 'hours-h' },
+      h('h2', { id: 'hours-h' }, 'Active time by hour'),
+      hourChart(perHour(active, ctx.range))),
+    h('div', { class: 'grid' },
+      panel('Top applications', barList(apps, { name: 'Top applications', total: win.duration }), 'top-apps'),
+      panel('Top window titles', barList(titles, { name: 'Top window titles', total: win.duration }), 'top-titles'),
+      panel('Top browser domains', barList(domains, {
+        name: 'Top browser domains',
+        total: browser.duration,
+        empty: ids.browsers.length ? 'No browser activity this day.' : 'No browser watcher bucket (aw-watcher-web-…) for this host.',
+      }), 'top-domains'),
+      panel('Categories', barList(cats, { name: 'Categories', total: win.duration }), 'categories')),
+    h('p', { class: 'meta' },
+      `Computed by the server's query engine in ${queryMs} ms from ${[ids.window, ids.afk, ...ids.browsers.map((b) => b.id)].filter(Boolean).join(', ')}. `,
+      h('button', { type: 'button', class: 'btn link', onclick: () => openInQuery(statements.join('\n'), ctx) }, 'Open this query')));
+}

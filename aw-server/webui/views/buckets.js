@@ -1,0 +1,145 @@
+// Buckets: every bucket with its type, host, event count and last update; export, import and
+// delete; a bucket's events page by page, newest first.
+
+import * as api from '../api.js';
+import { h, replace, errorBox, notice, download, confirmDialog } from '../dom.js';
+import * as fmt from '../format.js';
+import { importPanel } from '../components/importer.js';
+
+export const title = 'Buckets';
+
+const PAGE_SIZE = 50;
+
+/** The time of a bucket's last update: `last_updated`, else the end of its newest event. */
+function lastUpdate(b) {
+  const s = b.last_updated || (b.metadata && b.metadata.end);
+  return s ? new Date(s) : null;
+}
+
+async function exportTo(id, status) {
+  try {
+    const { blob, filename } = await api.exportBuckets(id);
+    download(blob, filename);
+    replace(status, h('div', { class: 'alert success', role: 'status' }, `Exported ${id === undefined ? 'all buckets' : id} as ${filename} (${fmt.bytes(blob.size)}).`));
+  } catch (err) {
+    replace(status, errorBox(err, 'Export failed'));
+  }
+}
+
+async function remove(id, status, after) {
+  const ok = await confirmDialog({
+    title: 'Delete bucket?',
+    text: `“${id}” and all its events will be deleted from the server. This cannot be undone; export it first if you may need it.`,
+    confirmLabel: 'Delete bucket',
+    danger: true,
+  });
+  if (!ok) return;
+  try {
+    await api.deleteBucket(id);
+    replace(status, h('div', { class: 'alert success', role: 'status' }, `Deleted bucket ${id}.`));
+    await after();
+  } catch (err) {
+    replace(status, errorBox(err, `Could not delete ${id}`));
+  }
+}
+
+async function bucketTable(ctx, status) {
+  const buckets = Object.values(await ctx.refreshBuckets()).sort((a, b) => a.hostname.localeCompare(b.hostname) || a.id.localeCompare(b.id));
+  const counts = await Promise.all(buckets.map((b) => api.countEvents(b.id).catch(() => null)));
+  if (!buckets.length) return notice('No buckets yet. Start a watcher, or import an export file.');
+  const now = new Date();
+  const table = h('table', { class: 'table', id: 'bucket-table' },
+    h('caption', { class: 'visually-hidden' }, 'Buckets'),
+    h('thead', {}, h('tr', {},
+      h('th', { scope: 'col' }, 'Bucket'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col' }, 'Host'),
+      h('th', { scope: 'col', class: 'num' }, 'Events'), h('th', { scope: 'col' }, 'Last update'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
+    h('tbody', {}, buckets.map((b, i) => {
+      const last = lastUpdate(b);
+      return h('tr', { dataset: { bucket: b.id } },
+        h('th', { scope: 'row', class: 'bucket-id' }, h('a', { href: `#/buckets?bucket=${encodeURIComponent(b.id)}` }, b.id)),
+        h('td', { 'data-label': 'Type' }, b.type),
+        h('td', { 'data-label': 'Host' }, b.hostname),
+        h('td', { class: 'num', 'data-label': 'Events' }, counts[i] === null ? '?' : fmt.count(counts[i])),
+        h('td', { 'data-label': 'Last update', title: last ? fmt.dateTime(last) : '' }, last ? fmt.ago(last, now) : '—'),
+        h('td', { class: 'actions' },
+          h('button', { type: 'button', class: 'btn small', onclick: () => exportTo(b.id, status), 'aria-label': `Export ${b.id}` }, 'Export'),
+          h('button', { type: 'button', class: 'btn small danger-outline', onclick: () => remove(b.id, status, ctx.refreshView), 'aria-label': `Delete ${b.id}` }, 'Delete')));
+    })));
+  return h('div', { class: 'card flush table-wrap' }, table);
+}
+
+function dataText(data) {
+  return Object.entries(data || {}).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' · ');
+}
+
+async function renderBucket(root, ctx, id) {
+  const page = Math.max(0, Number.parseInt(ctx.params.get('page') || '0', 10) || 0);
+  const [bucket, total, events] = await Promise.all([
+    api.request('GET', `buckets/${encodeURIComponent(id)}`),
+    api.countEvents(id),
+    api.getEvents(id, { limit: (page + 1) * PAGE_SIZE }),
+  ]);
+  if (!ctx.isCurrent()) return;
+  const shown = events.slice(page * PAGE_SIZE);
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  const status = h('div', { id: 'bucket-status' });
+  const meta = bucket.metadata || {};
+  const dl = (k, v) => h('div', { class: 'prop' }, h('dt', {}, k), h('dd', {}, v));
+  const pager = (top) => h('nav', { class: 'pager', 'aria-label': top ? 'Event pages' : 'Event pages (bottom)' },
+    h('button', { type: 'button', class: 'btn', id: top ? 'page-newer' : null, disabled: page === 0, onclick: () => ctx.navigate({ page: page - 1 || null }) }, '‹ Newer'),
+    h('span', { class: 'pager-info', id: top ? 'page-info' : null }, total ? `Events ${fmt.count(page * PAGE_SIZE + 1)}–${fmt.count(page * PAGE_SIZE + shown.length)} of ${fmt.count(total)} · page ${page + 1} of ${pages}` : 'No events'),
+    h('button', { type: 'button', class: 'btn', id: top ? 'page-older' : null, disabled: page + 1 >= pages, onclick: () => ctx.navigate({ page: page + 1 }) }, 'Older ›'));
+
+  replace(root,
+    h('p', { class: 'breadcrumb' }, h('a', { href: '#/buckets' }, '‹ All buckets')),
+    h('div', { class: 'page-head' },
+      h('h1', { class: 'page-title bucket-title' }, id),
+      h('div', { class: 'head-actions' },
+        h('button', { type: 'button', class: 'btn', onclick: () => exportTo(id, status) }, 'Export'),
+        h('button', { type: 'button', class: 'btn danger-outline', onclick: () => remove(id, status, () => ctx.navigate({ bucket: null, page: null })) }, 'Delete'))),
+    status,
+    h('section', { class: 'card' },
+      h('dl', { class: 'props' },
+        dl('Type', bucket.type), dl('Client', bucket.client), dl('Host', bucket.hostname),
+        dl('Created', bucket.created ? fmt.dateTime(new Date(bucket.created)) : '—'),
+        dl('First event', meta.start ? fmt.dateTime(new Date(meta.start)) : '—'),
+        dl('Last event end', meta.end ? fmt.dateTime(new Date(meta.end)) : '—'),
+        dl('Events', fmt.count(total)))),
+    h('section', { class: 'card', 'aria-labelledby': 'events-h' },
+      h('h2', { id: 'events-h' }, 'Events, newest first'),
+      pager(true),
+      shown.length
+        ? h('div', { class: 'table-wrap' }, h('table', { class: 'table events', id: 'event-table' },
+          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Start'), h('th', { scope: 'col', class: 'num' }, 'Duration'), h('th', { scope: 'col' }, 'Data'))),
+          h('tbody', {}, shown.map((e) => h('tr', {},
+            h('td', { class: 'nowrap', title: `id ${e.id}` }, fmt.dateTime(new Date(e.timestamp))),
+            h('td', { class: 'num nowrap' }, fmt.preciseDuration(e.duration)),
+            h('td', { class: 'data', title: dataText(e.data) }, dataText(e.data)))))))
+        : h('p', { class: 'empty' }, 'This bucket has no events.'),
+      shown.length > 10 ? pager(false) : null));
+}
+
+export async function render(root, ctx) {
+  const id = ctx.params.get('bucket');
+  if (id) {
+    await renderBucket(root, ctx, id);
+    return;
+  }
+  const status = h('div', { id: 'bucket-status' });
+  const tableHolder = h('div', {});
+  ctx.refreshView = async () => {
+    replace(tableHolder, await bucketTable(ctx, status));
+  };
+  const importer = importPanel(ctx.refreshView);
+  await ctx.refreshView();
+  if (!ctx.isCurrent()) return;
+  replace(root,
+    h('div', { class: 'page-head' },
+      h('h1', { class: 'page-title' }, 'Buckets'),
+      h('div', { class: 'head-actions' },
+        h('button', { type: 'button', class: 'btn', id: 'export-all', onclick: () => exportTo(undefined, status) }, 'Export all'),
+        importer.button)),
+    importer.panel,
+    status,
+    tableHolder);
+}

@@ -1,0 +1,470 @@
+// End-to-end tests of the built-in dashboard: the real aw-server binary (no --webpath, so the
+// embedded dashboard is served) on a temporary database seeded with a realistic day and a
+// year-sized busy host, driven in headless Chromium. Every page is opened, checked against
+// totals computed independently in seed.mjs, and screenshotted to tests/artifacts/.
+
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+import { startServer, devDashboardDir } from './server.mjs';
+import { workDay, shortDay, busyYear } from './seed.mjs';
+import { DEFAULT_CLASSES } from '../../aw-server/webui/queries.js';
+
+const here = new URL('.', import.meta.url).pathname;
+const ARTIFACTS = resolve(here, '../artifacts');
+const DAY_MS = 86_400_000;
+const DAY = '2025-03-04';
+const DAY0 = Date.parse(`${DAY}T00:00:00Z`);
+const YESTERDAY = '2025-03-03';
+// The browser's clock is fixed at 19:00 on the seeded day, so "today" is that day.
+const NOW = DAY0 + 19 * 3_600_000;
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** The dashboard's duration format (h/m, minutes zero-padded after hours), written independently. */
+function dur(seconds) {
+  const s = Math.floor(seconds);
+  if (s < 60) return `${s}s`;
+  const hours = Math.floor(s / 3600);
+  const minutes = Math.floor((s % 3600) / 60);
+  return hours ? `${hours}h ${String(minutes).padStart(2, '0')}m` : `${minutes}m`;
+}
+
+let server;
+let browser;
+let context;
+let page;
+let host;
+let seeded;
+let year;
+let allowQueryError = false;
+const problems = [];
+const timings = {};
+
+function watch(p) {
+  p.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    if (allowQueryError && /status of 500/.test(m.text())) return;
+    problems.push(`console error: ${m.text()}`);
+  });
+  p.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  p.on('requestfailed', (r) => problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure() && r.failure().errorText}`));
+  p.on('response', (r) => {
+    const url = new URL(r.url());
+    if (r.status() < 400) return;
+    if (allowQueryError && url.pathname === '/api/0/query/' && r.status() === 500) return;
+    problems.push(`HTTP ${r.status()} for ${r.request().method()} ${url.pathname}${url.search}`);
+  });
+}
+
+function assertClean() {
+  const found = problems.splice(0);
+  assert.deepEqual(found, [], 'no console errors and no failed requests');
+}
+
+async function ready(p = page) {
+  await p.waitForSelector('main[data-state="ready"]', { timeout: 15_000 });
+}
+
+/** Goes to a route and waits until the view has rendered. */
+async function open(hash, p = page) {
+  await p.evaluate(() => { document.getElementById('view').dataset.state = 'loading'; });
+  await p.evaluate((h) => { window.location.hash = h; }, hash);
+  await ready(p);
+}
+
+async function shot(name, p = page) {
+  await p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** `[label, value]` of every row of a bar list panel. */
+async function bars(panelId, p = page) {
+  const more = p.locator(`#${panelId} .show-more`);
+  if (await more.count()) await more.click();
+  return p.$$eval(`#${panelId} .bar-row`, (rows) => rows.map((r) => [
+    r.querySelector('.bar-label').textContent, r.querySelector('.bar-value').textContent]));
+}
+
+/** Checks a bar list against expected `[name, seconds]` (longest first; ties in any order). */
+function assertBars(actual, expected, what) {
+  assert.equal(actual.length, expected.length, `${what}: ${JSON.stringify(actual)}`);
+  const want = new Map(expected.map(([k, s]) => [k, dur(s)]));
+  for (const [label, value] of actual) assert.equal(value, want.get(label), `${what}: ${label}`);
+  const secs = new Map(expected);
+  for (let i = 1; i < actual.length; i += 1) {
+    assert.ok(secs.get(actual[i - 1][0]) >= secs.get(actual[i][0]), `${what} sorted longest first`);
+  }
+}
+
+const stat = (id, p = page) => p.textContent(`#${id} .stat-value`);
+
+before(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  server = await startServer({ dashboard: true });
+  host = (await server.api('GET', 'info')).hostname;
+  seeded = workDay(host, DAY0);
+  await server.api('POST', 'import', seeded.doc);
+  await server.api('POST', 'import', shortDay(host, DAY0 - DAY_MS));
+  const t = Date.now();
+  year = busyYear('busyhost', DAY0);
+  await server.api('POST', 'import', year.json);
+  timings.yearImportMs = Date.now() - t;
+  year.json = null;
+
+  // Playwright starts Chromium with a new empty --user-data-dir of its own (it refuses one in
+  // args), removed when the browser closes.
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC', locale: 'en-US', acceptDownloads: true });
+  page = await context.newPage();
+  await page.clock.setFixedTime(NOW);
+  watch(page);
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.stop();
+  writeFileSync(join(ARTIFACTS, 'timings.json'), `${JSON.stringify(timings, null, 2)}\n`);
+});
+
+// Each test answers only for the problems it causes.
+beforeEach(() => {
+  problems.length = 0;
+});
+
+test('the embedded dashboard is served at / and /static/', { skip: devDashboardDir ? 'AW_DASHBOARD_DIR serves the files from disk' : false }, async () => {
+  const index = await fetch(`${server.url}/`);
+  assert.equal(index.status, 200);
+  assert.match(index.headers.get('content-type'), /text\/html/);
+  assert.match(await index.text(), /\/static\/app\.js/);
+  for (const file of ['app.js', 'views/activity.js', 'style.css']) {
+    const res = await fetch(`${server.url}/static/${file}`);
+    assert.equal(res.status, 200, `/static/${file}`);
+  }
+  assert.match((await fetch(`${server.url}/static/app.js`)).headers.get('content-type'), /javascript/);
+});
+
+test('with --webpath the given build is served instead', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aw-webpath-'));
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>other build</title>');
+  const other = await startServer({ args: ['--webpath', dir] });
+  try {
+    assert.match(await (await fetch(`${other.url}/`)).text(), /other build/);
+    assert.equal((await fetch(`${other.url}/static/app.js`)).status, 404);
+  } finally {
+    await other.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('Activity shows today on this host by default, computed by the query engine', async () => {
+  await page.goto(`${server.url}/`);
+  await ready();
+  await page.waitForSelector('#top-apps');
+  assert.equal(await page.inputValue('#host'), host);
+  assert.equal(await page.inputValue('#date'), DAY);
+  const exp = seeded.expected(DEFAULT_CLASSES);
+  assert.equal(await stat('stat-active'), dur(exp.activeSeconds));
+  assert.equal(await stat('stat-window'), dur(exp.windowSeconds));
+  assert.equal(await stat('stat-browser'), dur(exp.browserSeconds));
+  assert.equal(await stat('stat-top-app'), 'Code');
+  assert.equal(await page.textContent('#stat-active .stat-detail'), '07:55 – 17:30');
+  assertBars(await bars('top-apps'), exp.apps, 'top applications');
+  assertBars(await bars('top-titles'), exp.titles, 'top window titles');
+  assertBars(await bars('top-domains'), exp.domains, 'top browser domains');
+  assertBars(await bars('categories'), exp.categories, 'categories (default classes)');
+  timings.seededDayRenderMs = Number(await page.getAttribute('main', 'data-render-ms'));
+  await shot('activity');
+  assertClean();
+});
+
+test('categories come from the classes setting', async () => {
+  const classes = [
+    { name: ['Work', 'Programming'], rule: { type: 'regex', regex: 'Visual Studio Code|cargo|GitHub|Stack Overflow' } },
+    { name: ['Comms'], rule: { type: 'regex', regex: 'Slack|Thunderbird' } },
+    { name: ['Media'], rule: { type: 'regex', regex: 'youtube|reddit|spotify', ignore_case: true }, data: { color: '#d62728' } },
+  ];
+  await server.api('POST', 'settings/classes', classes);
+  try {
+    await page.reload();
+    await ready();
+    assertBars(await bars('categories'), seeded.expected(classes).categories, 'categories (classes setting)');
+    assert.deepEqual((await bars('categories')).map(([l]) => l), ['Work > Programming', 'Media', 'Comms']);
+    assertClean();
+  } finally {
+    await server.api('DELETE', 'settings/classes');
+  }
+});
+
+test('day navigation and host picker', async () => {
+  await page.goto(`${server.url}/#/activity`);
+  await ready();
+  assert.ok(await page.isDisabled('#next-day'), 'no next day after today');
+  await page.evaluate(() => { document.getElementById('view').dataset.state = 'loading'; });
+  await page.click('#prev-day');
+  await ready();
+  assert.equal(await page.inputValue('#date'), YESTERDAY);
+  assert.equal(await stat('stat-active'), '1h 00m');
+  assert.deepEqual(await bars('top-apps'), [['Code', '1h 00m']]);
+  await page.evaluate(() => { document.getElementById('view').dataset.state = 'loading'; });
+  await page.fill('#date', '2025-01-15');
+  await page.dispatchEvent('#date', 'change');
+  await ready();
+  assert.match(await page.textContent('main'), /No activity recorded/);
+  await page.evaluate(() => { document.getElementById('view').dataset.state = 'loading'; });
+  await page.click('#today');
+  await ready();
+  assert.equal(await page.inputValue('#date'), DAY);
+  const hosts = await page.$$eval('#host option', (o) => o.map((x) => x.value));
+  assert.deepEqual(new Set(hosts), new Set([host, 'busyhost']));
+  await page.evaluate(() => { document.getElementById('view').dataset.state = 'loading'; });
+  await page.selectOption('#host', 'busyhost');
+  await ready();
+  assert.match(page.url(), /host=busyhost/);
+  assertClean();
+});
+
+test('Timeline shows AFK, application and browser bands and names the event under the pointer', async () => {
+  await page.goto(`${server.url}/#/timeline?date=${DAY}`);
+  await ready();
+  const tracks = page.locator('.tl-track');
+  assert.equal(await tracks.count(), 3);
+  assert.deepEqual(await page.$$eval('.tl-label', (l) => l.map((x) => x.textContent)), ['AFK status', 'Application', 'Browser (firefox)']);
+  assert.ok(await page.locator('.tl-band').count() > 10);
+  // Point at 14:00 on the application row: Code, editing timeline.js.
+  const box = await tracks.nth(1).boundingBox();
+  const axis = await page.$$eval('.tl-hour.major', (spans) => spans.map((s) => [s.textContent, s.getBoundingClientRect().left]));
+  const x14 = axis.find(([t]) => t === '14:00');
+  assert.ok(x14, `an axis label at 14:00: ${JSON.stringify(axis)}`);
+  await page.mouse.move(x14[1] + 1, box.y + box.height / 2);
+  await page.waitForSelector('#tooltip:not([hidden])');
+  const tip = await page.textContent('#tooltip');
+  assert.match(tip, /Code/);
+  assert.match(tip, /timeline\.js - webui - Visual Studio Code/);
+  // The same time on the AFK row is not-afk.
+  const afkBox = await tracks.nth(0).boundingBox();
+  await page.mouse.move(x14[1] + 1, afkBox.y + afkBox.height / 2);
+  assert.match(await page.textContent('#tooltip .tt-key'), /not-afk/);
+  await shot('timeline');
+  await page.mouse.move(0, 0);
+  assertClean();
+});
+
+test('Buckets lists every bucket with type, host, event count and last update', async () => {
+  await page.goto(`${server.url}/#/buckets`);
+  await ready();
+  const rows = await page.$$eval('#bucket-table tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+  const byId = new Map(rows.map((r) => [r[0], r]));
+  assert.equal(rows.length, 6);
+  for (const [id, n] of Object.entries(seeded.eventCounts)) {
+    const extra = id === seeded.ids.web ? 0 : 1; // the short day adds one window and one AFK event
+    assert.equal(byId.get(id)[3], (n + extra).toLocaleString('en-US'), id);
+    assert.equal(byId.get(id)[2], host);
+  }
+  assert.equal(byId.get(seeded.ids.window)[1], 'currentwindow');
+  assert.equal(byId.get('aw-watcher-window_busyhost')[3], year.counts.window.toLocaleString('en-US'));
+  assert.equal(byId.get(seeded.ids.window)[4], '30 min ago'); // last event ends 18:30, now is 19:00
+  await shot('buckets');
+  assertClean();
+});
+
+test('a bucket pages through its events, newest first', async () => {
+  await page.click(`a[href="#/buckets?bucket=${encodeURIComponent(seeded.ids.window)}"]`);
+  await ready();
+  const events = await server.api('GET', `buckets/${seeded.ids.window}/events?limit=100`);
+  const total = seeded.eventCounts[seeded.ids.window] + 1;
+  assert.equal(await page.textContent('#page-info'), `Events 1–50 of ${total} · page 1 of ${Math.ceil(total / 50)}`);
+  const firstCell = () => page.textContent('#event-table tbody tr:first-child td:first-child');
+  const asShown = (e) => e.timestamp.replace('T', ' ').replace(/(\.\d+)?Z$/, '');
+  assert.equal(await firstCell(), asShown(events[0]));
+  await shot('bucket-events');
+  await page.evaluate(() => { document.getElementById('view').dataset.state = 'loading'; });
+  await page.click('#page-older');
+  await ready();
+  assert.match(await page.textContent('#page-info'), /^Events 51–100 of/);
+  assert.equal(await firstCell(), asShown(events[50]));
+  assert.equal(await page.locator('#event-table tbody tr').count(), 50);
+  assertClean();
+});
+
+test('export one bucket and all buckets as JSON downloads', async () => {
+  await page.goto(`${server.url}/#/buckets`);
+  await ready();
+  const [one] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click(`button[aria-label="Export ${seeded.ids.afk}"]`),
+  ]);
+  assert.equal(one.suggestedFilename(), `aw-bucket-export_${seeded.ids.afk}.json`);
+  const doc = JSON.parse(readFileSync(await one.path(), 'utf8'));
+  assert.deepEqual(Object.keys(doc.buckets), [seeded.ids.afk]);
+  assert.equal(doc.buckets[seeded.ids.afk].events.length, seeded.eventCounts[seeded.ids.afk] + 1);
+  const [all] = await Promise.all([page.waitForEvent('download'), page.click('#export-all')]);
+  assert.equal(all.suggestedFilename(), 'aw-buckets-export.json');
+  const allDoc = JSON.parse(readFileSync(await all.path(), 'utf8'));
+  assert.equal(Object.keys(allDoc.buckets).length, 6);
+  await page.waitForSelector('#bucket-status .alert.success');
+  assertClean();
+});
+
+test('import a file with a progress indicator and a summary of what was added', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aw-import-'));
+  const newId = `aw-watcher-test-import_${host}`;
+  const base = DAY0 - 2 * DAY_MS + 9 * 3_600_000;
+  const existing = (await server.api('GET', `buckets/${seeded.ids.afk}/events?limit=3`)).map(({ timestamp, duration, data }) => ({ timestamp, duration, data }));
+  const doc = {
+    buckets: {
+      [newId]: {
+        id: newId, type: 'test.import', client: 'browser-test', hostname: host, created: new Date(base).toISOString(), data: {},
+        events: Array.from({ length: 120 }, (_, i) => ({ timestamp: new Date(base + i * 60_000).toISOString(), duration: 60, data: { n: i, label: 'x'.repeat(200) } })),
+      },
+      [seeded.ids.afk]: {
+        id: seeded.ids.afk, type: 'afkstatus', client: 'aw-watcher-afk', hostname: host, created: new Date(base).toISOString(), data: {},
+        events: [
+          ...existing,
+          ...Array.from({ length: 5 }, (_, i) => ({ timestamp: new Date(base + i * 600_000).toISOString(), duration: 300, data: { status: 'not-afk' } })),
+        ],
+      },
+    },
+  };
+  const file = join(dir, 'import-test.json');
+  writeFileSync(file, JSON.stringify(doc));
+  try {
+    await page.evaluate(() => {
+      window.__sawProgress = false;
+      new MutationObserver(() => {
+        if (document.getElementById('import-progress')) window.__sawProgress = true;
+      }).observe(document.body, { childList: true, subtree: true });
+    });
+    await page.setInputFiles('#import-file', file);
+    await page.waitForSelector('#import-summary', { timeout: 15_000 });
+    assert.ok(await page.evaluate(() => window.__sawProgress), 'a progress indicator was shown');
+    const summary = await page.textContent('#import-summary');
+    assert.match(summary, /Imported 2 buckets: 125 events added\./);
+    assert.match(summary, new RegExp(`${newId} — new bucket, 120 events`));
+    assert.match(summary, /5 new events added \(3 already present\)/);
+    await page.waitForSelector(`#bucket-table tr[data-bucket="${newId}"]`);
+    assert.equal(await server.api('GET', `buckets/${newId}/events/count`), 120);
+    await shot('buckets-import');
+    assertClean();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('delete a bucket only after confirming', async () => {
+  const id = `aw-watcher-test-import_${host}`;
+  await page.click(`button[aria-label="Delete ${id}"]`);
+  await page.waitForSelector('dialog[open]');
+  await shot('bucket-delete-confirm');
+  await page.click('dialog button[value="cancel"]');
+  await page.waitForSelector('dialog', { state: 'detached' });
+  assert.equal(await server.api('GET', `buckets/${id}/events/count`), 120, 'cancel keeps the bucket');
+  await page.click(`button[aria-label="Delete ${id}"]`);
+  await page.click('dialog button[value="confirm"]');
+  await page.waitForSelector(`#bucket-table tr[data-bucket="${id}"]`, { state: 'detached' });
+  assert.match(await page.textContent('#bucket-status'), new RegExp(`Deleted bucket ${id}`));
+  assert.equal((await server.api('GET', 'buckets/'))[id], undefined);
+  assertClean();
+});
+
+test('Query runs any query over a period and shows the result or the server error', async () => {
+  await page.goto(`${server.url}/#/query?date=${DAY}`);
+  await ready();
+  assert.equal(await page.inputValue('#query-start'), `${DAY}T00:00`);
+  assert.equal(await page.inputValue('#query-end'), `2025-03-05T00:00`);
+  await page.fill('#query-text', [
+    `events = flood(query_bucket("${seeded.ids.window}"));`,
+    `not_afk = filter_keyvals(flood(query_bucket("${seeded.ids.afk}")), "status", ["not-afk"]);`,
+    'events = filter_period_intersect(events, not_afk);',
+    'RETURN = {"apps": sort_by_duration(merge_events_by_keys(events, ["app"])), "total": sum_durations(events)};',
+  ].join('\n'));
+  await page.click('#query-run');
+  await page.waitForSelector('#query-result');
+  const result = JSON.parse(await page.textContent('#query-result'));
+  // Without the audible-tab rule, Firefox loses 12:40–13:00.
+  const exp = seeded.expected([]);
+  assert.equal(result.total, exp.windowSeconds - 1200);
+  assert.deepEqual(result.apps.map((e) => e.data.app), exp.apps.map(([a]) => a));
+  assert.match(await page.textContent('#query-status'), /^OK/);
+  await shot('query');
+
+  allowQueryError = true;
+  try {
+    await page.fill('#query-text', 'RETURN = nope;');
+    await page.click('#query-run');
+    await page.waitForSelector('#query-output .alert.error');
+    assert.match(await page.textContent('#query-output .alert.error'), /VariableNotDefined\("nope"\)/);
+    await shot('query-error');
+  } finally {
+    allowQueryError = false;
+  }
+  assertClean();
+});
+
+test('the Activity page of a busy day renders well under a second on a year-sized database', async (t) => {
+  const busyDay = new Date(year.busiestDay0).toISOString().slice(0, 10);
+  const cold = Date.now();
+  await page.goto(`${server.url}/#/activity?host=busyhost&date=${busyDay}`);
+  await ready();
+  timings.busyDayPageLoadMs = Date.now() - cold;
+  // Measure a fresh navigation to the busy day (another day first, then back).
+  await open(`#/activity?host=busyhost&date=${new Date(year.busiestDay0 - DAY_MS).toISOString().slice(0, 10)}`);
+  const started = Date.now();
+  await open(`#/activity?host=busyhost&date=${busyDay}`);
+  const wall = Date.now() - started;
+  timings.busyDayWallMs = wall;
+  timings.busyDayRenderMs = Number(await page.getAttribute('main', 'data-render-ms'));
+  timings.busyDayQueryMs = Number(/in (\d+) ms/.exec(await page.textContent('main .meta'))[1]);
+  timings.busyDayWindowEvents = year.busiestEvents;
+  timings.yearWindowEvents = year.counts.window;
+  t.diagnostic(`busy day (${year.busiestEvents} window events) on a year of ${year.counts.window} window events: `
+    + `page load ${timings.busyDayPageLoadMs} ms, day change ${wall} ms (query ${timings.busyDayQueryMs} ms); year imported in ${timings.yearImportMs} ms`);
+  assert.ok((await bars('top-apps')).length >= 10);
+  assert.ok(wall < 1000, `rendered in ${wall} ms`);
+  await shot('activity-busy-day');
+  assertClean();
+});
+
+test('a fresh server without any data explains what is missing on every page', async () => {
+  const empty = await startServer({ dashboard: true });
+  const p = await context.newPage();
+  try {
+    await p.clock.setFixedTime(NOW);
+    watch(p);
+    await p.goto(`${empty.url}/`);
+    await ready(p);
+    assert.match(await p.textContent('main'), /has no window-watcher bucket/);
+    await shot('activity-empty-server', p);
+    await open('#/timeline', p);
+    assert.match(await p.textContent('main'), /has no AFK, window or browser buckets/);
+    await open('#/buckets', p);
+    assert.match(await p.textContent('main'), /No buckets yet/);
+    assertClean();
+  } finally {
+    await p.close();
+    await empty.stop();
+  }
+});
+
+test('pages fit a phone screen and work in dark mode', async () => {
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, timezoneId: 'UTC', locale: 'en-US', colorScheme: 'dark' });
+  try {
+    const p = await phone.newPage();
+    await p.clock.setFixedTime(NOW);
+    watch(p);
+    await p.goto(`${server.url}/`);
+    await ready(p);
+    await p.waitForSelector('#top-apps');
+    for (const [name, hash] of [['activity', null], ['timeline', '#/timeline'], ['buckets', '#/buckets'], ['query', '#/query']]) {
+      if (hash) await open(hash, p);
+      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `${name} overflows the phone screen by ${overflow}px`);
+      await shot(`${name}-phone-dark`, p);
+    }
+    assertClean();
+  } finally {
+    await phone.close();
+  }
+});
