@@ -82,6 +82,9 @@ pub struct Datastore {
 pub struct OpenOptions {
     /// The Python aw-server database to import from when this database is new.
     pub legacy_import: Option<PathBuf>,
+    /// Caps the database file at this many pages (SQLite's `max_page_count`): writes past it
+    /// fail as on a full disk. For tests of that failure; `None` in normal use.
+    pub max_page_count: Option<u64>,
 }
 
 /// The answer to one request: `.await` it in async code, or [`Pending::wait`] on a thread.
@@ -376,6 +379,13 @@ fn open_store(path: &Path, options: &OpenOptions) -> Result<(Store, File)> {
     }
     conn.busy_timeout(Duration::from_secs(2))?;
     schema::configure(&conn)?;
+    if let Some(pages) = options.max_page_count {
+        conn.pragma_update(
+            None,
+            "max_page_count",
+            i64::try_from(pages).unwrap_or(i64::MAX),
+        )?;
+    }
     let found = schema::migrate(&mut conn).map_err(|e| match e {
         DatastoreError::Sql(m) if m.contains("locked") || m.contains("busy") => {
             DatastoreError::Locked(path.display().to_string())

@@ -37,7 +37,7 @@ const REQUESTS_PER_JOB_STEP: usize = 16;
 /// the `Close` request's reply channel with the final commit's result, to be answered once
 /// the connection and the file lock are released.
 pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, Result<()>)> {
-    let mut tx_start = begin(&store);
+    let mut tx = begin(&store);
     let mut jobs: VecDeque<Job> = VecDeque::new();
     let mut since_job_step = 0;
     loop {
@@ -52,7 +52,7 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
                 }
             }
         } else if store.dirty {
-            let deadline = (tx_start + COMMIT_INTERVAL).min(Instant::now() + IDLE_COMMIT_DELAY);
+            let deadline = (tx.started + COMMIT_INTERVAL).min(Instant::now() + IDLE_COMMIT_DELAY);
             match requests.recv_deadline(deadline) {
                 Ok(r) => Some(r),
                 Err(RecvTimeoutError::Timeout) => None,
@@ -67,7 +67,7 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
         match request {
             Some(Request::ForceCommit(reply)) => {
                 let _ = reply.send(commit(&mut store));
-                tx_start = begin(&store);
+                tx = begin(&store);
             }
             Some(Request::Close(reply)) => {
                 // Jobs still running are dropped: their callers see `WorkerGone`.
@@ -90,17 +90,28 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
                 None => {
                     // Idle (or the interval ran out) with writes pending.
                     let _ = commit(&mut store);
-                    tx_start = begin(&store);
+                    tx = begin(&store);
                     continue;
                 }
             },
         }
+        if tx.open && store.conn().is_autocommit() {
+            // SQLite rolled the whole transaction back (it may on a full disk or an I/O
+            // error): the caches mirror writes that are gone.
+            log::error!("The database rolled back the open transaction; recent writes are lost");
+            if let Err(e) = store.reload() {
+                log::error!("Failed to reload the caches: {e}");
+            }
+            store.dirty = false;
+            store.uncommitted_events = 0;
+            tx = begin(&store);
+        }
         if store.commit_requested
             || store.uncommitted_events > MAX_UNCOMMITTED_EVENTS
-            || (store.dirty && tx_start.elapsed() >= COMMIT_INTERVAL)
+            || (store.dirty && tx.started.elapsed() >= COMMIT_INTERVAL)
         {
             let _ = commit(&mut store);
-            tx_start = begin(&store);
+            tx = begin(&store);
         }
     }
     // Every handle is gone: keep nothing uncommitted.
@@ -170,14 +181,27 @@ fn handle(store: &mut Store, request: Request) -> Option<Job> {
     None
 }
 
-/// Opens the next transaction; returns when it started. A failure (e.g. the file became
-/// locked by another process) is logged and retried on the next commit: requests then run
-/// in autocommit mode, which is slower but loses nothing.
-fn begin(store: &Store) -> Instant {
-    if let Err(e) = store.conn().execute_batch("BEGIN IMMEDIATE") {
-        log::error!("Failed to begin a transaction: {e}");
+/// The open transaction: when it began, and whether it did (see [`begin`]).
+struct Tx {
+    started: Instant,
+    open: bool,
+}
+
+/// Opens the next transaction. A failure (e.g. the file became locked by another process)
+/// is logged and retried on the next commit: requests then run in autocommit mode, which is
+/// slower but loses nothing.
+fn begin(store: &Store) -> Tx {
+    let open = match store.conn().execute_batch("BEGIN IMMEDIATE") {
+        Ok(()) => true,
+        Err(e) => {
+            log::error!("Failed to begin a transaction: {e}");
+            false
+        }
+    };
+    Tx {
+        started: Instant::now(),
+        open,
     }
-    Instant::now()
 }
 
 /// Commits the open transaction. On failure the transaction is rolled back and the caches

@@ -226,3 +226,49 @@ fn sigkill_keeps_committed_data() {
         .unwrap_or_else(|_| "locked".into());
     assert!(check == "ok" || check == "locked", "{check}");
 }
+
+#[test]
+fn a_full_disk_is_a_typed_error_and_loses_nothing_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sqlite.db");
+    let options = aw_datastore::OpenOptions {
+        max_page_count: Some(64),
+        ..Default::default()
+    };
+    let ds = Datastore::open_with(&path, options).unwrap();
+    ds.create_bucket(&bucket("b")).wait().unwrap();
+    ds.insert_events("b", &[ev(0, 1.0, json!({"first": true}))])
+        .wait()
+        .unwrap();
+    ds.force_commit().wait().unwrap();
+    // Write until the "disk" is full: a typed error, not a panic or a hang.
+    let big = "x".repeat(4000);
+    let mut failure = None;
+    for i in 1..1000 {
+        match ds
+            .insert_events("b", &[ev(i, 1.0, json!({"pad": big}))])
+            .wait()
+        {
+            Ok(_) => {}
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    let failure = failure.expect("the capped database never filled up");
+    assert!(
+        matches!(failure, DatastoreError::Sql(ref m) if m.contains("full")),
+        "{failure:?}"
+    );
+    // The worker is alive and still answers; the committed event is there after a restart.
+    assert!(ds.get_event_count("b", None, None).wait().is_ok());
+    let _ = ds.close().wait();
+    let ds = Datastore::open(&path).unwrap();
+    let first = ds
+        .get_events("b", None, None, None)
+        .wait()
+        .unwrap()
+        .into_events();
+    assert!(first.iter().any(|e| e.data.get("first").is_some()));
+}

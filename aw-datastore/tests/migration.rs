@@ -202,6 +202,7 @@ fn python_database_is_imported_once() {
     let path = dir.path().join("sqlite.db");
     let options = OpenOptions {
         legacy_import: Some(legacy.clone()),
+        ..OpenOptions::default()
     };
     let ds = Datastore::open_with(&path, options.clone()).unwrap();
     assert_eq!(

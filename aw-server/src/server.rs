@@ -239,6 +239,7 @@ fn notify_systemd() {
 pub fn run(settings: Settings) -> Result<(), String> {
     let options = OpenOptions {
         legacy_import: settings.legacy_import.clone(),
+        ..OpenOptions::default()
     };
     let datastore = Datastore::open_with(&settings.db_path, options).map_err(|e| {
         format!(

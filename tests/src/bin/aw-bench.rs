@@ -178,9 +178,7 @@ fn heartbeats_under_query_load(
             let t = Instant::now();
             let r = c.post_json("/api/0/buckets/bench-writes/heartbeat?pulsetime=2", &body);
             assert_eq!(r.status, 200);
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            std::thread::sleep(Duration::from_millis(10));
-            ms
+            t.elapsed().as_secs_f64() * 1e3
         })
         .collect();
     stop.store(true, Ordering::Relaxed);
@@ -349,57 +347,40 @@ fn main() {
         r#"{"client":"bench","type":"test","hostname":"h"}"#,
     );
     let n = if quick { 2000 } else { 10000 };
-    let base = end + DAY;
-    let t = Instant::now();
-    for i in 0..n {
-        let body = format!(
-            r#"{{"timestamp":"{}","duration":0,"data":{{"i":{i}}}}}"#,
-            ts(base + i as i64 * NS)
-        );
-        let r = c.post_json("/api/0/buckets/bench-writes/heartbeat?pulsetime=0.5", &body);
-        assert_eq!(r.status, 200);
+    let mut base = end + DAY;
+    for (name, path, event) in [
+        (
+            "sequential heartbeats, distinct data",
+            "heartbeat?pulsetime=0.5",
+            r#"{"timestamp":"TS","duration":0,"data":{"i":IDX}}"#,
+        ),
+        (
+            "sequential heartbeats, merging",
+            "heartbeat?pulsetime=2",
+            r#"{"timestamp":"TS","duration":0,"data":{"app":"same"}}"#,
+        ),
+        (
+            "sequential single-event inserts",
+            "events",
+            r#"[{"timestamp":"TS","duration":1,"data":{"i":IDX}}]"#,
+        ),
+    ] {
+        let path = format!("/api/0/buckets/bench-writes/{path}");
+        let t = Instant::now();
+        for i in 0..n {
+            let body = event
+                .replace("TS", &ts(base + i as i64 * NS))
+                .replace("IDX", &i.to_string());
+            assert_eq!(c.post_json(&path, &body).status, 200);
+        }
+        b.value(name, n as f64 / t.elapsed().as_secs_f64(), "/s");
+        base += 2 * n as i64 * NS;
     }
-    b.value(
-        "sequential heartbeats, distinct data",
-        n as f64 / t.elapsed().as_secs_f64(),
-        "/s",
-    );
-    let base = base + 2 * n as i64 * NS;
-    let t = Instant::now();
-    for i in 0..n {
-        let body = format!(
-            r#"{{"timestamp":"{}","duration":0,"data":{{"app":"same"}}}}"#,
-            ts(base + i as i64 * NS)
-        );
-        let r = c.post_json("/api/0/buckets/bench-writes/heartbeat?pulsetime=2", &body);
-        assert_eq!(r.status, 200);
-    }
-    b.value(
-        "sequential heartbeats, merging",
-        n as f64 / t.elapsed().as_secs_f64(),
-        "/s",
-    );
-    let base = base + 2 * n as i64 * NS;
-    let t = Instant::now();
-    for i in 0..n {
-        let body = format!(
-            r#"[{{"timestamp":"{}","duration":1,"data":{{"i":{i}}}}}]"#,
-            ts(base + i as i64 * NS)
-        );
-        let r = c.post_json("/api/0/buckets/bench-writes/events", &body);
-        assert_eq!(r.status, 200);
-    }
-    b.value(
-        "sequential single-event inserts",
-        n as f64 / t.elapsed().as_secs_f64(),
-        "/s",
-    );
 
     // Heartbeats while 0, 1, 2 and 4 clients loop 1-year desktop queries.
     let year = query_body(&desktop, &[(START_DAY, end)]);
-    let mut base = base + 2 * n as i64 * NS;
     for loops in [0, 1, 2, 4] {
-        let hb = if quick { 100 } else { 300 };
+        let hb = if quick { 1000 } else { 5000 };
         let (p50, p95, qps) = heartbeats_under_query_load(port, loops, &year, hb, base);
         base += 2 * hb as i64 * NS;
         let name = format!("heartbeat with {loops} 1-year query loops");
