@@ -131,6 +131,43 @@ pub fn intern(events: Vec<Event>) -> Vec<QEvent> {
     out
 }
 
+/// Like [`intern`] for rows whose data is JSON text: each distinct text is parsed once and
+/// its object shared by every event with that text. Rows whose text is not a JSON object
+/// are skipped with a warning (one damaged row must not fail a query).
+pub fn intern_rows(rows: Vec<crate::datasource::EventRow>) -> Vec<QEvent> {
+    let mut strings = Interner::default();
+    let mut seen: FxHashMap<&str, Data> = FxHashMap::default();
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let data = match seen.get(row.data.as_str()) {
+            Some(known) => known.clone(),
+            None => {
+                match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&row.data)
+                {
+                    Ok(map) => {
+                        let fresh = Obj::from_json(&map, &mut strings);
+                        seen.insert(row.data.as_str(), fresh.clone());
+                        fresh
+                    }
+                    Err(e) => {
+                        log::warn!("Skipping event {} with unreadable data: {e}", row.id);
+                        continue;
+                    }
+                }
+            }
+        };
+        out.push(QEvent {
+            id: Some(row.id),
+            start: row.start,
+            duration: row.end.saturating_sub(row.start),
+            data,
+        });
+    }
+    drop(seen);
+    crate::reaper::drop_vec_later(rows);
+    out
+}
+
 /// Below this many events per thread, interning runs on the calling thread only.
 const PARALLEL_CHUNK: usize = 50_000;
 

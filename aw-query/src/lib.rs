@@ -35,7 +35,7 @@ mod reaper;
 mod transforms;
 mod value;
 
-pub use datasource::{DataSource, DataSourceError, MemoryDataSource};
+pub use datasource::{DataSource, DataSourceError, EventRow, MemoryDataSource};
 pub use error::QueryError;
 pub use parser::MAX_NESTING;
 pub use program::Program;

@@ -418,3 +418,51 @@ fn category_by_hour_sums_to_the_day() {
     let total: f64 = per_hour.iter().flatten().map(|(_, d)| d).sum();
     assert_eq!(total, 6600.0);
 }
+
+/// A source that offers its events as rows of JSON text, the way the server's database does.
+struct RowSource(MemoryDataSource);
+
+impl aw_query::DataSource for RowSource {
+    fn query_bucket(
+        &self,
+        bucket_id: &str,
+        start: chrono::DateTime<chrono::Utc>,
+        end: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<aw_models::Event>, aw_query::DataSourceError> {
+        self.0.query_bucket(bucket_id, start, end)
+    }
+
+    fn buckets(
+        &self,
+    ) -> Result<std::collections::HashMap<String, aw_models::Bucket>, aw_query::DataSourceError>
+    {
+        self.0.buckets()
+    }
+
+    fn query_bucket_rows(
+        &self,
+        bucket_id: &str,
+        start: chrono::DateTime<chrono::Utc>,
+        end: chrono::DateTime<chrono::Utc>,
+    ) -> Option<Result<Vec<aw_query::EventRow>, aw_query::DataSourceError>> {
+        Some(self.0.query_bucket(bucket_id, start, end).map(|events| {
+            events
+                .into_iter()
+                .map(|e| aw_query::EventRow {
+                    id: e.id.unwrap_or(0),
+                    start: e.start_ns(),
+                    end: e.end_ns(),
+                    data: serde_json::to_string(&e.data).unwrap(),
+                })
+                .collect()
+        }))
+    }
+}
+
+#[test]
+fn rows_of_json_text_give_the_same_results_as_events() {
+    let periods = [period(DAY)];
+    let from_events = aw_query::query(&full_desktop_query(), &periods, &day()).unwrap();
+    let from_rows = aw_query::query(&full_desktop_query(), &periods, &RowSource(day())).unwrap();
+    assert_eq!(from_rows, from_events);
+}

@@ -2,7 +2,7 @@
 
 use aw_datastore::{Datastore, DatastoreError};
 use aw_models::{Bucket, Event};
-use aw_query::{DataSource, DataSourceError};
+use aw_query::{DataSource, DataSourceError, EventRow};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
@@ -30,6 +30,30 @@ impl DataSource for DatastoreSource {
             .wait()
             .map_err(source_error)?;
         Ok(rows.into_events())
+    }
+
+    /// Rows with their stored data text: the engine parses each distinct text once.
+    fn query_bucket_rows(
+        &self,
+        bucket_id: &str,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+    ) -> Option<Result<Vec<EventRow>, DataSourceError>> {
+        let rows = self
+            .0
+            .get_events(bucket_id, Some(start), Some(end), None)
+            .wait();
+        Some(rows.map_err(source_error).map(|rows| {
+            rows.0
+                .into_iter()
+                .map(|r| EventRow {
+                    id: r.id,
+                    start: r.start,
+                    end: r.end,
+                    data: r.data,
+                })
+                .collect()
+        }))
     }
 
     fn buckets(&self) -> Result<HashMap<String, Bucket>, DataSourceError> {

@@ -29,10 +29,14 @@ pub fn query_bucket(args: Vec<DataType>, ctx: &CallContext<'_>) -> QueryResult<D
     let [id] = arity::<1>(args)?;
     let id = string(id)?;
     let interval = current_interval(ctx)?;
-    let events = ctx
-        .ds
-        .query_bucket(&id, *interval.start(), *interval.end())
-        .map_err(|e| QueryError::BucketQueryError(format!("Failed to query bucket: {e:?}")))?;
+    let failed = |e| QueryError::BucketQueryError(format!("Failed to query bucket: {e:?}"));
+    let (start, end) = (*interval.start(), *interval.end());
+    if let Some(rows) = ctx.ds.query_bucket_rows(&id, start, end) {
+        return Ok(DataType::Events(crate::event::intern_rows(
+            rows.map_err(failed)?,
+        )));
+    }
+    let events = ctx.ds.query_bucket(&id, start, end).map_err(failed)?;
     Ok(DataType::Events(crate::event::intern(events)))
 }
 
