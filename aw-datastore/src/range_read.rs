@@ -12,6 +12,7 @@
 //! every dashboard day and `limit`ed fetch) are atomic as before.
 
 use rusqlite::{params, Connection};
+use std::time::Instant;
 
 use crate::error::Result;
 use crate::raw_event::{EventRows, RawEvent};
@@ -38,6 +39,9 @@ pub(crate) fn row_to_raw(row: &rusqlite::Row) -> rusqlite::Result<RawEvent> {
         data: row.get(3)?,
     })
 }
+
+/// How often (in rows) a step checks its deadline.
+pub const DEADLINE_CHECK_ROWS: usize = 64;
 
 /// An event read in progress.
 pub struct RangeRead {
@@ -85,6 +89,18 @@ impl RangeRead {
 
     /// Reads up to `max_rows` more rows.
     pub fn step(&mut self, conn: &Connection, max_rows: usize) -> Result<()> {
+        self.step_until(conn, max_rows, None)
+    }
+
+    /// Reads up to `max_rows` more rows, stopping early once `deadline` has passed (checked
+    /// every [`DEADLINE_CHECK_ROWS`] rows), so a step costs about the same time on a slow
+    /// machine as on a fast one.
+    pub fn step_until(
+        &mut self,
+        conn: &Connection,
+        max_rows: usize,
+        deadline: Option<Instant>,
+    ) -> Result<()> {
         if self.done {
             return Ok(());
         }
@@ -93,25 +109,31 @@ impl RangeRead {
             .map_or(max_rows as u64, |r| r.min(max_rows as u64));
         let want = i64::try_from(want).unwrap_or(i64::MAX);
         let before = self.rows.len();
-        match self.cursor {
-            None => {
-                let mut stmt = conn.prepare_cached(RANGE_SQL)?;
-                let rows = stmt.query_map(
-                    params![self.bucketrow, self.hi, self.floor, self.lo, want],
-                    row_to_raw,
-                )?;
-                for row in rows {
-                    self.rows.push(row?);
-                }
-            }
-            Some((start, end, id)) => {
-                let mut stmt = conn.prepare_cached(RANGE_AFTER_SQL)?;
-                let rows = stmt.query_map(
-                    params![self.bucketrow, start, self.floor, self.lo, end, id, want],
-                    row_to_raw,
-                )?;
-                for row in rows {
-                    self.rows.push(row?);
+        let mut cut_short = false;
+        {
+            let mut stmt = match self.cursor {
+                None => conn.prepare_cached(RANGE_SQL)?,
+                Some(_) => conn.prepare_cached(RANGE_AFTER_SQL)?,
+            };
+            let mut rows = match self.cursor {
+                None => stmt.query(params![self.bucketrow, self.hi, self.floor, self.lo, want])?,
+                Some((start, end, id)) => stmt.query(params![
+                    self.bucketrow,
+                    start,
+                    self.floor,
+                    self.lo,
+                    end,
+                    id,
+                    want
+                ])?,
+            };
+            while let Some(row) = rows.next()? {
+                self.rows.push(row_to_raw(row)?);
+                let read = self.rows.len() - before;
+                if read % DEADLINE_CHECK_ROWS == 0 && deadline.is_some_and(|d| Instant::now() >= d)
+                {
+                    cut_short = (read as i64) < want;
+                    break;
                 }
             }
         }
@@ -120,7 +142,7 @@ impl RangeRead {
             *r -= got.min(*r);
         }
         self.cursor = self.rows.last().map(|e| (e.start, e.end, e.id));
-        self.done = (got as i64) < want || self.remaining == Some(0);
+        self.done = !cut_short && ((got as i64) < want || self.remaining == Some(0));
         Ok(())
     }
 
