@@ -130,7 +130,8 @@ impl RangeRead {
             while let Some(row) = rows.next()? {
                 self.rows.push(row_to_raw(row)?);
                 let read = self.rows.len() - before;
-                if read % DEADLINE_CHECK_ROWS == 0 && deadline.is_some_and(|d| Instant::now() >= d)
+                if read.is_multiple_of(DEADLINE_CHECK_ROWS)
+                    && deadline.is_some_and(|d| Instant::now() >= d)
                 {
                     cut_short = (read as i64) < want;
                     break;
