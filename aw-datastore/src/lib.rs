@@ -42,6 +42,7 @@ mod range_read;
 mod raw_event;
 mod request;
 mod schema;
+mod shared;
 mod store;
 mod worker;
 
@@ -68,6 +69,9 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use request::Request;
+use shared::{BucketMap, Shared};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use store::Store;
 
 /// A cloneable handle to the datastore worker. Dropping the last handle makes the worker
@@ -75,6 +79,8 @@ use store::Store;
 #[derive(Clone)]
 pub struct Datastore {
     requests: Sender<Request>,
+    /// Buckets, counts and spans the worker publishes (read without a round trip).
+    shared: Arc<Shared>,
 }
 
 /// How to open a datastore.
@@ -90,13 +96,24 @@ pub struct OpenOptions {
 /// The answer to one request: `.await` it in async code, or [`Pending::wait`] on a thread.
 #[must_use = "a request's answer must be awaited or waited for"]
 pub struct Pending<T> {
-    state: std::result::Result<oneshot::Receiver<Result<T>>, Option<DatastoreError>>,
+    state: PendingState<T>,
+}
+
+enum PendingState<T> {
+    /// The worker will answer on this channel.
+    Asked(oneshot::Receiver<Result<T>>),
+    /// Answered without the worker (a failed conversion, or a read of published state).
+    Done(Option<Result<T>>),
 }
 
 impl<T> Pending<T> {
     fn ready(error: DatastoreError) -> Self {
+        Pending::done(Err(error))
+    }
+
+    fn done(result: Result<T>) -> Self {
         Pending {
-            state: Err(Some(error)),
+            state: PendingState::Done(Some(result)),
         }
     }
 
@@ -104,10 +121,10 @@ impl<T> Pending<T> {
     /// async runtime (use `.await` there).
     pub fn wait(self) -> Result<T> {
         match self.state {
-            Ok(rx) => rx
+            PendingState::Asked(rx) => rx
                 .blocking_recv()
                 .unwrap_or(Err(DatastoreError::WorkerGone)),
-            Err(e) => Err(e.unwrap_or(DatastoreError::WorkerGone)),
+            PendingState::Done(result) => result.unwrap_or(Err(DatastoreError::WorkerGone)),
         }
     }
 }
@@ -115,15 +132,20 @@ impl<T> Pending<T> {
 /// The future behind `Pending`'s `IntoFuture`.
 pub struct PendingFuture<T>(Pending<T>);
 
+// The answer is only ever moved out, never pinned, so the future can move freely.
+impl<T> Unpin for PendingFuture<T> {}
+
 impl<T> Future for PendingFuture<T> {
     type Output = Result<T>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match &mut self.0.state {
-            Ok(rx) => Pin::new(rx)
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().0.state {
+            PendingState::Asked(rx) => Pin::new(rx)
                 .poll(cx)
                 .map(|r| r.unwrap_or(Err(DatastoreError::WorkerGone))),
-            Err(e) => Poll::Ready(Err(e.take().unwrap_or(DatastoreError::WorkerGone))),
+            PendingState::Done(result) => {
+                Poll::Ready(result.take().unwrap_or(Err(DatastoreError::WorkerGone)))
+            }
         }
     }
 }
@@ -161,34 +183,51 @@ impl Datastore {
         let (requests, receiver) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
         let path = path.to_path_buf();
+        let shared = Arc::new(Shared::default());
+        let published = shared.clone();
         std::thread::Builder::new()
             .name("aw-datastore".into())
-            .spawn(move || match open_store(&path, &options) {
-                Ok((store, lock)) => {
-                    let _ = ready_tx.send(Ok(()));
-                    let closing = worker::run(store, receiver);
-                    // The lock is released only after the connection is closed (`run` has
-                    // dropped the store), and `close` is answered only after both.
-                    drop(lock);
-                    if let Some((reply, result)) = closing {
-                        let _ = reply.send(result);
+            .spawn(
+                move || match open_store(&path, &options, published.clone()) {
+                    Ok((store, lock)) => {
+                        published.worker_alive.store(true, Ordering::Release);
+                        let _ = ready_tx.send(Ok(()));
+                        let closing = worker::run(store, receiver);
+                        published.worker_alive.store(false, Ordering::Release);
+                        // The lock is released only after the connection is closed (`run` has
+                        // dropped the store), and `close` is answered only after both.
+                        drop(lock);
+                        if let Some((reply, result)) = closing {
+                            let _ = reply.send(result);
+                        }
                     }
-                }
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                }
-            })
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
+                },
+            )
             .map_err(|e| DatastoreError::Sql(format!("cannot start the worker thread: {e}")))?;
         ready_rx.recv().unwrap_or(Err(DatastoreError::WorkerGone))?;
-        Ok(Datastore { requests })
+        Ok(Datastore { requests, shared })
     }
 
     fn ask<T>(&self, make: impl FnOnce(request::Reply<T>) -> Request) -> Pending<T> {
         let (tx, rx) = oneshot::channel();
         match self.requests.send(make(tx)) {
-            Ok(()) => Pending { state: Ok(rx) },
+            Ok(()) => Pending {
+                state: PendingState::Asked(rx),
+            },
             Err(_) => Pending::ready(DatastoreError::WorkerGone),
         }
+    }
+
+    /// Answers from the published state, like the worker would (or `WorkerGone` after it
+    /// stopped).
+    fn read_published<T>(&self, read: impl FnOnce(&BucketMap) -> Result<T>) -> Pending<T> {
+        if !self.shared.worker_alive.load(Ordering::Acquire) {
+            return Pending::ready(DatastoreError::WorkerGone);
+        }
+        Pending::done(read(&self.shared.buckets.load()))
     }
 
     /// Creates a bucket; its `events`, if any, are inserted as new events.
@@ -211,12 +250,22 @@ impl Datastore {
 
     /// One bucket, with `metadata` (first start, last end).
     pub fn get_bucket(&self, bucket_id: &str) -> Pending<Bucket> {
-        self.ask(|r| Request::GetBucket(bucket_id.to_string(), r))
+        self.read_published(|buckets| {
+            buckets
+                .get(bucket_id)
+                .map(|b| b.to_bucket())
+                .ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string()))
+        })
     }
 
     /// Every bucket by id.
     pub fn get_buckets(&self) -> Pending<HashMap<String, Bucket>> {
-        self.ask(Request::GetBuckets)
+        self.read_published(|buckets| {
+            Ok(buckets
+                .iter()
+                .map(|(name, b)| (name.clone(), b.to_bucket()))
+                .collect())
+        })
     }
 
     /// Inserts events (an event with an `id` replaces that event of this bucket). Returns
@@ -295,6 +344,14 @@ impl Datastore {
         start: Option<DateTime<Utc>>,
         end: Option<DateTime<Utc>>,
     ) -> Pending<u64> {
+        if start.is_none() && end.is_none() {
+            return self.read_published(|buckets| {
+                buckets
+                    .get(bucket_id)
+                    .map(|b| b.count())
+                    .ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string()))
+            });
+        }
         self.ask(|r| Request::CountEvents(bucket_id.to_string(), bound_ns(start), bound_ns(end), r))
     }
 
@@ -352,7 +409,7 @@ impl Datastore {
 }
 
 /// Opens the file, takes the cross-process lock, configures, migrates and loads the store.
-fn open_store(path: &Path, options: &OpenOptions) -> Result<(Store, File)> {
+fn open_store(path: &Path, options: &OpenOptions, shared: Arc<Shared>) -> Result<(Store, File)> {
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -392,7 +449,7 @@ fn open_store(path: &Path, options: &OpenOptions) -> Result<(Store, File)> {
         }
         other => other,
     })?;
-    let mut store = Store::new(conn)?;
+    let mut store = Store::new(conn, shared)?;
     if found == 0 {
         if let Some(legacy) = options.legacy_import.as_deref() {
             if legacy.exists() {

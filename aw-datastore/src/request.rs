@@ -1,7 +1,6 @@
 //! The messages the handle sends to the worker thread.
 
 use aw_models::Bucket;
-use std::collections::HashMap;
 use tokio::sync::oneshot;
 
 use crate::error::Result;
@@ -18,8 +17,6 @@ pub enum Request {
     /// Creates missing buckets; merges events into existing ones, skipping duplicates.
     Import(Vec<(Bucket, Vec<NewEvent>)>, Reply<()>),
     DeleteBucket(String, Reply<()>),
-    GetBucket(String, Reply<Bucket>),
-    GetBuckets(Reply<HashMap<String, Bucket>>),
     InsertEvents(String, Vec<NewEvent>, Reply<Vec<RawEvent>>),
     Heartbeat(String, NewEvent, i64, Reply<RawEvent>),
     GetEvents {

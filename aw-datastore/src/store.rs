@@ -5,7 +5,7 @@
 //! cache. Every write updates the mirror in the same call, and [`Store::reload`] rebuilds it
 //! from disk after a failed commit, so the mirror never disagrees with what a read returns.
 
-use aw_models::{timestamp, Bucket, BucketMetadata};
+use aw_models::{Bucket, BucketMetadata};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::{HashMap, HashSet};
@@ -15,14 +15,13 @@ use crate::new_event::NewEvent;
 use crate::privacy::{PrivacyFilter, Verdict, PRIVACY_FILTERS_KEY};
 use crate::range_read::{row_to_raw, RangeRead};
 use crate::raw_event::{EventRows, RawEvent};
+use crate::shared::{BucketMap, BucketShared, Shared};
+use std::sync::Arc;
 
 /// What the store knows about one bucket without asking SQLite.
 struct BucketState {
-    bucket: Bucket,
-    /// Number of events.
-    count: u64,
-    /// Earliest start and latest end (ns); widened on insert, as the reference does.
-    span: Option<(i64, i64)>,
+    /// Fields, count and span, shared with readers (see `shared.rs`).
+    shared: Arc<BucketShared>,
     /// An upper bound of `endtime - starttime` over the bucket's events (never negative).
     /// It bounds range scans from below: an event ending at or after `lo` starts at or after
     /// `lo - max_duration`, so a read never walks the index further back than that.
@@ -30,24 +29,16 @@ struct BucketState {
 }
 
 impl BucketState {
-    fn widen(&mut self, start: i64, end: i64) {
-        self.span = Some(match self.span {
-            Some((s, e)) => (s.min(start), e.max(end)),
-            None => (start, end),
-        });
-        self.max_duration = self.max_duration.max(end.saturating_sub(start));
+    fn new(bucket: Bucket) -> BucketState {
+        BucketState {
+            shared: Arc::new(BucketShared::new(bucket)),
+            max_duration: 0,
+        }
     }
 
-    fn to_bucket(&self) -> Bucket {
-        let mut b = self.bucket.clone();
-        b.metadata = match self.span {
-            Some((s, e)) => BucketMetadata {
-                start: Some(timestamp::from_ns(s)),
-                end: Some(timestamp::from_ns(e)),
-            },
-            None => BucketMetadata::default(),
-        };
-        b
+    fn widen(&mut self, start: i64, end: i64) {
+        self.shared.widen(start, end);
+        self.max_duration = self.max_duration.max(end.saturating_sub(start));
     }
 }
 
@@ -55,6 +46,8 @@ impl BucketState {
 pub struct Store {
     conn: Connection,
     buckets: HashMap<String, BucketState>,
+    /// Where the bucket map is published for readers.
+    shared: Arc<Shared>,
     /// Last heartbeat event per bucket row: what the next heartbeat may merge into.
     last_heartbeat: HashMap<i64, RawEvent>,
     privacy: PrivacyFilter,
@@ -96,10 +89,11 @@ pub(crate) fn created_from_text(text: &str) -> Option<DateTime<Utc>> {
 
 impl Store {
     /// Wraps an open, migrated connection and loads the caches.
-    pub fn new(conn: Connection) -> Result<Store> {
+    pub fn new(conn: Connection, shared: Arc<Shared>) -> Result<Store> {
         let mut store = Store {
             conn,
             buckets: HashMap::new(),
+            shared,
             last_heartbeat: HashMap::new(),
             privacy: PrivacyFilter::default(),
             uncommitted_events: 0,
@@ -151,15 +145,7 @@ impl Store {
                 events: None,
                 last_updated: None,
             };
-            self.buckets.insert(
-                name,
-                BucketState {
-                    bucket,
-                    count: 0,
-                    span: None,
-                    max_duration: 0,
-                },
-            );
+            self.buckets.insert(name, BucketState::new(bucket));
         }
         drop(stmt);
         // One pass over the covering index gives every bucket's count, span and longest event.
@@ -184,13 +170,14 @@ impl Store {
         drop(stmt);
         for state in self.buckets.values_mut() {
             if let Some(&(count, start, end, longest)) =
-                state.bucket.bid.and_then(|b| stats.get(&b))
+                state.shared.bucket().bid.and_then(|b| stats.get(&b))
             {
-                state.count = count.max(0) as u64;
-                state.span = Some((start, end));
+                state.shared.set_count(count.max(0) as u64);
+                state.shared.widen(start, end);
                 state.max_duration = longest.max(0);
             }
         }
+        self.publish();
         let filters: Option<String> = self
             .conn
             .query_row(
@@ -212,6 +199,16 @@ impl Store {
         self.privacy = filter;
     }
 
+    /// Publishes the current bucket map for readers (after buckets were added or removed).
+    fn publish(&self) {
+        let map: BucketMap = self
+            .buckets
+            .iter()
+            .map(|(name, state)| (name.clone(), state.shared.clone()))
+            .collect();
+        self.shared.buckets.store(Arc::new(map));
+    }
+
     fn state(&self, name: &str) -> Result<&BucketState> {
         self.buckets
             .get(name)
@@ -226,7 +223,8 @@ impl Store {
 
     fn bucketrow(&self, name: &str) -> Result<i64> {
         self.state(name)?
-            .bucket
+            .shared
+            .bucket()
             .bid
             .ok_or_else(|| DatastoreError::Sql(format!("bucket '{name}' has no row id")))
     }
@@ -257,15 +255,9 @@ impl Store {
         bucket.bid = Some(self.conn.last_insert_rowid());
         bucket.events = None;
         bucket.metadata = BucketMetadata::default();
-        self.buckets.insert(
-            bucket.id.clone(),
-            BucketState {
-                bucket: bucket.clone(),
-                count: 0,
-                span: None,
-                max_duration: 0,
-            },
-        );
+        self.buckets
+            .insert(bucket.id.clone(), BucketState::new(bucket.clone()));
+        self.publish();
         self.dirty = true;
         self.commit_requested = true;
         for e in &mut events {
@@ -318,23 +310,11 @@ impl Store {
             .prepare_cached("DELETE FROM buckets WHERE id = ?1")?
             .execute([bid])?;
         self.buckets.remove(name);
+        self.publish();
         self.last_heartbeat.remove(&bid);
         self.dirty = true;
         self.commit_requested = true;
         Ok(())
-    }
-
-    /// One bucket with its metadata.
-    pub fn get_bucket(&self, name: &str) -> Result<Bucket> {
-        Ok(self.state(name)?.to_bucket())
-    }
-
-    /// Every bucket with its metadata, keyed by id.
-    pub fn get_buckets(&self) -> HashMap<String, Bucket> {
-        self.buckets
-            .iter()
-            .map(|(name, state)| (name.clone(), state.to_bucket()))
-            .collect()
     }
 
     // ---- events --------------------------------------------------------------------------
@@ -379,7 +359,7 @@ impl Store {
         let result = self.write_events(bid, events, &replacing, &mut stored, &mut added);
         // The mirror follows whatever was written, also when a later row failed.
         let state = self.state_mut(name)?;
-        state.count += added;
+        state.shared.add_count(added);
         for e in &stored {
             state.widen(e.start, e.end);
         }
@@ -507,8 +487,7 @@ impl Store {
                 .execute(params![bid, id])? as u64;
         }
         if deleted > 0 {
-            let state = self.state_mut(name)?;
-            state.count = state.count.saturating_sub(deleted);
+            self.state(name)?.shared.sub_count(deleted);
             self.last_heartbeat.remove(&bid);
             self.dirty = true;
         }
@@ -520,7 +499,7 @@ impl Store {
     pub fn count_events(&self, name: &str, lo: Option<i64>, hi: Option<i64>) -> Result<u64> {
         let state = self.state(name)?;
         if lo.is_none() && hi.is_none() {
-            return Ok(state.count);
+            return Ok(state.shared.count());
         }
         let bid = self.bucketrow(name)?;
         let lo = lo.unwrap_or(i64::MIN);
@@ -590,7 +569,7 @@ impl Store {
             data: hb.data,
         };
         let state = self.state_mut(name)?;
-        state.count += 1;
+        state.shared.add_count(1);
         state.widen(stored.start, stored.end);
         self.last_heartbeat.insert(bid, stored.clone());
         Ok(stored)
@@ -714,7 +693,7 @@ mod tests {
                     '{\"i\":' || i || '}' FROM n;",
         )
         .unwrap();
-        Store::new(conn).unwrap()
+        Store::new(conn, Arc::default()).unwrap()
     }
 
     /// Runs the range read the way `get_events` does and returns (rows, VM steps, sorts,
@@ -748,7 +727,7 @@ mod tests {
              SELECT 1, (i * 7919 % 50) * 1000, (i * 7919 % 50) * 1000 + (i % 3) * 500, '{}' FROM n;",
         )
         .unwrap();
-        let store = Store::new(conn).unwrap();
+        let store = Store::new(conn, Arc::default()).unwrap();
         for (lo, hi, limit) in [
             (None, None, None),
             (Some(10_000), Some(30_000), None),
@@ -790,7 +769,7 @@ mod tests {
     fn range_read_walks_the_index() {
         let dir = tempfile::tempdir().unwrap();
         let store = big_store(&dir);
-        assert_eq!(store.buckets["b"].count, 500_000);
+        assert_eq!(store.buckets["b"].shared.count(), 500_000);
         let plan: Vec<String> = store
             .conn
             .prepare(&format!(

@@ -130,12 +130,6 @@ fn handle(store: &mut Store, request: Request) -> Option<Job> {
         Request::DeleteBucket(name, reply) => {
             let _ = reply.send(store.delete_bucket(&name));
         }
-        Request::GetBucket(name, reply) => {
-            let _ = reply.send(store.get_bucket(&name));
-        }
-        Request::GetBuckets(reply) => {
-            let _ = reply.send(Ok(store.get_buckets()));
-        }
         Request::InsertEvents(name, events, reply) => {
             let _ = reply.send(store.insert_events(&name, events));
         }

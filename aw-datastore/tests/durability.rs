@@ -86,7 +86,8 @@ fn many_events_trigger_a_commit() {
         .map(|i| ev(i, 1.0, json!({})))
         .collect();
     s.ds.insert_events("b", &events).wait().unwrap();
-    s.ds.get_buckets().wait().unwrap();
+    // A request the worker answers after the commit that followed the insert.
+    s.ds.get_events("b", None, None, Some(1)).wait().unwrap();
     assert_eq!(count_with_sqlite(&s.path()), events.len() as i64);
 }
 

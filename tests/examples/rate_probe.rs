@@ -16,6 +16,11 @@ fn main() {
     println!("GET info: {:.0}/s", n as f64 / t.elapsed().as_secs_f64());
     let t = Instant::now();
     for _ in 0..n {
+        c.get("/api/0/buckets/");
+    }
+    println!("GET buckets: {:.0}/s", n as f64 / t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    for _ in 0..n {
         c.get("/api/0/buckets/b/events/count");
     }
     println!("GET count: {:.0}/s", n as f64 / t.elapsed().as_secs_f64());

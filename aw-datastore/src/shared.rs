@@ -1,0 +1,103 @@
+//! What callers may read about buckets without a round trip to the worker.
+//!
+//! Bucket lists, single buckets and total event counts are asked for constantly (every
+//! dashboard load, every client start) and are pure cache reads. The worker publishes an
+//! immutable map of buckets whenever buckets are created, deleted or reloaded (an
+//! `ArcSwap`: lock-free for readers), and keeps each bucket's event count and time span in
+//! atomics that it updates before it answers the write that changed them. So these reads
+//! never queue behind other requests, and a caller still reads its own writes.
+
+use arc_swap::ArcSwap;
+use aw_models::{timestamp, Bucket, BucketMetadata};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// One bucket as readers see it.
+#[derive(Debug)]
+pub struct BucketShared {
+    bucket: Bucket,
+    count: AtomicU64,
+    /// Earliest start (ns); `i64::MAX` while the bucket has no events.
+    start: AtomicI64,
+    /// Latest end (ns); `i64::MIN` while the bucket has no events.
+    end: AtomicI64,
+}
+
+impl BucketShared {
+    /// A bucket without events.
+    pub fn new(mut bucket: Bucket) -> BucketShared {
+        bucket.metadata = BucketMetadata::default();
+        bucket.events = None;
+        BucketShared {
+            bucket,
+            count: AtomicU64::new(0),
+            start: AtomicI64::new(i64::MAX),
+            end: AtomicI64::new(i64::MIN),
+        }
+    }
+
+    /// The bucket's fixed fields (row id, name, type, …).
+    pub fn bucket(&self) -> &Bucket {
+        &self.bucket
+    }
+
+    /// Number of events.
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::Acquire)
+    }
+
+    /// Sets the number of events (worker only).
+    pub fn set_count(&self, n: u64) {
+        self.count.store(n, Ordering::Release);
+    }
+
+    /// Adds `n` to the number of events (worker only).
+    pub fn add_count(&self, n: u64) {
+        self.count.fetch_add(n, Ordering::AcqRel);
+    }
+
+    /// Subtracts `n` from the number of events, not below zero (worker only).
+    pub fn sub_count(&self, n: u64) {
+        let _ = self
+            .count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
+                Some(c.saturating_sub(n))
+            });
+    }
+
+    /// Widens the time span to include `[start, end]` (worker only). Like the reference, the
+    /// span never shrinks when events are deleted, until the next start.
+    pub fn widen(&self, start: i64, end: i64) {
+        self.start.fetch_min(start, Ordering::AcqRel);
+        self.end.fetch_max(end, Ordering::AcqRel);
+    }
+
+    /// The bucket with its metadata as the API shows it.
+    pub fn to_bucket(&self) -> Bucket {
+        let mut b = self.bucket.clone();
+        let (start, end) = (
+            self.start.load(Ordering::Acquire),
+            self.end.load(Ordering::Acquire),
+        );
+        if start != i64::MAX || end != i64::MIN {
+            b.metadata = BucketMetadata {
+                start: Some(timestamp::from_ns(start)),
+                end: Some(timestamp::from_ns(end)),
+            };
+        }
+        b
+    }
+}
+
+/// The published buckets by name.
+pub type BucketMap = HashMap<String, Arc<BucketShared>>;
+
+/// The state the worker publishes and handles read.
+#[derive(Debug, Default)]
+pub struct Shared {
+    /// The current buckets.
+    pub buckets: ArcSwap<BucketMap>,
+    /// Cleared when the worker stops, so snapshot reads then fail like every other call.
+    pub worker_alive: AtomicBool,
+}
