@@ -152,7 +152,9 @@ test('with --webpath the given build is served instead', async () => {
   const other = await startServer({ args: ['--webpath', dir] });
   try {
     assert.match(await (await fetch(`${other.url}/`)).text(), /other build/);
-    assert.equal((await fetch(`${other.url}/static/app.js`)).status, 404);
+    // Files the given build lacks fall back to the embedded ones, as the reference does.
+    assert.equal((await fetch(`${other.url}/static/app.js`)).status, 200);
+    assert.equal((await fetch(`${other.url}/js/missing.js`)).status, 404);
   } finally {
     await other.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -232,6 +232,8 @@ fn static_web_ui_and_custom_pages() {
     assert_eq!(c.get("/index.html").status, 404);
     assert_eq!(c.get("/css/../index.html").status, 404);
     assert_eq!(c.get("/css/missing.css").status, 404);
+    // A file the given build lacks falls back to the embedded dashboard's.
+    assert_eq!(c.get("/static/style.css").status, 200);
     for path in ["/pages/mine", "/pages/mine/"] {
         assert_eq!(c.get(path).body, "<p>custom</p>", "{path}");
     }

@@ -1,9 +1,10 @@
 //! Static files: the web UI and custom static pages.
 //!
 //! With `--webpath`, the web UI build in that directory is served at `/`, `/css/…`,
-//! `/fonts/…`, `/js/…`, `/static/…` and the top-level files the aw-webui build has. Without
-//! it, the built-in dashboard compiled into the binary (`dashboard.rs`) is served at `/` and
-//! `/static/…`.
+//! `/fonts/…`, `/js/…`, `/static/…` and the top-level files the aw-webui build has. The
+//! built-in dashboard compiled into the binary (`dashboard.rs`) answers `/` and `/static/…`
+//! without `--webpath`, and, like the reference's embedded copy, for any of those files the
+//! given directory lacks.
 //! `/pages/<name>/…` serves the directories of `custom_static`.
 
 use rocket::fs::NamedFile;
@@ -52,18 +53,20 @@ impl<'r> rocket::response::Responder<'r, 'static> for StaticFile {
 }
 
 /// `path` from `--webpath` when one is given, else from the built-in dashboard.
-async fn ui_file(files: &StaticFiles, path: &Path) -> Option<StaticFile> {
-    if files.webpath.is_some() {
-        return web_file(files, path).await.map(StaticFile::File);
+/// `web_path` from `--webpath` when that file exists there (as the reference looks there
+/// first), else `embedded_path` from the built-in dashboard.
+async fn ui_file(files: &StaticFiles, web_path: &Path, embedded_path: &Path) -> Option<StaticFile> {
+    if let Some(f) = web_file(files, web_path).await {
+        return Some(StaticFile::File(f));
     }
-    let (ct, bytes) = dashboard::embedded(path.to_str()?)?;
+    let (ct, bytes) = dashboard::embedded(embedded_path.to_str()?)?;
     Some(StaticFile::Embedded(ct, bytes))
 }
 
 /// The start page: the web UI's `index.html`, or the built-in dashboard's.
 #[rocket::get("/")]
 pub async fn index(files: &State<StaticFiles>) -> Option<StaticFile> {
-    ui_file(files, Path::new("index.html")).await
+    ui_file(files, Path::new("index.html"), Path::new("index.html")).await
 }
 
 /// Files under `/css/` of the web UI build.
@@ -92,10 +95,7 @@ pub async fn static_dir(
     files: &State<StaticFiles>,
 ) -> Option<StaticFile> {
     let path = safe_path(path)?;
-    if files.webpath.is_some() {
-        return ui_file(files, &Path::new("static").join(path)).await;
-    }
-    ui_file(files, &path).await
+    ui_file(files, &Path::new("static").join(&path), &path).await
 }
 
 /// The top-level files of an aw-webui build.
