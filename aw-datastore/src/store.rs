@@ -680,20 +680,49 @@ mod tests {
     use super::*;
     use rusqlite::StatementStatus;
 
-    /// A store on a real file holding one bucket with 500,000 one-minute events (a year).
-    fn big_store(dir: &tempfile::TempDir) -> Store {
+    /// A store on a real file with bucket row 1 (`b`) and the events `sql` inserts.
+    fn store_with(dir: &tempfile::TempDir, sql: &str) -> Store {
         let mut conn = Connection::open(dir.path().join("sqlite.db")).unwrap();
         crate::schema::configure(&conn).unwrap();
         crate::schema::migrate(&mut conn).unwrap();
         conn.execute_batch(
-            "INSERT INTO buckets (name, type, client, hostname, created) VALUES ('b', 't', 'c', 'h', '2020-01-01 00:00:00+00:00');
-             WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 499999)
+            "INSERT INTO buckets (name, type, client, hostname, created) VALUES ('b', 't', 'c', 'h', '2020-01-01 00:00:00+00:00');",
+        )
+        .unwrap();
+        conn.execute_batch(sql).unwrap();
+        Store::new(conn, Arc::default()).unwrap()
+    }
+
+    /// A store holding one bucket with 500,000 one-minute events (a year).
+    fn big_store(dir: &tempfile::TempDir) -> Store {
+        store_with(
+            dir,
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 499999)
              INSERT INTO events (bucketrow, starttime, endtime, data)
              SELECT 1, 1577836800000000000 + i * 63000000000, 1577836800000000000 + i * 63000000000 + 60000000000,
                     '{\"i\":' || i || '}' FROM n;",
         )
-        .unwrap();
-        Store::new(conn, Arc::default()).unwrap()
+    }
+
+    /// Asserts that SQLite plans `sql` as a walk of the composite index with no sort.
+    fn assert_walks_index(store: &Store, sql: &str, params: impl rusqlite::Params) {
+        let plan: Vec<String> = store
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap()
+            .query_map(params, |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let plan = plan.join("\n");
+        assert!(
+            plan.contains("USING INDEX events_bucketrow_starttime_endtime_index"),
+            "{plan}"
+        );
+        assert!(
+            !plan.contains("TEMP B-TREE"),
+            "sorts instead of walking the index: {plan}"
+        );
     }
 
     /// Runs the range read the way `get_events` does and returns (rows, VM steps, sorts,
@@ -716,18 +745,13 @@ mod tests {
     #[test]
     fn chunked_reads_equal_one_read() {
         let dir = tempfile::tempdir().unwrap();
-        let mut conn = Connection::open(dir.path().join("sqlite.db")).unwrap();
-        crate::schema::configure(&conn).unwrap();
-        crate::schema::migrate(&mut conn).unwrap();
         // Many events tied on start (and on end), in a jumbled insert order.
-        conn.execute_batch(
-            "INSERT INTO buckets (name, type, client, hostname, created) VALUES ('b', 't', 'c', 'h', '2020-01-01 00:00:00+00:00');
-             WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999)
+        let store = store_with(
+            &dir,
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999)
              INSERT INTO events (bucketrow, starttime, endtime, data)
              SELECT 1, (i * 7919 % 50) * 1000, (i * 7919 % 50) * 1000 + (i % 3) * 500, '{}' FROM n;",
-        )
-        .unwrap();
-        let store = Store::new(conn, Arc::default()).unwrap();
+        );
         for (lo, hi, limit) in [
             (None, None, None),
             (Some(10_000), Some(30_000), None),
@@ -746,23 +770,11 @@ mod tests {
                 );
             }
         }
-        let plan: Vec<String> = store
-            .conn
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN {}",
-                crate::range_read::RANGE_AFTER_SQL
-            ))
-            .unwrap()
-            .query_map(params![1, 0, 0, 0, 0, 0, 100], |r| r.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
-        let plan = plan.join("\n");
-        assert!(
-            plan.contains("USING INDEX events_bucketrow_starttime_endtime_index"),
-            "{plan}"
+        assert_walks_index(
+            &store,
+            crate::range_read::RANGE_AFTER_SQL,
+            params![1, 0, 0, 0, 0, 0, 100],
         );
-        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
     }
 
     #[test]
@@ -770,25 +782,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = big_store(&dir);
         assert_eq!(store.buckets["b"].shared.count(), 500_000);
-        let plan: Vec<String> = store
-            .conn
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN {}",
-                crate::range_read::RANGE_SQL
-            ))
-            .unwrap()
-            .query_map(params![1, 0, 0, 0, 100], |r| r.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
-        let plan = plan.join("\n");
-        assert!(
-            plan.contains("USING INDEX events_bucketrow_starttime_endtime_index"),
-            "{plan}"
-        );
-        assert!(
-            !plan.contains("TEMP B-TREE"),
-            "sorts instead of walking the index: {plan}"
+        assert_walks_index(
+            &store,
+            crate::range_read::RANGE_SQL,
+            params![1, 0, 0, 0, 100],
         );
 
         // limit=100 over the whole year: about 100 rows' worth of steps, no sort, no scan.
