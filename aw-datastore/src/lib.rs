@@ -52,7 +52,6 @@ pub use new_event::NewEvent;
 pub use privacy::PRIVACY_FILTERS_KEY;
 pub use raw_event::{EventRows, RawEvent};
 pub use schema::SCHEMA_VERSION;
-pub use store::merge as heartbeat_merge;
 pub use worker::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 
 use aw_models::{timestamp, Bucket, Event};

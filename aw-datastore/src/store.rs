@@ -645,7 +645,7 @@ impl Store {
 /// The heartbeat merge rule: `hb` merges into `last` iff their data are equal and
 /// `last.start <= hb.start <= last.end + pulsetime` (inclusive). The merged event keeps
 /// `last`'s id, start and data and ends at `max(last.end, hb.end)`.
-pub fn merge(last: &RawEvent, hb: &NewEvent, pulsetime_ns: i64) -> Option<RawEvent> {
+pub(crate) fn merge(last: &RawEvent, hb: &NewEvent, pulsetime_ns: i64) -> Option<RawEvent> {
     if hb.start < last.start || hb.start > last.end.saturating_add(pulsetime_ns) {
         return None;
     }

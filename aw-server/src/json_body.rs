@@ -20,11 +20,11 @@ pub struct JsonBody<T>(pub T);
 
 /// Reads the whole body as text within the `json` limit; 413 when it is larger.
 pub async fn read_body_text(
-    req: &Request<'_>,
+    limits: &Limits,
     data: Data<'_>,
     limit_name: &str,
 ) -> Result<String, ApiError> {
-    let limit = req.limits().get(limit_name).unwrap_or(Limits::JSON);
+    let limit = limits.get(limit_name).unwrap_or(Limits::JSON);
     match data.open(limit).into_string().await {
         Ok(s) if s.is_complete() => Ok(s.into_inner()),
         Ok(_) => Err(ApiError::new(
@@ -64,7 +64,7 @@ impl<'r, T: DeserializeOwned + Send + 'static> FromData<'r> for JsonBody<T> {
     type Error = ApiError;
 
     async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> Outcome<'r, Self> {
-        let result = match read_body_text(req, data, "json").await {
+        let result = match read_body_text(req.limits(), data, "json").await {
             Ok(text) => parse_json(text).await,
             Err(e) => Err(e),
         };

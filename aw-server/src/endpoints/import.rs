@@ -8,7 +8,7 @@
 
 use rocket::data::{Data, Limits};
 use rocket::http::{ContentType, Status};
-use rocket::{Request, State};
+use rocket::State;
 
 use crate::error::{ApiError, ApiResult};
 use crate::json_body::{json_error, read_body_text};
@@ -17,25 +17,9 @@ use crate::state::AppState;
 
 /// `Content-Type: application/json`: the body is the export document.
 #[rocket::post("/api/0/import", format = "json", data = "<data>")]
-pub async fn json(
-    request: RequestRef<'_>,
-    data: Data<'_>,
-    state: &State<AppState>,
-) -> ApiResult<Empty> {
-    let text = read_body_text(request.0, data, "json").await?;
+pub async fn json(data: Data<'_>, limits: &Limits, state: &State<AppState>) -> ApiResult<Empty> {
+    let text = read_body_text(limits, data, "json").await?;
     import(text, state).await
-}
-
-/// The request itself, for reading the body with its configured limit.
-pub struct RequestRef<'r>(&'r Request<'r>);
-
-#[rocket::async_trait]
-impl<'r> rocket::request::FromRequest<'r> for RequestRef<'r> {
-    type Error = ();
-
-    async fn from_request(req: &'r Request<'_>) -> rocket::request::Outcome<Self, ()> {
-        rocket::request::Outcome::Success(RequestRef(req))
-    }
 }
 
 /// `Content-Type: multipart/form-data`: the field `buckets.json` (or `buckets`) holds the
