@@ -165,10 +165,17 @@ function wireToolbar() {
   }
 }
 
+// The theme setting wins; otherwise the system's preference, followed as it changes. The
+// stylesheet has one dark palette, keyed on this attribute.
+const systemDark = window.matchMedia('(prefers-color-scheme: dark)');
+
 function applyTheme() {
-  const theme = state.settings.theme;
-  if (theme === 'dark' || theme === 'light') document.documentElement.dataset.theme = theme;
+  const chosen = state.settings.theme;
+  const dark = chosen === 'dark' || (chosen !== 'light' && systemDark.matches);
+  document.documentElement.dataset.theme = dark ? 'dark' : 'light';
 }
+systemDark.addEventListener('change', applyTheme);
+applyTheme();
 
 async function start() {
   wireToolbar();
