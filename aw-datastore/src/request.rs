@@ -39,3 +39,32 @@ pub enum Request {
     /// Commit and stop; answered after the final commit.
     Close(Reply<()>),
 }
+
+/// Reads and inserts of at most this many events are quick requests.
+const QUICK_ROWS: usize = 200;
+
+impl Request {
+    /// Whether the worker answers this request in microseconds (unless it is busy): a
+    /// heartbeat, a small insert or read, a count, a setting. For these, the caller polls
+    /// for the answer briefly before parking, and the worker polls its queue briefly
+    /// afterwards (see `worker::IDLE_SPIN`), because clients send them back to back.
+    pub fn is_quick(&self) -> bool {
+        match self {
+            Request::Heartbeat(..)
+            | Request::GetEvent(..)
+            | Request::CountEvents(..)
+            | Request::GetKeyValue(..)
+            | Request::SetKeyValue(..)
+            | Request::DeleteKeyValue(..) => true,
+            Request::InsertEvents(_, events, _) => events.len() <= QUICK_ROWS,
+            Request::DeleteEvents(_, ids, _) => ids.len() <= QUICK_ROWS,
+            Request::GetEvents { limit, .. } => limit.is_some_and(|l| l <= QUICK_ROWS as u64),
+            Request::CreateBucket(..)
+            | Request::Import(..)
+            | Request::DeleteBucket(..)
+            | Request::GetKeyValues(..)
+            | Request::ForceCommit(..)
+            | Request::Close(..) => false,
+        }
+    }
+}
