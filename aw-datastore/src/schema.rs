@@ -20,6 +20,14 @@ pub fn configure(conn: &Connection) -> Result<()> {
     conn.execute_batch("PRAGMA synchronous=FULL;")?;
     // The cache holds every statement of the hot paths at once.
     conn.set_prepared_statement_cache_capacity(64);
+    // Plans must not depend on bound values: otherwise this SQLite build (with STAT4) marks a
+    // cached statement whose `LIMIT ?` or range bound the planner looked at as expired on
+    // every new binding, and re-parses and re-plans it on each use. Our statements' plans
+    // are fixed by design (index walks, asserted in tests), so nothing is lost.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
     Ok(())
 }
 

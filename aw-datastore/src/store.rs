@@ -743,6 +743,31 @@ mod tests {
     }
 
     #[test]
+    fn cached_range_statement_is_not_reprepared_per_binding() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = big_store(&dir);
+        for (lo, limit) in [
+            (0i64, 100i64),
+            (1_600_000_000_000_000_000, 10),
+            (5, -1),
+            (0, 100),
+        ] {
+            let mut stmt = store
+                .conn
+                .prepare_cached(crate::range_read::RANGE_SQL)
+                .unwrap();
+            let n = stmt
+                .query_map(params![1, i64::MAX, lo, lo, limit], row_to_raw)
+                .unwrap()
+                .take(200)
+                .count();
+            assert!(n > 0);
+            // Re-parsing and re-planning on every request would cost more than the rows.
+            assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0);
+        }
+    }
+
+    #[test]
     fn chunked_reads_equal_one_read() {
         let dir = tempfile::tempdir().unwrap();
         // Many events tied on start (and on end), in a jumbled insert order.
