@@ -8,8 +8,7 @@
 use aw_datastore::DatastoreError;
 use rocket::http::{ContentType, Status};
 use rocket::response::{self, Responder};
-use rocket::{Request, Response};
-use std::io::Cursor;
+use rocket::Request;
 
 /// An error response: a status and the message clients display.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,11 +65,9 @@ impl From<DatastoreError> for ApiError {
 
 impl<'r> Responder<'r, 'static> for ApiError {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
-        let body = self.body();
-        Response::build()
+        crate::responses::in_memory(self.body())
             .status(self.status)
             .header(ContentType::JSON)
-            .sized_body(body.len(), Cursor::new(body))
             .ok()
     }
 }

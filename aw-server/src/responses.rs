@@ -1,19 +1,37 @@
 //! Response bodies: JSON text built by the server, and empty success bodies.
 
 use rocket::http::{ContentType, Status};
-use rocket::response::{self, Responder};
+use rocket::response::{self, Body, Responder};
 use rocket::{Request, Response};
 use std::io::Cursor;
+
+/// The largest chunk of a body Rocket hands to hyper at once.
+const MAX_CHUNK: usize = 1 << 20;
+
+/// A response whose body is already in memory, handed to hyper in one chunk (up to 1 MiB).
+///
+/// Rocket passes a body to hyper through a channel in chunks of 4 KiB by default, and hyper
+/// writes each chunk to the socket as it arrives: a 15 KB list of 100 events went out in four
+/// writes, and the client woke up for each. In one chunk it is one write; a 90 MB export
+/// takes 90 writes instead of 22,000.
+pub fn in_memory<T>(body: T) -> response::Builder<'static>
+where
+    T: AsRef<[u8]> + Send + Sync + Unpin + 'static,
+{
+    let len = body.as_ref().len();
+    let mut builder = Response::build();
+    builder
+        .sized_body(len, Cursor::new(body))
+        .max_chunk_size(len.clamp(Body::DEFAULT_MAX_CHUNK, MAX_CHUNK));
+    builder
+}
 
 /// A JSON body already serialised (often spliced from stored event text, never re-parsed).
 pub struct JsonText(pub String);
 
 impl<'r> Responder<'r, 'static> for JsonText {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
-        Response::build()
-            .header(ContentType::JSON)
-            .sized_body(self.0.len(), Cursor::new(self.0))
-            .ok()
+        in_memory(self.0).header(ContentType::JSON).ok()
     }
 }
 
@@ -40,12 +58,11 @@ pub struct Attachment {
 
 impl<'r> Responder<'r, 'static> for Attachment {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
-        Response::build()
+        in_memory(self.body)
             .raw_header(
                 "Content-Disposition",
                 format!("attachment; filename={}", self.filename),
             )
-            .sized_body(self.body.len(), Cursor::new(self.body))
             .ok()
     }
 }

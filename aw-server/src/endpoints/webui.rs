@@ -47,7 +47,7 @@ impl<'r> rocket::response::Responder<'r, 'static> for StaticFile {
     fn respond_to(self, req: &'r rocket::Request<'_>) -> rocket::response::Result<'static> {
         match self {
             StaticFile::File(f) => f.respond_to(req),
-            StaticFile::Embedded(ct, body) => (ct, body).respond_to(req),
+            StaticFile::Embedded(ct, body) => crate::responses::in_memory(body).header(ct).ok(),
         }
     }
 }
