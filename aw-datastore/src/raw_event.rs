@@ -6,7 +6,6 @@
 
 use aw_models::{timestamp, Event};
 use serde_json::{Map, Value};
-use std::fmt::Write;
 
 /// One stored event as read from the database.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,7 +55,9 @@ impl RawEvent {
             log::warn!("Skipping event {} with unreadable data", self.id);
             return false;
         }
-        let _ = write!(out, "{{\"id\":{},\"timestamp\":\"", self.id);
+        out.push_str("{\"id\":");
+        out.push_str(itoa::Buffer::new().format(self.id));
+        out.push_str(",\"timestamp\":\"");
         timestamp::write_ns(out, self.start);
         out.push_str("\",\"duration\":");
         write_seconds(out, self.end.saturating_sub(self.start));
@@ -68,7 +69,31 @@ impl RawEvent {
 }
 
 /// Writes `ns / 1e9` the way serde_json writes an `f64` (always with a `.` or exponent).
+///
+/// Durations from 10 µs up to 11 days (almost all of them) are written from the integer
+/// directly: such a decimal has at most 15 significant digits, so it is exactly the shortest
+/// text that reads back as the same `f64`, which is what serde_json's `ryu` prints, in its
+/// fixed notation for that range (`tests::write_seconds_matches_ryu` checks this). The rest go
+/// through `ryu`.
 pub fn write_seconds(out: &mut String, ns: i64) {
+    const NS_PER_S: i64 = 1_000_000_000;
+    if (10_000..1_000_000_000_000_000).contains(&ns) {
+        out.push_str(itoa::Buffer::new().format(ns / NS_PER_S));
+        out.push('.');
+        // The fraction's digits without trailing zeros ("0" when there are none).
+        let (mut frac, mut len) = (ns % NS_PER_S, 9);
+        while frac % 10 == 0 && len > 1 {
+            frac /= 10;
+            len -= 1;
+        }
+        let mut digits = [b'0'; 9];
+        for d in digits[..len].iter_mut().rev() {
+            *d = b'0' + (frac % 10) as u8;
+            frac /= 10;
+        }
+        out.push_str(std::str::from_utf8(&digits[..len]).unwrap_or("0"));
+        return;
+    }
     let mut buf = ryu::Buffer::new();
     out.push_str(buf.format_finite(ns as f64 / 1e9));
 }
@@ -100,28 +125,85 @@ impl EventRows {
 
     /// The rows as a JSON array of API events, built without parsing `data`.
     pub fn to_json(&self) -> String {
-        let mut out =
-            String::with_capacity(16 + self.0.iter().map(|e| e.data.len() + 80).sum::<usize>());
+        let mut out = String::with_capacity(json_capacity(&self.0));
         self.write_json(&mut out);
         out
     }
 
     /// Appends the JSON array of [`EventRows::to_json`] to `out`.
+    ///
+    /// Long lists (a week or a month of window events) are written in parts on several
+    /// threads: writing an event is as much work as reading it from SQLite, and while the
+    /// answer is written the worker thread no longer needs a CPU for this request.
     pub fn write_json(&self, out: &mut String) {
         out.push('[');
-        let mut first = true;
-        for row in &self.0 {
-            let mark = out.len();
-            if !first {
-                out.push(',');
-            }
-            if row.write_json(out) {
-                first = false;
-            } else {
-                out.truncate(mark);
-            }
+        let parts = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(self.0.len() / PARALLEL_PART_ROWS)
+            .max(1);
+        if parts == 1 {
+            write_rows(&self.0, out);
+        } else {
+            let chunk = self.0.len().div_ceil(parts);
+            let mut chunks = self.0.chunks(chunk);
+            let head = chunks.next().unwrap_or_default();
+            std::thread::scope(|scope| {
+                let helpers: Vec<_> = chunks
+                    .map(|rows| {
+                        let spawned = std::thread::Builder::new()
+                            .name("aw-json".into())
+                            .spawn_scoped(scope, move || {
+                                let mut part = String::with_capacity(json_capacity(rows));
+                                write_rows(rows, &mut part);
+                                part
+                            });
+                        (rows, spawned)
+                    })
+                    .collect();
+                write_rows(head, out);
+                for (rows, spawned) in helpers {
+                    // A thread that could not be started (or failed) is made up for here.
+                    let part = spawned.ok().and_then(|h| h.join().ok()).unwrap_or_else(|| {
+                        let mut part = String::new();
+                        write_rows(rows, &mut part);
+                        part
+                    });
+                    if !part.is_empty() {
+                        if !out.ends_with('[') {
+                            out.push(',');
+                        }
+                        out.push_str(&part);
+                    }
+                }
+            });
         }
         out.push(']');
+    }
+}
+
+/// The fewest rows worth a thread of their own in [`EventRows::write_json`].
+const PARALLEL_PART_ROWS: usize = 4_096;
+
+/// A capacity that holds the JSON of `rows` without growing (growing a month's 5 MB copies
+/// it): an event's JSON is its data plus at most 117 bytes (20-character id, 30-byte
+/// timestamp, 24-character duration, keys and punctuation); untouched capacity costs nothing.
+fn json_capacity(rows: &[RawEvent]) -> usize {
+    16 + rows.iter().map(|e| e.data.len() + 117).sum::<usize>()
+}
+
+/// Writes `rows` as comma-separated JSON objects, skipping rows with unreadable data.
+fn write_rows(rows: &[RawEvent], out: &mut String) {
+    let mut first = true;
+    for row in rows {
+        let mark = out.len();
+        if !first {
+            out.push(',');
+        }
+        if row.write_json(out) {
+            first = false;
+        } else {
+            out.truncate(mark);
+        }
     }
 }
 
@@ -136,6 +218,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn write_seconds_matches_ryu() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut values: Vec<i64> = vec![0, 1, 9_999, 10_000, 10_001, 999_999_999_999_999];
+        values.extend([
+            1_000_000_000_000_000,
+            i64::MAX,
+            -1,
+            -1_500_000_000,
+            i64::MIN,
+        ]);
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Spread over every order of magnitude, with round and ragged fractions.
+            let v = (x >> (x % 64)) as i64;
+            values.extend([v, v - v % 1_000, v - v % 1_000_000, v - v % 1_000_000_000]);
+        }
+        for ns in values {
+            let mut fast = String::new();
+            write_seconds(&mut fast, ns);
+            let mut buf = ryu::Buffer::new();
+            assert_eq!(fast, buf.format_finite(ns as f64 / 1e9), "{ns}");
+        }
+    }
+
+    #[test]
     fn json_matches_serde_output_of_the_event() {
         let row = RawEvent {
             id: 7,
@@ -147,6 +256,39 @@ mod tests {
         assert!(row.write_json(&mut s));
         let via_serde = serde_json::to_string(&row.to_event().unwrap()).unwrap();
         assert_eq!(s, via_serde);
+    }
+
+    #[test]
+    fn long_lists_written_in_parts_equal_one_pass() {
+        let n = 3 * PARALLEL_PART_ROWS + 5;
+        for damaged in [
+            Box::new(|_: usize| false) as Box<dyn Fn(usize) -> bool>,
+            // A whole part damaged, and rows here and there.
+            Box::new(|i| i < n / 2 || i % 7 == 0),
+            Box::new(|i| i >= n / 3),
+            Box::new(|_| true),
+        ] {
+            let rows = EventRows(
+                (0..n)
+                    .map(|i| RawEvent {
+                        id: i as i64,
+                        start: i as i64 * 1_000_000_000,
+                        end: i as i64 * 1_000_000_000 + 1_500_000,
+                        data: if damaged(i) {
+                            "{bad".into()
+                        } else {
+                            format!("{{\"i\":{i}}}")
+                        },
+                    })
+                    .collect(),
+            );
+            let mut one_pass = String::from("[");
+            write_rows(&rows.0, &mut one_pass);
+            one_pass.push(']');
+            assert_eq!(rows.to_json(), one_pass);
+            let parsed: Vec<Value> = serde_json::from_str(&one_pass).unwrap();
+            assert_eq!(parsed.len(), (0..n).filter(|&i| !damaged(i)).count());
+        }
     }
 
     #[test]
