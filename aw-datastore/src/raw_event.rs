@@ -137,10 +137,11 @@ impl EventRows {
     /// answer is written the worker thread no longer needs a CPU for this request.
     pub fn write_json(&self, out: &mut String) {
         out.push('[');
-        let parts = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(self.0.len() / PARALLEL_PART_ROWS)
-            .max(1);
+        let parts = match self.0.len() / PARALLEL_PART_ROWS {
+            0 | 1 => 1,
+            // `available_parallelism` reads cgroup files: only asked for long lists.
+            most => std::thread::available_parallelism().map_or(1, |n| n.get().min(most)),
+        };
         if parts == 1 {
             write_rows(&self.0, out);
         } else {

@@ -45,4 +45,14 @@ fn main() {
         "POST heartbeat merging: {:.0}/s",
         n as f64 / t.elapsed().as_secs_f64()
     );
+    let t = Instant::now();
+    for i in 0..n {
+        let body = format!(
+            r#"[{{"timestamp":"2021-01-01T00:00:{:02}.{:06}Z","duration":1,"data":{{"i":{i}}}}}]"#,
+            (i / 1000) % 60,
+            i % 1000
+        );
+        c.post_json("/api/0/buckets/b/events", &body);
+    }
+    println!("POST event: {:.0}/s", n as f64 / t.elapsed().as_secs_f64());
 }
