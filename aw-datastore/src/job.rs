@@ -22,6 +22,10 @@ use crate::store::Store;
 
 /// The time one step of a long read may take: what a heartbeat may wait behind it.
 pub const STEP_TIME: Duration = Duration::from_micros(500);
+/// The same while small requests are streaming in (see `worker::run`): shorter steps cost a
+/// long read a few percent more index seeks, and keep a back-to-back heartbeat that arrives
+/// during a step from waiting a whole [`STEP_TIME`].
+pub const BUSY_STEP_TIME: Duration = Duration::from_micros(200);
 /// Rows read per step of a long read at most (a fast machine reaches this first).
 pub const READ_CHUNK_ROWS: usize = 4_000;
 /// Events inserted per step of an import (about a millisecond of work).
@@ -36,14 +40,16 @@ pub enum Job {
 }
 
 impl Job {
-    /// Starts a read: runs its first step, and answers at once if that was all of it.
+    /// Starts a read: runs its first step (of at most `time`), and answers at once if that
+    /// was all of it.
     pub fn read(
         store: &mut Store,
         read: Result<RangeRead>,
         reply: Reply<EventRows>,
+        time: Duration,
     ) -> Option<Job> {
         match read {
-            Ok(read) => Job::Read(read, reply).step(store),
+            Ok(read) => Job::Read(read, reply).step(store, time),
             Err(e) => {
                 let _ = reply.send(Err(e));
                 None
@@ -56,6 +62,7 @@ impl Job {
         store: &mut Store,
         buckets: Vec<(aw_models::Bucket, Vec<NewEvent>)>,
         reply: Reply<()>,
+        time: Duration,
     ) -> Option<Job> {
         match store.prepare_import(buckets) {
             Ok(pending) => {
@@ -66,7 +73,7 @@ impl Job {
                         (name, events)
                     })
                     .collect();
-                Job::Import(pending, reply).step(store)
+                Job::Import(pending, reply).step(store, time)
             }
             Err(e) => {
                 let _ = reply.send(Err(e));
@@ -75,24 +82,23 @@ impl Job {
         }
     }
 
-    /// Runs one step; returns the job if it is not finished (its answer is sent when it is).
-    pub fn step(self, store: &mut Store) -> Option<Job> {
+    /// Runs one step of a read for at most `time` (imports: one chunk); returns the job if it
+    /// is not finished (its answer is sent when it is).
+    pub fn step(self, store: &mut Store, time: Duration) -> Option<Job> {
         match self {
-            Job::Read(mut read, reply) => match read.step_until(
-                store.conn(),
-                READ_CHUNK_ROWS,
-                Some(Instant::now() + STEP_TIME),
-            ) {
-                Err(e) => {
-                    let _ = reply.send(Err(e));
-                    None
+            Job::Read(mut read, reply) => {
+                match read.step_until(store.conn(), READ_CHUNK_ROWS, Some(Instant::now() + time)) {
+                    Err(e) => {
+                        let _ = reply.send(Err(e));
+                        None
+                    }
+                    Ok(()) if read.is_done() => {
+                        let _ = reply.send(Ok(read.finish()));
+                        None
+                    }
+                    Ok(()) => Some(Job::Read(read, reply)),
                 }
-                Ok(()) if read.is_done() => {
-                    let _ = reply.send(Ok(read.finish()));
-                    None
-                }
-                Ok(()) => Some(Job::Read(read, reply)),
-            },
+            }
             Job::Import(mut pending, reply) => {
                 let Some((name, events)) = pending.front_mut() else {
                     let _ = reply.send(Ok(()));
