@@ -2,50 +2,20 @@
 //! year (the issue-8 scenario, with more heartbeats than aw-bench sends, for A/B runs).
 //!
 //! `load_probe [query loops] [heartbeats]`
-use aw_client_rust::classes::default_classes;
-use aw_client_rust::queries::{full_desktop_query, DesktopQueryParams};
-use aw_tests::dataset::Dataset;
-use aw_tests::TestServer;
+use aw_client_rust::queries::full_desktop_query;
+use aw_tests::bench_year::{self, ts, DAY};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 fn main() {
-    let loops: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1);
-    let n: usize = std::env::args()
-        .nth(2)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(30_000);
-    let data = Dataset::generate(0xAC71_F17E, "benchhost", 1_735_689_600_000_000_000, 365);
-    let s = TestServer::start();
+    let loops: usize = bench_year::arg(1, 1);
+    let n: usize = bench_year::arg(2, 30_000);
+    let data = bench_year::generate(365);
+    let s = bench_year::server_with(&data);
     let mut c = s.client();
-    assert_eq!(
-        c.post_json("/api/0/import", &data.export_json()).status,
-        200
-    );
-    let params = DesktopQueryParams {
-        bid_window: data.buckets[0].id.clone(),
-        bid_afk: data.buckets[1].id.clone(),
-        bid_browsers: vec![data.buckets[2].id.clone()],
-        classes: default_classes(),
-        filter_afk: true,
-        include_audible: true,
-        ..Default::default()
-    };
-    let fmt = |ns: i64| aw_models::timestamp::format(&aw_models::timestamp::from_ns(ns));
-    let period = format!(
-        "{}/{}",
-        fmt(data.end - 365 * 86_400_000_000_000),
-        fmt(data.end)
-    );
-    let body = serde_json::json!({
-        "timeperiods": [period],
-        "query": full_desktop_query(&params).split('\n').collect::<Vec<_>>(),
-    })
-    .to_string();
+    let code = full_desktop_query(&bench_year::desktop_params(&data));
+    let body = bench_year::query_body(&code, &[(data.end - 365 * DAY, data.end)]);
     c.post_json(
         "/api/0/buckets/hb",
         r#"{"client":"c","type":"t","hostname":"h"}"#,
@@ -67,7 +37,7 @@ fn main() {
         .map(|k| {
             let hb = format!(
                 r#"{{"timestamp":"{}","duration":0,"data":{{"app":"x"}}}}"#,
-                fmt(1_800_000_000_000_000_000 + k as i64 * 1_000_000_000)
+                ts(1_800_000_000_000_000_000 + k as i64 * 1_000_000_000)
             );
             let t = Instant::now();
             assert_eq!(

@@ -1,43 +1,26 @@
-//! Loops a 30-day window-event fetch on the generated year (for profiling).
-use aw_tests::dataset::Dataset;
-use aw_tests::TestServer;
+//! Loops a window-event fetch of the last N days of the benchmark year and reports p50, min
+//! and the server's CPU time per request (for A/B runs and profiling).
+//!
+//! `range_probe [seconds] [days]`
+use aw_tests::bench_year::{self, ts, DAY};
 use std::time::Instant;
 fn main() {
-    let days: i64 = std::env::args()
-        .nth(2)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(30);
-    let secs: f64 = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(5.0);
-    let start_day = 1_735_689_600_000_000_000i64;
-    let data = Dataset::generate(0xAC71_F17E, "benchhost", start_day, 365);
-    let s = TestServer::start();
+    let days: i64 = bench_year::arg(2, 30);
+    let secs: f64 = bench_year::arg(1, 5.0);
+    let data = bench_year::generate(365);
+    let s = bench_year::server_with(&data);
     let mut c = s.client();
-    assert_eq!(
-        c.post_json("/api/0/import", &data.export_json()).status,
-        200
-    );
-    let w = data.buckets[0].id.clone();
-    let day = 86_400_000_000_000i64;
-    let fmt = |ns: i64| aw_models::timestamp::format(&aw_models::timestamp::from_ns(ns));
+    let w = &data.buckets[0].id;
     let path = format!(
         "/api/0/buckets/{w}/events?start={}&end={}",
-        fmt(data.end - days * day),
-        fmt(data.end)
+        ts(data.end - days * DAY),
+        ts(data.end)
     );
-    println!("pid {} ready", s.pid().unwrap_or(0));
     let pid = s.pid().unwrap_or(0);
-    let cpu = || -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let f: Vec<&str> = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
-        (f[11].parse::<f64>().unwrap_or(0.0) + f[12].parse::<f64>().unwrap_or(0.0)) * 10.0
+    println!("pid {pid} ready");
+    let cpu = || {
+        let [user, system, _] = bench_year::process_usage(pid);
+        user + system
     };
     let cpu0 = cpu();
     let t = Instant::now();

@@ -2,6 +2,7 @@
 //! port with a temporary database and private XDG directories, and talks raw HTTP/1.1 to it,
 //! so tests control every header and byte and see exactly what a client would.
 
+pub mod bench_year;
 pub mod dataset;
 pub mod http;
 

@@ -9,18 +9,13 @@
 //! table (median and p95 in ms, or rates). `--json` also writes the numbers, so that two runs
 //! (before/after a change) can be compared.
 
-use aw_client_rust::classes::default_classes;
-use aw_client_rust::queries::{browser_query, full_desktop_query, DesktopQueryParams};
-use aw_tests::dataset::Dataset;
+use aw_client_rust::queries::{browser_query, full_desktop_query};
+use aw_tests::bench_year::{self, query_body, ts, DAY, NS, START_DAY};
 use aw_tests::{Client, TestServer};
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const NS: i64 = 1_000_000_000;
-const DAY: i64 = 86_400 * NS;
-const START_DAY: i64 = 1_735_689_600 * NS; // 2025-01-01T00:00:00Z
 
 struct Bench {
     rows: Vec<(String, String)>,
@@ -33,10 +28,6 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
         return f64::NAN;
     }
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn ts(ns: i64) -> String {
-    aw_models::timestamp::format(&aw_models::timestamp::from_ns(ns))
 }
 
 impl Bench {
@@ -124,14 +115,6 @@ fn concurrent(
 }
 
 /// The `POST /api/0/query/` body for `code` over the given periods.
-fn query_body(code: &str, periods: &[(i64, i64)]) -> String {
-    let periods: Vec<String> = periods
-        .iter()
-        .map(|&(a, b)| format!("{}/{}", ts(a), ts(b)))
-        .collect();
-    json!({"timeperiods": periods, "query": code.split('\n').collect::<Vec<_>>()}).to_string()
-}
-
 fn post_ok(c: &mut Client, path: &str, body: &str) -> usize {
     let r = c.post_json(path, body);
     assert_eq!(r.status, 200, "{path}: {}", r.body);
@@ -215,7 +198,7 @@ fn main() {
     };
 
     let t = Instant::now();
-    let data = Dataset::generate(0xAC71_F17E, "benchhost", START_DAY, days);
+    let data = bench_year::generate(days);
     let doc = data.export_json();
     println!(
         "dataset: {days} days, {} events ({} window, {} afk, {} web), export {:.1} MB, generated in {:.1} s",
@@ -228,7 +211,6 @@ fn main() {
     );
     b.json.insert("events".into(), json!(data.event_count()));
     let window = data.buckets[0].id.clone();
-    let afk = data.buckets[1].id.clone();
     let end = data.end;
 
     let mut server = TestServer::start();
@@ -277,15 +259,7 @@ fn main() {
     });
 
     // The canonical dashboard queries.
-    let params = DesktopQueryParams {
-        bid_window: window.clone(),
-        bid_afk: afk.clone(),
-        bid_browsers: vec![data.buckets[2].id.clone()],
-        classes: default_classes(),
-        filter_afk: true,
-        include_audible: true,
-        ..Default::default()
-    };
+    let params = bench_year::desktop_params(&data);
     let desktop = full_desktop_query(&params);
     let browser = browser_query(&params.bid_browsers);
     for (name, span, reps) in [

@@ -1,0 +1,41 @@
+//! Loops the dashboard's desktop query over the last N days of the benchmark year and reports
+//! p50, min and the server's CPU time and page faults per query (for A/B runs and profiling).
+//!
+//! `query_probe [seconds] [days]`
+use aw_client_rust::queries::full_desktop_query;
+use aw_tests::bench_year::{self, DAY};
+use std::time::Instant;
+
+fn main() {
+    let secs: f64 = bench_year::arg(1, 10.0);
+    let days: i64 = bench_year::arg(2, 365);
+    let data = bench_year::generate(365);
+    let s = bench_year::server_with(&data);
+    let mut c = s.client();
+    let code = full_desktop_query(&bench_year::desktop_params(&data));
+    let body = bench_year::query_body(&code, &[(data.end - days * DAY, data.end)]);
+    let pid = s.pid().unwrap_or(0);
+    println!("pid {pid} ready");
+    let stat = || bench_year::process_usage(pid);
+    let before = stat();
+    let t = Instant::now();
+    let mut lat = Vec::new();
+    while lat.is_empty() || t.elapsed().as_secs_f64() < secs {
+        let q = Instant::now();
+        assert_eq!(c.post_json("/api/0/query/", &body).status, 200);
+        lat.push(q.elapsed().as_secs_f64() * 1e3);
+    }
+    let after = stat();
+    let n = lat.len() as f64;
+    let per = |i: usize| (after[i] - before[i]) / n;
+    lat.sort_by(f64::total_cmp);
+    println!(
+        "desktop query, {days} days: n {} p50 {:.1} ms min {:.1} ms; server per query: user {:.0} ms, system {:.0} ms, {:.0} page faults",
+        lat.len(),
+        lat[lat.len() / 2],
+        lat[0],
+        per(0),
+        per(1),
+        per(2)
+    );
+}
