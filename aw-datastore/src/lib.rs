@@ -29,7 +29,7 @@
 //! # Small requests do not sleep between threads
 //! Handing a request to the worker and the answer back would put a thread to sleep and wake
 //! it twice per request; on a virtual machine each wake-up of an idle CPU costs more than a
-//! heartbeat's whole work. For quick requests (heartbeats, small inserts and reads, counts,
+//! heartbeat's whole work. For quick requests (heartbeats, small inserts and reads,
 //! settings) the async caller polls for the answer for up to 100 µs before it parks, and the
 //! worker polls its queue for 500 µs after answering one before it sleeps, so back-to-back
 //! requests (a watcher's queue being flushed, a script) cross threads without sleeping. The

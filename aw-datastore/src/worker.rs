@@ -56,7 +56,7 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
                 None
             } else if after_quick {
                 // The next small request is probably microseconds away: do not start a
-                // 0.5 ms step just before it arrives.
+                // step just before it arrives.
                 spin_recv(&requests, JOB_GAP_SPIN)
             } else {
                 match requests.try_recv() {
