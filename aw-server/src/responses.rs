@@ -1,4 +1,5 @@
-//! Response bodies: JSON text built by the server, and empty success bodies.
+//! Response bodies, all in memory: JSON text built by the server, empty success bodies,
+//! export downloads (and, through [`in_memory`], error bodies and embedded dashboard files).
 
 use rocket::http::{ContentType, Status};
 use rocket::response::{self, Body, Responder};
@@ -40,10 +41,7 @@ pub struct Empty(pub Status);
 
 impl<'r> Responder<'r, 'static> for Empty {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
-        Response::build()
-            .status(self.0)
-            .sized_body(0, Cursor::new(Vec::new()))
-            .ok()
+        in_memory(Vec::new()).status(self.0).ok()
     }
 }
 
