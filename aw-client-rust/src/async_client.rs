@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use aw_models::{Bucket, BucketsExport, Event, Info, Query, TimeInterval};
-use chrono::{DateTime, SecondsFormat, Utc};
+use aw_models::{timestamp, Bucket, BucketsExport, Event, Info, Query, TimeInterval};
+use chrono::{DateTime, Utc};
 use reqwest::header::CONTENT_TYPE;
 use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
@@ -52,10 +52,6 @@ impl Reply {
 }
 
 /// Timestamps in query strings: strict RFC 3339 in UTC with `Z` (no `+` to get mangled).
-fn format_time(time: &DateTime<Utc>) -> String {
-    time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
-}
-
 impl AwClient {
     /// A client for `http://host:port/` named `name`, with the default 120 s timeout.
     pub fn new(host: &str, port: u16, name: &str) -> Result<AwClient, ClientError> {
@@ -245,10 +241,10 @@ impl AwClient {
     ) -> Result<Vec<Event>, ClientError> {
         let mut url = self.bucket_url(bucketname)?.lit("events");
         if let Some(start) = start {
-            url = url.query("start", &format_time(&start));
+            url = url.query("start", &timestamp::format(&start));
         }
         if let Some(stop) = stop {
-            url = url.query("end", &format_time(&stop));
+            url = url.query("end", &timestamp::format(&stop));
         }
         if let Some(limit) = limit {
             url = url.query("limit", &limit.to_string());
@@ -357,10 +353,10 @@ impl AwClient {
     ) -> Result<i64, ClientError> {
         let mut url = self.bucket_url(bucketname)?.lit("events").lit("count");
         if let Some(start) = start {
-            url = url.query("start", &format_time(&start));
+            url = url.query("start", &timestamp::format(&start));
         }
         if let Some(end) = end {
-            url = url.query("end", &format_time(&end));
+            url = url.query("end", &timestamp::format(&end));
         }
         let reply = self.get(url.build()?).await?;
         std::str::from_utf8(&reply.body)
