@@ -44,6 +44,16 @@ impl Rng {
         (self.next_u64() % n.max(1) as u64) as usize
     }
 
+    /// Uniform integer in `lo..=hi`.
+    pub fn int_in(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next_u64() % (hi - lo + 1).max(1) as u64) as i64
+    }
+
+    /// One of `items`, uniformly (`items` must not be empty).
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
     /// Exponentially distributed with the given mean.
     pub fn exp(&mut self, mean: f64) -> f64 {
         -mean * (1.0 - self.unit()).ln()

@@ -1,22 +1,8 @@
 //! A deterministic fuzz loop of malformed requests: afterwards the server still answers, no
 //! request got a 5xx, and the stored data is exactly what it was.
 
+use aw_tests::dataset::Rng;
 use aw_tests::TestServer;
-
-/// xorshift64*: a small deterministic generator, so a failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-}
 
 const PATHS: &[&str] = &[
     "/api/0/buckets/{b}",
@@ -99,7 +85,7 @@ fn malformed_requests_change_nothing() {
     let settings_before = c.get("/api/0/settings").json();
 
     let nested = "[".repeat(10_000);
-    let mut rng = Rng(0x5EED_1234_ABCD_0001);
+    let mut rng = Rng::new(0x5EED_1234_ABCD_0001);
     let methods = ["GET", "POST", "DELETE", "PUT", "OPTIONS", "HEAD", "PATCH"];
     let content_types = [
         "application/json",
@@ -110,23 +96,23 @@ fn malformed_requests_change_nothing() {
     ];
     let mut answered = 0;
     for i in 0..600u32 {
-        let template = rng.pick(PATHS);
+        let template = *rng.pick(PATHS);
         let mut path = template.to_string();
         while let Some(at) = path.find("{b}") {
             // Only read-only or malformed requests may reach the real bucket.
-            let b = if rng.next().is_multiple_of(2) {
+            let b = if rng.next_u64().is_multiple_of(2) {
                 "b"
             } else {
-                rng.pick(SEGMENTS)
+                *rng.pick(SEGMENTS)
             };
             path.replace_range(at..at + 3, b);
         }
         while let Some(at) = path.find("{x}") {
-            let seg = rng.pick(SEGMENTS);
+            let seg = *rng.pick(SEGMENTS);
             path.replace_range(at..at + 3, seg);
         }
-        path.push_str(rng.pick(QUERIES));
-        let mut method = rng.pick(&methods);
+        path.push_str(rng.pick::<&str>(QUERIES));
+        let mut method = *rng.pick(&methods);
         // DELETE is only sent to paths that cannot name stored data.
         if method == "DELETE"
             && (path.contains("/b/")
@@ -143,7 +129,7 @@ fn malformed_requests_change_nothing() {
         let body = if i.is_multiple_of(50) {
             nested.as_str()
         } else {
-            rng.pick(BODIES)
+            *rng.pick(BODIES)
         };
         // A syntactically valid event sent to the real bucket would be stored legitimately.
         let body = if path.contains("/b/events")
@@ -155,7 +141,7 @@ fn malformed_requests_change_nothing() {
         } else {
             body
         };
-        let ct = rng.pick(&content_types);
+        let ct = *rng.pick(&content_types);
         let r = c.request(
             method,
             &path,

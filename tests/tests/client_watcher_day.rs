@@ -31,6 +31,7 @@ use std::thread;
 
 use aw_client_rust::aw_models::Event;
 use aw_client_rust::blocking::AwClient;
+use aw_tests::dataset::Rng;
 use aw_tests::TestServer;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{json, Map, Value};
@@ -56,27 +57,6 @@ const SLEEP_PERIODS: [(i64, i64); 1] = [(25_200, 26_400)];
 
 fn day_start() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2024, 3, 4, 8, 0, 0).unwrap()
-}
-
-/// Deterministic pseudo-random numbers (xorshift64*), so every run sends the same day.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i64
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.range(0, items.len() as i64 - 1) as usize]
-    }
 }
 
 /// A browser tab.
@@ -145,18 +125,18 @@ impl Day {
             ("Slack", &["#general", "#dev"]),
             ("Thunderbird", &["Inbox"]),
         ];
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let mut segments: Vec<Segment> = Vec::new();
         let mut t = 0;
         while t < DAY_SECONDS {
-            let end = (t + rng.range(120, 420)).min(DAY_SECONDS);
+            let end = (t + rng.int_in(120, 420)).min(DAY_SECONDS);
             let (app, titles) = *rng.pick(&apps);
             let mut tabs = Vec::new();
             let title = if app == "Firefox" {
                 let mut s = t;
                 while s < end {
                     tabs.push((s, rng.pick(&TABS).clone()));
-                    s += rng.range(30, 90);
+                    s += rng.int_in(30, 90);
                 }
                 format!("{} - Mozilla Firefox", tabs[0].1.title)
             } else {
@@ -250,11 +230,11 @@ fn run_watcher(
         .unwrap();
     client.create_bucket_simple(bucket, kind).unwrap();
     let pulsetime = (poll_ms + 1000) as f64 / 1000.0;
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut sent = Vec::new();
     let mut tick = 0;
     while tick < DAY_SECONDS * 1000 {
-        let ms = tick + rng.range(0, MAX_JITTER_MS);
+        let ms = tick + rng.int_in(0, MAX_JITTER_MS);
         tick += poll_ms;
         if ms >= DAY_SECONDS * 1000 || asleep(ms) {
             continue;
