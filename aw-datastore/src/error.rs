@@ -22,9 +22,6 @@ pub enum DatastoreError {
     /// An event that cannot be stored, or an id that addresses another bucket's event.
     #[error("{0}")]
     InvalidEvent(String),
-    /// A privacy filter rule set that does not validate.
-    #[error("Invalid privacy filter: {0}")]
-    InvalidPrivacyFilter(String),
     /// The database file is held by another process (another server on the same file).
     #[error(
         "The database '{0}' is in use by another process (is another aw-server running on it?)"

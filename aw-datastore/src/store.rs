@@ -59,7 +59,12 @@ pub struct Store {
     pub commit_requested: bool,
 }
 
-const EVENT_COLUMNS: &str = "id, starttime, endtime, data";
+/// One event of a bucket by id (columns as `range_read::row_to_raw` reads them).
+const EVENT_BY_ID_SQL: &str =
+    "SELECT id, starttime, endtime, data FROM events WHERE bucketrow = ?1 AND id = ?2";
+/// The newest event of a bucket (greatest start; ties ordered as range reads order them).
+const LAST_EVENT_SQL: &str = "SELECT id, starttime, endtime, data FROM events WHERE bucketrow = ?1
+     ORDER BY starttime DESC, endtime ASC, id ASC LIMIT 1";
 
 /// Inserts a new event with an automatic id.
 const INSERT_SQL: &str =
@@ -468,9 +473,7 @@ impl Store {
     pub fn get_event(&self, name: &str, id: i64) -> Result<RawEvent> {
         let bid = self.bucketrow(name)?;
         self.conn
-            .prepare_cached(&format!(
-                "SELECT {EVENT_COLUMNS} FROM events WHERE bucketrow = ?1 AND id = ?2"
-            ))?
+            .prepare_cached(EVENT_BY_ID_SQL)?
             .query_row(params![bid, id], row_to_raw)
             .optional()?
             .ok_or_else(|| DatastoreError::NoSuchEvent(name.to_string(), id))
@@ -530,7 +533,10 @@ impl Store {
     ) -> Result<RawEvent> {
         let bid = self.bucketrow(name)?;
         if !self.privacy.is_empty() && self.privacy.apply(name, &mut hb) == Verdict::Drop {
-            let last = self.last_event(bid)?;
+            let last = match self.last_heartbeat.get(&bid) {
+                Some(cached) => Some(cached.clone()),
+                None => self.last_event(bid)?,
+            };
             return Ok(last.unwrap_or(RawEvent {
                 id: 0,
                 start: hb.start,
@@ -579,10 +585,7 @@ impl Store {
     fn last_event(&self, bid: i64) -> Result<Option<RawEvent>> {
         Ok(self
             .conn
-            .prepare_cached(&format!(
-                "SELECT {EVENT_COLUMNS} FROM events WHERE bucketrow = ?1
-                 ORDER BY starttime DESC, endtime ASC, id ASC LIMIT 1"
-            ))?
+            .prepare_cached(LAST_EVENT_SQL)?
             .query_row([bid], row_to_raw)
             .optional()?)
     }

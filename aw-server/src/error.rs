@@ -51,9 +51,7 @@ impl From<DatastoreError> for ApiError {
             | DatastoreError::NoSuchKey(_)
             | DatastoreError::NoSuchEvent(..) => Status::NotFound,
             DatastoreError::BucketAlreadyExists(_) => Status::NotModified,
-            DatastoreError::InvalidEvent(_) | DatastoreError::InvalidPrivacyFilter(_) => {
-                Status::BadRequest
-            }
+            DatastoreError::InvalidEvent(_) => Status::BadRequest,
             DatastoreError::Locked(_)
             | DatastoreError::UnsupportedDbVersion(..)
             | DatastoreError::WorkerGone
