@@ -51,7 +51,6 @@ impl Reply {
     }
 }
 
-/// Timestamps in query strings: strict RFC 3339 in UTC with `Z` (no `+` to get mangled).
 impl AwClient {
     /// A client for `http://host:port/` named `name`, with the default 120 s timeout.
     pub fn new(host: &str, port: u16, name: &str) -> Result<AwClient, ClientError> {

@@ -132,6 +132,20 @@ fn cache_survives_deleting_the_last_event() {
 }
 
 #[test]
+fn deleting_the_last_event_makes_the_one_before_it_last() {
+    // Fails if deleting an event leaves it in the last-heartbeat cache: the heartbeat would
+    // then compare with the deleted {"a": 2} and store a new event instead of merging.
+    let s = TempStore::new();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    let a = hb(&s, 0, 0.0, json!({"a": 1}), 30.0);
+    let b = hb(&s, 20, 0.0, json!({"a": 2}), 30.0);
+    s.ds.delete_events_by_id("b", vec![b.id]).wait().unwrap();
+    let e = hb(&s, 21, 0.0, json!({"a": 1}), 30.0);
+    assert_eq!(e.id, a.id);
+    assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 1);
+}
+
+#[test]
 fn cache_reset_by_insert() {
     let s = TempStore::new();
     s.ds.create_bucket(&bucket("b")).wait().unwrap();
