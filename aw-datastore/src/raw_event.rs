@@ -48,6 +48,12 @@ impl RawEvent {
         }
     }
 
+    /// The event's API JSON, or `None` when the stored data is not a JSON object.
+    pub fn to_json(&self) -> Option<String> {
+        let mut out = String::with_capacity(json_capacity(std::slice::from_ref(self)));
+        self.write_json(&mut out).then_some(out)
+    }
+
     /// Appends the event's API JSON (`{"id","timestamp","duration","data"}`) to `out`.
     /// Returns false (writing nothing) when the stored data is not a JSON object.
     pub fn write_json(&self, out: &mut String) -> bool {
@@ -121,6 +127,11 @@ impl EventRows {
     /// Parses every row into an [`Event`] (skipping damaged rows).
     pub fn into_events(self) -> Vec<Event> {
         self.0.iter().filter_map(RawEvent::to_event).collect()
+    }
+
+    /// Bytes that hold [`EventRows::write_json`]'s output without the string growing.
+    pub fn json_capacity(&self) -> usize {
+        json_capacity(&self.0)
     }
 
     /// The rows as a JSON array of API events, built without parsing `data`.

@@ -1,9 +1,9 @@
 //! The ActivityWatch query language ("query2"), as served by `POST /api/0/query/`.
 //!
-//! A program is parsed once ([`Program::parse`]) and evaluated once per requested time
-//! period ([`Program::run_all`]), each period in a fresh environment where `TIMEINTERVAL`
-//! holds the period. Bucket data comes from a [`DataSource`] the server provides.
-//! [`query`] does both steps and is what the server calls.
+//! A program is parsed once and evaluated once per requested time period (`program.rs`),
+//! each period in a fresh environment where `TIMEINTERVAL` holds the period. Bucket data
+//! comes from a [`DataSource`] the server provides. [`query`] (or [`query_until`], with a
+//! time budget) does both steps and is what the server calls.
 //!
 //! Design notes:
 //! * event lists move through the built-in functions: a function consumes its argument
@@ -38,7 +38,7 @@ mod value;
 pub use datasource::{DataSource, DataSourceError, EventRow, MemoryDataSource};
 pub use error::QueryError;
 pub use parser::MAX_NESTING;
-pub use program::Program;
+use program::Program;
 
 use aw_models::TimeInterval;
 

@@ -20,7 +20,7 @@ const WORKER_STACK: usize = 16 * 1024 * 1024;
 
 /// A parsed, analysed query program, so that it can be parsed once and run for many periods.
 #[derive(Debug, Clone)]
-pub struct Program {
+pub(crate) struct Program {
     stmts: Vec<Stmt>,
 }
 
@@ -32,12 +32,8 @@ impl Program {
         Ok(Program { stmts })
     }
 
-    /// Evaluates the program for one period in a fresh environment and serialises `RETURN`.
-    pub fn run(&self, period: &TimeInterval, ds: &dyn DataSource) -> QueryResult<Value> {
-        self.run_until(period, ds, None)
-    }
-
-    /// [`Program::run`] that fails with [`QueryError::Timeout`] once `deadline` passes.
+    /// Evaluates the program for one period in a fresh environment and serialises `RETURN`;
+    /// fails with [`QueryError::Timeout`] once `deadline` passes.
     pub fn run_until(
         &self,
         period: &TimeInterval,
@@ -54,16 +50,8 @@ impl Program {
 
     /// Evaluates the program for every period (in parallel when there are several) and
     /// returns the results in period order. The first failing period (in period order) fails
-    /// the whole call; later periods are then not started.
-    pub fn run_all(
-        &self,
-        periods: &[TimeInterval],
-        ds: &dyn DataSource,
-    ) -> QueryResult<Vec<Value>> {
-        self.run_all_until(periods, ds, None)
-    }
-
-    /// [`Program::run_all`] that fails with [`QueryError::Timeout`] once `deadline` passes.
+    /// the whole call; later periods are then not started. Fails with
+    /// [`QueryError::Timeout`] once `deadline` passes.
     pub fn run_all_until(
         &self,
         periods: &[TimeInterval],

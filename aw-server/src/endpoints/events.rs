@@ -1,5 +1,6 @@
 //! Events of a bucket: list, insert, count, get one, delete one, heartbeat.
 
+use aw_datastore::RawEvent;
 use aw_models::Event;
 use rocket::http::Status;
 use rocket::State;
@@ -76,14 +77,14 @@ pub async fn get_one(
     event_id: i64,
     state: &State<AppState>,
 ) -> ApiResult<JsonText> {
-    let row = state.datastore.get_event(bucket_id, event_id).await?;
-    let mut out = String::new();
-    if !row.write_json(&mut out) {
-        return Err(crate::error::ApiError::internal(format!(
-            "event {event_id} has unreadable data"
-        )));
-    }
-    Ok(JsonText(out))
+    event_json(&state.datastore.get_event(bucket_id, event_id).await?)
+}
+
+/// One stored event as the response; a 500 (not an empty body) when its data is damaged.
+fn event_json(row: &RawEvent) -> ApiResult<JsonText> {
+    row.to_json().map(JsonText).ok_or_else(|| {
+        crate::error::ApiError::internal(format!("event {} has unreadable data", row.id))
+    })
 }
 
 /// Deletes one event; deleting an id the bucket does not have is a success.
@@ -113,11 +114,10 @@ pub async fn heartbeat(
     event: JsonBody<Event>,
     state: &State<AppState>,
 ) -> ApiResult<JsonText> {
-    let row = state
-        .datastore
-        .heartbeat(bucket_id, &event.0, pulsetime)
-        .await?;
-    let mut out = String::with_capacity(row.data.len() + 80);
-    row.write_json(&mut out);
-    Ok(JsonText(out))
+    event_json(
+        &state
+            .datastore
+            .heartbeat(bucket_id, &event.0, pulsetime)
+            .await?,
+    )
 }

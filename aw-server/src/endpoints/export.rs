@@ -46,10 +46,7 @@ async fn export(datastore: &Datastore, buckets: Vec<Bucket>) -> ApiResult<Attach
 
 /// Writes the export document for buckets with their event rows.
 pub fn export_document(parts: &[(Bucket, EventRows)]) -> ApiResult<String> {
-    let size: usize = parts
-        .iter()
-        .map(|(_, rows)| rows.0.iter().map(|r| r.data.len() + 80).sum::<usize>())
-        .sum();
+    let size: usize = parts.iter().map(|(_, rows)| rows.json_capacity()).sum();
     let mut out = String::with_capacity(size + 64);
     out.push_str("{\"buckets\":{");
     for (i, (bucket, rows)) in parts.iter().enumerate() {
