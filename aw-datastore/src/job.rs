@@ -3,7 +3,9 @@
 //! A year-long event read or a large import would otherwise hold the single worker for up
 //! to a second while every heartbeat waits behind it. Each step does a bounded amount of
 //! work (reads: [`STEP_TIME`] or [`READ_CHUNK_ROWS`] rows, whichever comes first; imports:
-//! [`IMPORT_CHUNK_EVENTS`] events), so a small request waits at most about one step.
+//! the same read steps for the events an existing bucket already holds in the imported span,
+//! then [`IMPORT_CHUNK_EVENTS`] events per step), so a small request waits at most about one
+//! step.
 //!
 //! An import's inserts do not count toward the 100-events commit trigger (that would fsync
 //! after every step); the import commits when it is done, and the 15 s rule still applies.
@@ -18,7 +20,7 @@ use crate::new_event::NewEvent;
 use crate::range_read::RangeRead;
 use crate::raw_event::EventRows;
 use crate::request::Reply;
-use crate::store::Store;
+use crate::store::{ImportBucket, Store};
 
 /// The time one step of a long read may take: what a heartbeat may wait behind it.
 pub const STEP_TIME: Duration = Duration::from_micros(500);
@@ -35,8 +37,9 @@ pub const IMPORT_CHUNK_EVENTS: usize = 1_000;
 pub enum Job {
     /// An event read too large for one step.
     Read(RangeRead, Reply<EventRows>),
-    /// The inserts of an import, per bucket, each list reversed so chunks pop off the end.
-    Import(VecDeque<(String, Vec<NewEvent>)>, Reply<()>),
+    /// An import, per bucket: first the read of the events already stored (existing
+    /// buckets), then the inserts, each list reversed so chunks pop off the end.
+    Import(VecDeque<ImportBucket>, Reply<()>),
 }
 
 impl Job {
@@ -57,7 +60,8 @@ impl Job {
         }
     }
 
-    /// Starts an import: creates buckets and removes duplicates, then inserts in steps.
+    /// Starts an import: creates buckets, then reads what existing buckets already hold and
+    /// inserts the rest, in steps.
     pub fn import(
         store: &mut Store,
         buckets: Vec<(aw_models::Bucket, Vec<NewEvent>)>,
@@ -68,9 +72,9 @@ impl Job {
             Ok(pending) => {
                 let pending = pending
                     .into_iter()
-                    .map(|(name, mut events)| {
-                        events.reverse();
-                        (name, events)
+                    .map(|mut b| {
+                        b.events.reverse();
+                        b
                     })
                     .collect();
                 Job::Import(pending, reply).step(store, time)
@@ -100,16 +104,30 @@ impl Job {
                 }
             }
             Job::Import(mut pending, reply) => {
-                let Some((name, events)) = pending.front_mut() else {
+                let Some(bucket) = pending.front_mut() else {
                     let _ = reply.send(Ok(()));
                     return None;
                 };
+                if let Some(present) = bucket.present.as_mut() {
+                    let deadline = Some(Instant::now() + time);
+                    if let Err(e) = present.step_until(store.conn(), READ_CHUNK_ROWS, deadline) {
+                        // Buckets this import created are kept, as after a failed insert.
+                        store.commit_requested = true;
+                        let _ = reply.send(Err(e));
+                        return None;
+                    }
+                    if let Some(read) = bucket.present.take_if(|r| r.is_done()) {
+                        bucket.drop_present(&read.finish());
+                    }
+                    return Some(Job::Import(pending, reply));
+                }
+                let events = &mut bucket.events;
                 let chunk: Vec<NewEvent> = events
                     .split_off(events.len().saturating_sub(IMPORT_CHUNK_EVENTS))
                     .into_iter()
                     .rev()
                     .collect();
-                let name = name.clone();
+                let name = bucket.name.clone();
                 if events.is_empty() {
                     pending.pop_front();
                 }

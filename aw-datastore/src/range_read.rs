@@ -87,7 +87,8 @@ impl RangeRead {
         self.done
     }
 
-    /// Reads up to `max_rows` more rows.
+    /// Reads up to `max_rows` more rows (tests; the worker uses [`RangeRead::step_until`]).
+    #[cfg(test)]
     pub fn step(&mut self, conn: &Connection, max_rows: usize) -> Result<()> {
         self.step_until(conn, max_rows, None)
     }
@@ -147,7 +148,8 @@ impl RangeRead {
         Ok(())
     }
 
-    /// Reads everything left at once.
+    /// Reads everything left at once (tests: the worker reads in steps).
+    #[cfg(test)]
     pub fn run(mut self, conn: &Connection) -> Result<EventRows> {
         while !self.done {
             self.step(conn, usize::MAX / 2)?;

@@ -272,35 +272,34 @@ impl Store {
         Ok(())
     }
 
-    /// Prepares an import: creates the missing buckets and, for existing ones, drops the
-    /// events already present (same start, end and data, within the imported span), so that
-    /// importing a file twice changes nothing. Returns what is left to insert per bucket;
-    /// event ids are cleared (an imported id must never address another bucket's event).
+    /// Prepares an import: creates the missing buckets; for existing ones, plans the read of
+    /// the events already stored in the imported span, whose copies the import then drops
+    /// (see [`ImportBucket::drop_present`]), so that importing a file twice changes nothing.
+    /// Event ids are cleared (an imported id must never address another bucket's event).
     pub fn prepare_import(
         &mut self,
         buckets: Vec<(Bucket, Vec<NewEvent>)>,
-    ) -> Result<Vec<(String, Vec<NewEvent>)>> {
+    ) -> Result<Vec<ImportBucket>> {
         let mut pending = Vec::with_capacity(buckets.len());
         for (bucket, mut events) in buckets {
             for e in &mut events {
                 e.id = None;
             }
             let name = bucket.id.clone();
+            let mut present = None;
             if !self.buckets.contains_key(&name) {
                 self.create_bucket(bucket, Vec::new())?;
             } else if let (Some(lo), Some(hi)) = (
                 events.iter().map(|e| e.start.min(e.end)).min(),
                 events.iter().map(|e| e.end.max(e.start)).max(),
             ) {
-                let existing = self.get_events(&name, Some(lo), Some(hi), None, false)?;
-                let seen: HashSet<(i64, i64, &str)> = existing
-                    .0
-                    .iter()
-                    .map(|e| (e.start, e.end, e.data.as_str()))
-                    .collect();
-                events.retain(|e| !seen.contains(&(e.start, e.end, e.data.as_str())));
+                present = Some(self.range_read(&name, Some(lo), Some(hi), None, false)?);
             }
-            pending.push((name, events));
+            pending.push(ImportBucket {
+                name,
+                events,
+                present,
+            });
         }
         Ok(pending)
     }
@@ -435,7 +434,8 @@ impl Store {
     ///
     /// The scan is bounded on both sides of the composite index: `starttime <= hi` above and
     /// `starttime >= lo - max_duration` below, so its cost follows the answer, not the
-    /// bucket's history.
+    /// bucket's history. (Tests: the worker reads through [`Store::range_read`] in steps.)
+    #[cfg(test)]
     pub fn get_events(
         &self,
         name: &str,
@@ -675,6 +675,30 @@ fn same_json(a: &str, b: &str) -> bool {
     ) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
+    }
+}
+
+/// One bucket of an import in progress.
+pub struct ImportBucket {
+    /// The bucket's id.
+    pub name: String,
+    /// The events still to insert.
+    pub events: Vec<NewEvent>,
+    /// For a bucket that existed, the read of its events in the imported span (run in
+    /// steps like any long read, so a re-import of a year never holds the worker long).
+    pub present: Option<RangeRead>,
+}
+
+impl ImportBucket {
+    /// Drops the events already stored (same start, end and data) from `events`.
+    pub fn drop_present(&mut self, stored: &EventRows) {
+        let seen: HashSet<(i64, i64, &str)> = stored
+            .0
+            .iter()
+            .map(|e| (e.start, e.end, e.data.as_str()))
+            .collect();
+        self.events
+            .retain(|e| !seen.contains(&(e.start, e.end, e.data.as_str())));
     }
 }
 

@@ -72,3 +72,37 @@ fn reads_are_answered_during_a_large_import() {
         100_000
     );
 }
+
+#[test]
+fn reads_are_answered_while_a_reimport_checks_for_duplicates() {
+    // Importing into an existing bucket first reads the events it already holds in the
+    // imported span; that read must run in steps like any other long read.
+    let s = TempStore::new();
+    big_bucket(&s, 200_000);
+    let events: Vec<_> = (0..200_000)
+        .map(|i| ev(i * 10, 9.0, json!({"i": i, "pad": "x".repeat(40)})))
+        .collect();
+    let rows = aw_datastore::NewEvent::from_events(&events).unwrap();
+    let importer = s.ds.clone();
+    let import = std::thread::spawn(move || {
+        importer
+            .import_rows(vec![(bucket("big"), rows)])
+            .wait()
+            .unwrap();
+        Instant::now()
+    });
+    // Let the import reach the worker and start its duplicate check.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    s.ds.get_events("b", None, None, Some(1)).wait().unwrap();
+    let small_done = Instant::now();
+    let import_done = import.join().unwrap();
+    assert!(
+        small_done < import_done,
+        "the read waited for the whole duplicate check"
+    );
+    // Every imported event was already there.
+    assert_eq!(
+        s.ds.get_event_count("big", None, None).wait().unwrap(),
+        200_000
+    );
+}
