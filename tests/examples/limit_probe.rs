@@ -16,7 +16,8 @@ fn main() {
             i / 3600, (i / 60) % 60, i % 60, i % 50, i
         ));
     }
-    c.post_json("/api/0/buckets/w/events", &format!("[{}]", batch.join(",")));
+    let r = c.post_json("/api/0/buckets/w/events", &format!("[{}]", batch.join(",")));
+    assert_eq!(r.status, 200, "{}", r.body);
     let secs: f64 = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())

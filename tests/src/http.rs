@@ -36,18 +36,12 @@ impl Response {
 pub struct Client {
     port: u16,
     conn: Option<BufReader<TcpStream>>,
-    /// Headers sent with every request (e.g. `Authorization`).
-    pub default_headers: Vec<(String, String)>,
 }
 
 impl Client {
     /// A client for `127.0.0.1:port`.
     pub fn new(port: u16) -> Client {
-        Client {
-            port,
-            conn: None,
-            default_headers: Vec::new(),
-        }
+        Client { port, conn: None }
     }
 
     /// GET.
@@ -83,12 +77,7 @@ impl Client {
         if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
             head.push_str(&format!("Host: 127.0.0.1:{}\r\n", self.port));
         }
-        for (k, v) in self
-            .default_headers
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .chain(headers.iter().copied())
-        {
+        for &(k, v) in headers {
             if !k.is_empty() && !v.is_empty() {
                 head.push_str(&format!("{k}: {v}\r\n"));
             }

@@ -205,13 +205,6 @@ impl TestServer {
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(|c| c.id())
     }
-
-    /// Whether the process is still running.
-    pub fn is_running(&mut self) -> bool {
-        self.child
-            .as_mut()
-            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
-    }
 }
 
 impl Drop for TestServer {

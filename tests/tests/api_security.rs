@@ -141,8 +141,6 @@ fn cors() {
 
 #[test]
 fn cors_from_config_and_testing_mode() {
-    let s = TestServer::start();
-    drop(s);
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("c.toml");
     std::fs::write(

@@ -68,7 +68,8 @@ fn blocking_buckets_events_and_heartbeats() {
     let n = client
         .get_event_count_range(id, Some(at(150.0)), Some(at(400.0)))
         .unwrap();
-    assert!(n == 5 || n == 2, "{n}");
+    // The client must send start/end (this server honours them).
+    assert_eq!(n, 2);
     let newest = client
         .get_events(id, Some(at(50.0)), None, Some(2))
         .unwrap();
@@ -126,7 +127,7 @@ fn blocking_settings_export_import() {
     assert_eq!(client.get_event_count("b").unwrap(), 2);
 
     let err = client.query("", vec![(at(0.0), at(1.0))]).unwrap_err();
-    assert!(matches!(err.status(), Some(500) | Some(501)), "{err}");
+    assert_eq!(err.status(), Some(500), "{err}");
 }
 
 #[test]

@@ -114,7 +114,7 @@ fn concurrent(
     (all.len() as f64 / elapsed, percentile(&all, 0.5))
 }
 
-/// The `POST /api/0/query/` body for `code` over the given periods.
+/// Posts `body` to `path`; asserts a 200 and returns the body's length.
 fn post_ok(c: &mut Client, path: &str, body: &str) -> usize {
     let r = c.post_json(path, body);
     assert_eq!(r.status, 200, "{path}: {}", r.body);
