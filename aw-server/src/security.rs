@@ -33,9 +33,14 @@ pub struct Security {
     pub origins: Vec<String>,
     /// Allowed origin patterns (unanchored).
     pub origin_patterns: Vec<Regex>,
-    /// The API key, when auth is enabled.
-    pub api_key: Option<String>,
+    /// The `Authorization` value every API request must carry (`Bearer <key>`), when an API
+    /// key is configured.
+    pub authorization: Option<String>,
 }
+
+/// Whether the response gets CORS headers: the request had an allowed `Origin` and was not
+/// rejected for CORS. Decided once in `on_request`, read in `on_response`.
+struct CorsAllowed(bool);
 
 impl Security {
     /// The allow-lists of the reference: the server's own origins, the official browser
@@ -69,65 +74,82 @@ impl Security {
             check_host: address == "127.0.0.1" || address == "localhost",
             origins,
             origin_patterns,
-            api_key: api_key.filter(|k| !k.is_empty()),
+            authorization: api_key
+                .filter(|k| !k.is_empty())
+                .map(|k| format!("Bearer {k}")),
         })
     }
 
     fn origin_allowed(&self, origin: &str) -> bool {
-        let own = self.own_port.load(Ordering::Relaxed).to_string();
+        let own = self.own_port.load(Ordering::Relaxed);
         let is_own = ["http://127.0.0.1:", "http://localhost:"]
             .iter()
-            .any(|prefix| origin.strip_prefix(prefix) == Some(own.as_str()));
+            .any(|prefix| {
+                origin.strip_prefix(prefix).is_some_and(|port| {
+                    // Exactly the port's decimal digits (no sign, no leading zero).
+                    !port.starts_with('0')
+                        && port.bytes().all(|b| b.is_ascii_digit())
+                        && port.parse::<u16>() == Ok(own)
+                })
+            });
         is_own
             || self.origins.iter().any(|o| o == origin)
             || self.origin_patterns.iter().any(|p| p.is_match(origin))
     }
 
-    /// The first filter that rejects the request, if any.
-    fn check(&self, req: &Request<'_>) -> Option<ApiError> {
+    /// The first filter that rejects the request, if any, and whether the response gets
+    /// CORS headers (an allowed `Origin`, unless the request is refused by CORS itself).
+    fn check(&self, req: &Request<'_>) -> (Option<ApiError>, bool) {
+        let origin = req.headers().get_one("Origin");
+        let cors = origin.is_some_and(|o| self.origin_allowed(o));
+        let preflight_method = req
+            .headers()
+            .get_one("Access-Control-Request-Method")
+            .unwrap_or("");
+        let cors_error = match origin {
+            Some(origin) if !cors => Some(ApiError::new(
+                Status::Forbidden,
+                format!("Origin '{origin}' is not allowed (CORS)"),
+            )),
+            Some(_)
+                if req.method() == Method::Options
+                    && !["GET", "POST", "DELETE"].contains(&preflight_method) =>
+            {
+                Some(ApiError::new(
+                    Status::Forbidden,
+                    format!("Method '{preflight_method}' is not allowed (CORS)"),
+                ))
+            }
+            _ => None,
+        };
         if self.check_host {
             let host = req.headers().get_one("Host").unwrap_or("");
             let name = host.split(':').next().unwrap_or("");
             if name != "127.0.0.1" && name != "localhost" {
-                return Some(ApiError::bad_request("Host header is invalid"));
+                return (Some(ApiError::bad_request("Host header is invalid")), cors);
             }
         }
-        if let Some(origin) = req.headers().get_one("Origin") {
-            if !self.origin_allowed(origin) {
-                return Some(ApiError::new(
-                    Status::Forbidden,
-                    format!("Origin '{origin}' is not allowed (CORS)"),
-                ));
-            }
-            if req.method() == Method::Options {
-                let method = req
-                    .headers()
-                    .get_one("Access-Control-Request-Method")
-                    .unwrap_or("");
-                if !["GET", "POST", "DELETE"].contains(&method) {
-                    return Some(ApiError::new(
-                        Status::Forbidden,
-                        format!("Method '{method}' is not allowed (CORS)"),
-                    ));
-                }
-            }
+        if cors_error.is_some() {
+            // A request refused by CORS gets no CORS headers.
+            return (cors_error, false);
         }
-        if let Some(key) = &self.api_key {
+        if let Some(expected) = &self.authorization {
             let path = req.uri().path();
-            let path = format!("/{}", path.as_str().trim_start_matches('/'));
-            if req.method() != Method::Options && path.starts_with("/api/") && path != "/api/0/info"
-            {
-                let expected = format!("Bearer {key}");
+            let path = path.as_str().trim_start_matches('/');
+            if req.method() != Method::Options && path.starts_with("api/") && path != "api/0/info" {
                 let given = req.headers().get_one("Authorization").unwrap_or("");
                 if !bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
-                    return Some(ApiError::new(
-                        Status::Unauthorized,
-                        "Missing or invalid API key. Set 'Authorization: Bearer <key>' header.",
-                    ));
+                    return (
+                        Some(ApiError::new(
+                            Status::Unauthorized,
+                            "Missing or invalid API key. Set 'Authorization: Bearer <key>' header.",
+                        )),
+                        cors,
+                    );
                 }
             }
         }
-        None
+        (None, cors)
     }
 }
 
@@ -145,7 +167,9 @@ impl Fairing for Security {
     }
 
     async fn on_request(&self, req: &mut Request<'_>, _: &mut Data<'_>) {
-        if let Some(error) = self.check(req) {
+        let (error, cors) = self.check(req);
+        req.local_cache(|| CorsAllowed(cors));
+        if let Some(error) = error {
             req.local_cache(|| EarlyError(Some(error)));
             req.set_method(Method::Get);
             req.set_uri(Origin::path_only(REJECTED_PATH));
@@ -156,13 +180,7 @@ impl Fairing for Security {
         let Some(origin) = req.headers().get_one("Origin") else {
             return;
         };
-        if req
-            .local_cache(EarlyError::default)
-            .0
-            .as_ref()
-            .is_some_and(|e| e.status == Status::Forbidden)
-            || !self.origin_allowed(origin)
-        {
+        if !req.local_cache(|| CorsAllowed(false)).0 {
             return;
         }
         res.set_header(Header::new(

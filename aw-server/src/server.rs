@@ -148,7 +148,7 @@ pub fn build(
         &settings.config.cors_regex,
         settings.config.auth.api_key.clone(),
     )?;
-    if security.api_key.is_none() && settings.config.auth.api_key.is_some() {
+    if security.authorization.is_none() && settings.config.auth.api_key.is_some() {
         log::warn!("[auth] api_key is empty: API key authentication is disabled");
     }
     if !security.check_host {
