@@ -5,9 +5,11 @@
 //! cache. Every write updates the mirror in the same call, and [`Store::reload`] rebuilds it
 //! from disk after a failed commit, so the mirror never disagrees with what a read returns.
 
+use aw_models::canonical::canonical_object;
 use aw_models::{Bucket, BucketMetadata};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::error::{DatastoreError, Result};
@@ -546,12 +548,14 @@ impl Store {
         }
         self.uncommitted_events += 1;
         self.dirty = true;
-        let last = self
-            .last_heartbeat
-            .remove(&bid)
-            .map_or_else(|| self.last_event(bid), |e| Ok(Some(e)))?;
+        let last = match self.last_heartbeat.remove(&bid) {
+            Some(cached) => Some(cached),
+            // Rows written by another server may not be in canonical form; the cache only
+            // ever holds canonical data, so merging compares texts.
+            None => self.last_event(bid)?.map(with_canonical_data),
+        };
         if let Some(last) = last {
-            if let Some(merged) = merge(&last, &hb, pulsetime_ns) {
+            if let Some(merged) = merge(last, &hb, pulsetime_ns) {
                 let changed = self
                     .conn
                     .prepare_cached("UPDATE events SET starttime = ?1, endtime = ?2 WHERE bucketrow = ?3 AND id = ?4")?
@@ -648,34 +652,30 @@ impl Store {
 /// The heartbeat merge rule: `hb` merges into `last` iff their data are equal and
 /// `last.start <= hb.start <= last.end + pulsetime` (inclusive). The merged event keeps
 /// `last`'s id, start and data and ends at `max(last.end, hb.end)`.
-pub(crate) fn merge(last: &RawEvent, hb: &NewEvent, pulsetime_ns: i64) -> Option<RawEvent> {
+pub(crate) fn merge(mut last: RawEvent, hb: &NewEvent, pulsetime_ns: i64) -> Option<RawEvent> {
     if hb.start < last.start || hb.start > last.end.saturating_add(pulsetime_ns) {
         return None;
     }
-    if hb.data != last.data && !same_json(&hb.data, &last.data) {
+    // Both texts are canonical (see `with_canonical_data`): equal data, equal text.
+    if hb.data != last.data {
         return None;
     }
     let end = last.end.max(hb.end);
     if end < last.start {
         return None;
     }
-    Some(RawEvent {
-        id: last.id,
-        start: last.start,
-        end,
-        data: last.data.clone(),
-    })
+    last.end = end;
+    Some(last)
 }
 
-/// Deep JSON equality of two texts (for rows not written in our canonical form).
-fn same_json(a: &str, b: &str) -> bool {
-    match (
-        serde_json::from_str::<serde_json::Value>(a),
-        serde_json::from_str::<serde_json::Value>(b),
-    ) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
+/// `event` with its data in canonical form (rows written by another server may be compact
+/// JSON with other key order or number forms); data that is not a JSON object is kept as is
+/// (it then never equals a heartbeat's data).
+fn with_canonical_data(mut event: RawEvent) -> RawEvent {
+    if let Some(Cow::Owned(canonical)) = canonical_object(&event.data) {
+        event.data = canonical;
     }
+    event
 }
 
 /// One bucket of an import in progress.

@@ -146,6 +146,35 @@ fn deleting_the_last_event_makes_the_one_before_it_last() {
 }
 
 #[test]
+fn merges_into_a_row_another_server_wrote_in_another_form() {
+    // Another server may have stored the same data with other key order and spacing.
+    let mut s = TempStore::new();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    s.ds.close().wait().unwrap();
+    let start = 1_600_000_000_000_000_000i64;
+    let id: i64 = {
+        let conn = rusqlite::Connection::open(s.path()).unwrap();
+        conn.execute(
+            "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (1, ?1, ?2, ?3)",
+            rusqlite::params![
+                start,
+                start + 5_000_000_000,
+                r#"{"title": "x", "app": "a", "n": 1.5}"#
+            ],
+        )
+        .unwrap();
+        conn.last_insert_rowid()
+    };
+    s.ds = aw_datastore::Datastore::open(&s.path()).unwrap();
+    let e = hb(&s, 6, 0.0, json!({"app": "a", "n": 1.5, "title": "x"}), 2.0);
+    assert_eq!(e.id, id);
+    assert_eq!(e.end - e.start, 6_000_000_000);
+    // A different value does not merge.
+    let other = hb(&s, 7, 0.0, json!({"app": "a", "n": 2.5, "title": "x"}), 2.0);
+    assert_ne!(other.id, id);
+}
+
+#[test]
 fn cache_reset_by_insert() {
     let s = TempStore::new();
     s.ds.create_bucket(&bucket("b")).wait().unwrap();
