@@ -147,13 +147,18 @@ impl EventRows {
     /// threads: writing an event is as much work as reading it from SQLite, and while the
     /// answer is written the worker thread no longer needs a CPU for this request.
     pub fn write_json(&self, out: &mut String) {
-        out.push('[');
         let parts = match self.0.len() / PARALLEL_PART_ROWS {
             0 | 1 => 1,
             // `available_parallelism` reads cgroup files: only asked for long lists.
             most => std::thread::available_parallelism().map_or(1, |n| n.get().min(most)),
         };
-        if parts == 1 {
+        self.write_json_in(out, parts);
+    }
+
+    /// [`EventRows::write_json`] in `parts` parts, each but the first on its own thread.
+    fn write_json_in(&self, out: &mut String, parts: usize) {
+        out.push('[');
+        if parts <= 1 {
             write_rows(&self.0, out);
         } else {
             let chunk = self.0.len().div_ceil(parts);
@@ -298,6 +303,12 @@ mod tests {
             write_rows(&rows.0, &mut one_pass);
             one_pass.push(']');
             assert_eq!(rows.to_json(), one_pass);
+            // Explicit part counts: `to_json` alone writes in one part on a one-core machine.
+            for parts in [2, 3] {
+                let mut in_parts = String::new();
+                rows.write_json_in(&mut in_parts, parts);
+                assert_eq!(in_parts, one_pass, "{parts} parts");
+            }
             let parsed: Vec<Value> = serde_json::from_str(&one_pass).unwrap();
             assert_eq!(parsed.len(), (0..n).filter(|&i| !damaged(i)).count());
         }

@@ -95,6 +95,11 @@ pub fn intern(events: Vec<Event>) -> Vec<QEvent> {
         .unwrap_or(1)
         .min(events.len() / PARALLEL_CHUNK)
         .max(1);
+    intern_on(events, workers)
+}
+
+/// [`intern`] on `workers` threads.
+fn intern_on(events: Vec<Event>, workers: usize) -> Vec<QEvent> {
     let out = if workers <= 1 {
         intern_slice(&events)
     } else {
@@ -293,11 +298,14 @@ mod tests {
             })
             .collect();
         let seq = intern_slice(&events);
-        let par = intern(events);
-        assert_eq!(seq.len(), par.len());
-        for (a, b) in seq.iter().zip(&par) {
-            assert_eq!(a.id, b.id);
-            assert!(a.query_eq(b));
+        // Explicit thread counts: `intern` alone would use one thread on a one-core machine.
+        for workers in [2, 3] {
+            let par = intern_on(events.clone(), workers);
+            assert_eq!(seq.len(), par.len());
+            for (a, b) in seq.iter().zip(&par) {
+                assert_eq!(a.id, b.id);
+                assert!(a.query_eq(b));
+            }
         }
     }
 
