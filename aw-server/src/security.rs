@@ -134,9 +134,7 @@ impl Security {
             return (cors_error, false);
         }
         if let Some(expected) = &self.authorization {
-            let path = req.uri().path();
-            let path = path.as_str().trim_start_matches('/');
-            if req.method() != Method::Options && path.starts_with("api/") && path != "api/0/info" {
+            if req.method() != Method::Options && needs_api_key(req.uri()) {
                 let given = req.headers().get_one("Authorization").unwrap_or("");
                 if !bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
                     return (
@@ -151,6 +149,43 @@ impl Security {
         }
         (None, cors)
     }
+}
+
+/// Whether a request to `uri` must carry the API key: its path, read the way routing reads
+/// it, lies under `/api/`, and it is not the exempt `/api/0/info`.
+///
+/// Routing matches the percent-decoded, non-empty segments of the path, so the decision is
+/// made on those too, never on the raw text (where `/%61pi/0/export` does not start with
+/// `/api/` but routes to the export). On top of what routing does, dot segments are
+/// resolved (`/x/../api/…`) and the first segment is compared case-insensitively and up to
+/// an encoded `/` or `\` (`/api%2F0…`): such paths reach no API route today, and gating them
+/// keeps it so if routing ever resolves them. Gating more than routing serves is harmless
+/// (those paths answer 401 instead of 404); gating less would not be.
+///
+/// Only the literal path `/api/0/info` (leading slashes collapsed, as in the reference) is
+/// exempt: `/api/0/info/` or an encoded spelling needs the key (spec API.md §5.3).
+fn needs_api_key(uri: &Origin<'_>) -> bool {
+    let path = uri.path();
+    if path.as_str().trim_start_matches('/') == "api/0/info" {
+        return false;
+    }
+    let mut resolved: Vec<&str> = Vec::new();
+    for segment in path.segments() {
+        match segment {
+            "." => {}
+            ".." => {
+                resolved.pop();
+            }
+            s => resolved.push(s),
+        }
+    }
+    let first_of = |segment: &str| -> bool {
+        let head = segment.split(['/', '\\']).next().unwrap_or("");
+        head.eq_ignore_ascii_case("api")
+    };
+    // Both readings: with dot segments resolved (a file server's view) and as sent (the
+    // router's view, which does not resolve them).
+    resolved.first().is_some_and(|s| first_of(s)) || path.segments().next().is_some_and(first_of)
 }
 
 #[rocket::async_trait]

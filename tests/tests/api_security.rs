@@ -225,3 +225,103 @@ fn empty_api_key_disables_auth() {
     let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
     assert_eq!(s.client().get("/api/0/buckets/").status, 200);
 }
+
+/// Every spelling of an API path needs the key (HAZARDS 17): percent-encoded letters,
+/// encoded slashes, dot segments and doubled slashes, for GET, POST and DELETE. None of
+/// them may read, create or delete anything without it; with the key they do what the plain
+/// path does.
+#[test]
+fn api_key_guards_every_spelling_of_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[auth]\napi_key = \"s3cret\"\n").unwrap();
+    let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
+    let mut c = s.client();
+    let key = [("Authorization", "Bearer s3cret")];
+    let json = |extra: &[(&'static str, &'static str)]| {
+        let mut h = vec![("Content-Type", "application/json")];
+        h.extend_from_slice(extra);
+        h
+    };
+    let bucket = r#"{"client":"c","type":"t","hostname":"h"}"#;
+    let r = c.request(
+        "POST",
+        "/api/0/buckets/kept",
+        &json(&key),
+        Some(bucket.as_bytes()),
+    );
+    assert_eq!(r.status, 200);
+
+    // Spellings of `/api/0`: each letter of `api` encoded (either case of hex), all of
+    // them, upper-case letters, doubled slashes, dot segments, encoded slashes.
+    let mut prefixes: Vec<String> = vec![
+        "/%61pi/0".into(),
+        "/a%70i/0".into(),
+        "/ap%69/0".into(),
+        "/%61%70%69/0".into(),
+        "/%61%50%49/0".into(),
+        "/%41PI/0".into(),
+        "/API/0".into(),
+        "//api/0".into(),
+        "///%61pi//0".into(),
+        "/./api/0".into(),
+        "/api/./0".into(),
+        "/x/../api/0".into(),
+        "/%2e/api/0".into(),
+        "/x/%2e%2e/api/0".into(),
+        "/api%2F0".into(),
+        "/api%2f0".into(),
+        "/%61pi%2F0".into(),
+        "/api%5C0".into(),
+        "/api/%30".into(),
+    ];
+    prefixes.push("/api/0".into());
+    for prefix in &prefixes {
+        for (method, tail, body) in [
+            ("GET", "/export", None),
+            ("GET", "/buckets/", None),
+            ("GET", "/buckets/kept/events", None),
+            ("GET", "/settings", None),
+            ("POST", "/buckets/made", Some(bucket)),
+            ("POST", "/buckets/kept/events", Some("[]")),
+            ("POST", "/buckets/kept/heartbeat?pulsetime=1", Some("{}")),
+            ("POST", "/query/", Some("{}")),
+            ("DELETE", "/buckets/kept", None),
+        ] {
+            let path = format!("{prefix}{tail}");
+            let headers = json(&[]);
+            let r = c.request(method, &path, &headers, body.map(str::as_bytes));
+            assert_eq!(r.status, 401, "{method} {path} without a key: {}", r.body);
+            assert_eq!(
+                r.json()["message"],
+                "Missing or invalid API key. Set 'Authorization: Bearer <key>' header.",
+                "{method} {path}"
+            );
+        }
+    }
+    // Nothing was created or deleted by the refused requests.
+    let r = c.request("GET", "/api/0/buckets/", &key, None);
+    assert_eq!(r.status, 200);
+    let names: Vec<String> = r.json().as_object().unwrap().keys().cloned().collect();
+    assert_eq!(names, vec!["kept".to_string()]);
+
+    // With the key, an encoded spelling reaches the same route as the plain path.
+    let r = c.request("GET", "/%61pi/0/buckets/kept", &key, None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["id"], "kept");
+    let r = c.request(
+        "POST",
+        "/%61pi/0/buckets/made",
+        &json(&key),
+        Some(bucket.as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = c.request("DELETE", "/a%70i/0/buckets/made", &key, None);
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    // The exemption is the literal path only; static files stay open.
+    assert_eq!(c.get("/api/0/info").status, 200);
+    assert_eq!(c.get("/%61pi/0/info").status, 401);
+    assert_eq!(c.get("/").status, 200);
+    assert_ne!(c.get("/apiary.html").status, 401);
+}
