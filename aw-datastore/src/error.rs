@@ -33,6 +33,10 @@ pub enum DatastoreError {
     /// The worker thread has stopped (after `close`, or because it failed).
     #[error("Failed to send request, datastore worker is gone")]
     WorkerGone,
+    /// The database cannot take writes for now (a full disk, a failing commit); the writes
+    /// already acknowledged are kept in memory and written when it can (`transaction.rs`).
+    #[error("Database unavailable: {0}")]
+    Unavailable(String),
     /// SQLite failed: disk full, read-only file, I/O error, corrupt file.
     #[error("Database error: {0}")]
     Sql(String),

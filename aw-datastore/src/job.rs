@@ -8,7 +8,8 @@
 //! step.
 //!
 //! An import's inserts do not count toward the 100-events commit trigger (that would fsync
-//! after every step); the import commits when it is done, and the 15 s rule still applies.
+//! after every step); the import commits when it is done, and the 15 s rule and the batch
+//! size bound (`worker::MAX_BATCH_BYTES`) still apply.
 //! A crash mid-import loses only the uncommitted part, and importing the file again adds
 //! exactly what is missing.
 
@@ -112,7 +113,7 @@ impl Job {
                     let deadline = Some(Instant::now() + time);
                     if let Err(e) = present.step_until(store.conn(), READ_CHUNK_ROWS, deadline) {
                         // Buckets this import created are kept, as after a failed insert.
-                        store.commit_requested = true;
+                        store.batch.request_commit();
                         let _ = reply.send(Err(e));
                         return None;
                     }
@@ -131,16 +132,13 @@ impl Job {
                 if events.is_empty() {
                     pending.pop_front();
                 }
-                let counted = store.uncommitted_events;
-                let result = store.insert_events(&name, chunk);
-                store.uncommitted_events = counted;
-                if let Err(e) = result {
-                    store.commit_requested = true;
+                if let Err(e) = store.import_events(&name, chunk) {
+                    store.batch.request_commit();
                     let _ = reply.send(Err(e));
                     return None;
                 }
                 if pending.is_empty() {
-                    store.commit_requested = true;
+                    store.batch.request_commit();
                     let _ = reply.send(Ok(()));
                     return None;
                 }

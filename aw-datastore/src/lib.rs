@@ -41,6 +41,7 @@
 //! and data and extends its end to `max(L.end, H.end)`; otherwise `H` is stored as a new
 //! event. `L` comes from a per-bucket cache, else from the database.
 
+mod batch;
 mod error;
 mod import_document;
 mod job;
@@ -53,6 +54,7 @@ mod request;
 mod schema;
 mod shared;
 mod store;
+mod transaction;
 mod worker;
 
 pub use error::{DatastoreError, Result};
@@ -509,6 +511,7 @@ fn open_store(path: &Path, options: &OpenOptions, shared: Arc<Shared>) -> Result
         }
         other => other,
     })?;
+    schema::repair_id_sequence(&mut conn)?;
     let mut store = Store::new(conn, shared)?;
     if found == 0 {
         if let Some(legacy) = options.legacy_import.as_deref() {
@@ -529,9 +532,7 @@ fn open_store(path: &Path, options: &OpenOptions, shared: Arc<Shared>) -> Result
                         log::error!("Legacy import failed, starting with an empty database: {e}");
                     }
                 }
-                store.dirty = false;
-                store.commit_requested = false;
-                store.uncommitted_events = 0;
+                store.batch.clear();
             } else {
                 log::info!(
                     "No aw-server (Python) database at {}, nothing to import",

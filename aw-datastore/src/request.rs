@@ -3,7 +3,7 @@
 use aw_models::Bucket;
 use tokio::sync::oneshot;
 
-use crate::error::Result;
+use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
 use crate::raw_event::{EventRows, RawEvent};
 
@@ -66,6 +66,65 @@ impl Request {
             | Request::GetKeyValues(..)
             | Request::ForceCommit(..)
             | Request::Close(..) => false,
+        }
+    }
+}
+
+impl Request {
+    /// Whether the request writes to the database (and so must wait while acknowledged
+    /// writes are not in a transaction: see `transaction.rs`).
+    pub fn is_write(&self) -> bool {
+        match self {
+            Request::CreateBucket(..)
+            | Request::Import(..)
+            | Request::DeleteBucket(..)
+            | Request::InsertEvents(..)
+            | Request::Heartbeat(..)
+            | Request::DeleteEvents(..)
+            | Request::SetKeyValue(..)
+            | Request::DeleteKeyValue(..) => true,
+            Request::GetEvents { .. }
+            | Request::GetEvent(..)
+            | Request::CountEvents(..)
+            | Request::GetKeyValue(..)
+            | Request::GetKeyValues(..)
+            | Request::ForceCommit(..)
+            | Request::Close(..) => false,
+        }
+    }
+
+    /// Answers the request with `error` without running it (a caller that went away is no
+    /// error).
+    pub fn refuse(self, error: DatastoreError) {
+        match self {
+            Request::CreateBucket(_, _, r)
+            | Request::Import(_, r)
+            | Request::DeleteBucket(_, r)
+            | Request::DeleteEvents(_, _, r)
+            | Request::SetKeyValue(_, _, r)
+            | Request::DeleteKeyValue(_, r)
+            | Request::ForceCommit(r)
+            | Request::Close(r) => {
+                let _ = r.send(Err(error));
+            }
+            Request::InsertEvents(_, _, r) => {
+                let _ = r.send(Err(error));
+            }
+            Request::Heartbeat(_, _, _, r) | Request::GetEvent(_, _, r) => {
+                let _ = r.send(Err(error));
+            }
+            Request::GetEvents { reply, .. } => {
+                let _ = reply.send(Err(error));
+            }
+            Request::CountEvents(_, _, _, r) => {
+                let _ = r.send(Err(error));
+            }
+            Request::GetKeyValue(_, r) => {
+                let _ = r.send(Err(error));
+            }
+            Request::GetKeyValues(_, r) => {
+                let _ = r.send(Err(error));
+            }
         }
     }
 }

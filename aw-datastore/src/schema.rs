@@ -3,7 +3,7 @@
 //! Keeping the reference's file format means a user can point this server at an existing
 //! `sqlite.db` in place, and go back, without an export.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::{DatastoreError, Result};
 
@@ -98,4 +98,52 @@ pub fn migrate(conn: &mut Connection) -> Result<i64> {
         }
     }
     Ok(found)
+}
+
+/// Event ids above this are never handed out: far enough from `i64::MAX` that the
+/// `AUTOINCREMENT` sequence can never run out (2^62 ids leave 2^62 more inserts).
+pub const MAX_EVENT_ID: i64 = 1 << 62;
+
+/// Undoes what a client-chosen id may have done to the event id sequence in a file written
+/// by another server (HAZARDS 18: the reference stores any unused id it is given, and an
+/// event with id `i64::MAX` makes every later insert fail with "database or disk is full").
+///
+/// Events with an id above [`MAX_EVENT_ID`] get the next free ids below it (their content is
+/// kept; only the id changes, and this is logged), and the sequence is set back to the
+/// highest id in use. Costs two index look-ups when there is nothing to repair, so it runs
+/// at every open.
+pub fn repair_id_sequence(conn: &mut Connection) -> Result<()> {
+    let seq: Option<i64> = conn
+        .query_row(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let top: Option<i64> = conn.query_row("SELECT MAX(id) FROM events", [], |r| r.get(0))?;
+    if seq.unwrap_or(0) <= MAX_EVENT_ID && top.unwrap_or(0) <= MAX_EVENT_ID {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let high: Vec<i64> = tx
+        .prepare("SELECT id FROM events WHERE id > ?1 ORDER BY id")?
+        .query_map([MAX_EVENT_ID], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut next: i64 = tx.query_row(
+        "SELECT COALESCE(MAX(id), 0) FROM events WHERE id <= ?1",
+        [MAX_EVENT_ID],
+        |r| r.get(0),
+    )?;
+    for id in &high {
+        next += 1;
+        tx.execute("UPDATE events SET id = ?1 WHERE id = ?2", [next, *id])?;
+        log::warn!("Event id {id} is too close to the 64-bit limit; renumbered to {next}");
+    }
+    tx.execute(
+        "UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'events'",
+        [next],
+    )?;
+    tx.commit()?;
+    log::warn!("Reset the event id sequence from {seq:?} to {next}");
+    Ok(())
 }

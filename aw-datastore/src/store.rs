@@ -12,6 +12,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
+use crate::batch::{Batch, Change};
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
 use crate::privacy::{PrivacyFilter, Verdict, PRIVACY_FILTERS_KEY};
@@ -53,12 +54,9 @@ pub struct Store {
     /// Last heartbeat event per bucket row: what the next heartbeat may merge into.
     last_heartbeat: HashMap<i64, RawEvent>,
     privacy: PrivacyFilter,
-    /// Events written since the last commit.
-    pub uncommitted_events: usize,
-    /// Anything written since the last commit.
-    pub dirty: bool,
-    /// A write that asks for an immediate commit (bucket create/delete, force-commit).
-    pub commit_requested: bool,
+    /// What was written since the last commit: the worker's commit policy reads it, and
+    /// replays it if SQLite rolls the transaction back (see `batch.rs`).
+    pub batch: Batch,
 }
 
 /// One event of a bucket by id (columns as `range_read::row_to_raw` reads them).
@@ -103,9 +101,7 @@ impl Store {
             shared,
             last_heartbeat: HashMap::new(),
             privacy: PrivacyFilter::default(),
-            uncommitted_events: 0,
-            dirty: false,
-            commit_requested: false,
+            batch: Batch::default(),
         };
         store.reload()?;
         Ok(store)
@@ -245,28 +241,29 @@ impl Store {
             return Err(DatastoreError::BucketAlreadyExists(bucket.id));
         }
         let created = *bucket.created.get_or_insert_with(Utc::now);
-        let data = serde_json::to_string(&bucket.data).unwrap_or_else(|_| "{}".into());
+        let columns = [
+            bucket.id.clone(),
+            bucket._type.clone(),
+            bucket.client.clone(),
+            bucket.hostname.clone(),
+            created_to_text(&created),
+            serde_json::to_string(&bucket.data).unwrap_or_else(|_| "{}".into()),
+        ];
         self.conn
             .prepare_cached(
                 "INSERT INTO buckets (name, type, client, hostname, created, data)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?
-            .execute(params![
-                bucket.id,
-                bucket._type,
-                bucket.client,
-                bucket.hostname,
-                created_to_text(&created),
-                data
-            ])?;
-        bucket.bid = Some(self.conn.last_insert_rowid());
+            .execute(rusqlite::params_from_iter(&columns))?;
+        let row = self.conn.last_insert_rowid();
+        self.batch.record(Change::CreateBucket { row, columns });
+        bucket.bid = Some(row);
         bucket.events = None;
         bucket.metadata = BucketMetadata::default();
         self.buckets
             .insert(bucket.id.clone(), BucketState::new(bucket.clone()));
         self.publish();
-        self.dirty = true;
-        self.commit_requested = true;
+        self.batch.request_commit();
         for e in &mut events {
             e.id = None;
         }
@@ -315,23 +312,37 @@ impl Store {
         self.conn
             .prepare_cached("DELETE FROM buckets WHERE id = ?1")?
             .execute([bid])?;
+        self.batch.record(Change::DeleteBucket { row: bid });
         self.buckets.remove(name);
         self.publish();
         self.last_heartbeat.remove(&bid);
-        self.dirty = true;
-        self.commit_requested = true;
+        self.batch.request_commit();
         Ok(())
     }
 
     // ---- events --------------------------------------------------------------------------
 
-    /// Inserts events in order; an event with an `id` replaces that event of the same bucket
-    /// (or is created with that id when the id is unused). An id that belongs to another
-    /// bucket is refused before anything is written. Returns the stored events.
-    pub fn insert_events(
+    /// Inserts events in order; an event with an `id` replaces that event of the same bucket.
+    /// An id that belongs to another bucket is refused before anything is written; an id
+    /// that names no event is not used: the event gets a fresh id, like one without an id
+    /// (HAZARDS 18: a client-chosen id must never move the id sequence, or one insert with
+    /// id `i64::MAX` would make every later insert fail). Returns the stored events, with the
+    /// ids they really have.
+    pub fn insert_events(&mut self, name: &str, events: Vec<NewEvent>) -> Result<Vec<RawEvent>> {
+        self.write_new_events(name, events, true)
+    }
+
+    /// [`Store::insert_events`] for an import's chunk: its events do not count towards the
+    /// every-100-events commit (an import commits when done, or when the batch grows large).
+    pub fn import_events(&mut self, name: &str, events: Vec<NewEvent>) -> Result<()> {
+        self.write_new_events(name, events, false).map(drop)
+    }
+
+    fn write_new_events(
         &mut self,
         name: &str,
         mut events: Vec<NewEvent>,
+        counted: bool,
     ) -> Result<Vec<RawEvent>> {
         if !self.privacy.is_empty() {
             events.retain_mut(|e| self.privacy.apply(name, e) == Verdict::Keep);
@@ -370,15 +381,16 @@ impl Store {
             state.widen(e.start, e.end);
         }
         self.last_heartbeat.remove(&bid);
-        self.uncommitted_events += stored.len();
-        self.dirty = true;
+        if counted {
+            self.batch.count_events(stored.len());
+        }
         result.map(|()| stored)
     }
 
     /// Writes rows in order into `stored`, counting new rows in `added`. The insert
     /// statement is looked up once per batch, not once per row.
     fn write_events(
-        &self,
+        &mut self,
         bid: i64,
         events: Vec<NewEvent>,
         replacing: &HashSet<i64>,
@@ -386,32 +398,34 @@ impl Store {
         added: &mut u64,
     ) -> Result<()> {
         let mut insert = self.conn.prepare_cached(INSERT_SQL)?;
-        let mut created_ids = HashSet::new();
         for e in events {
             let id = match e.id {
-                Some(id) if replacing.contains(&id) || created_ids.contains(&id) => {
+                Some(id) if replacing.contains(&id) => {
                     self.conn
                         .prepare_cached(
                             "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
                         )?
                         .execute(params![e.start, e.end, e.data, id])?;
+                    self.batch.record(Change::ReplaceEvent {
+                        id,
+                        start: e.start,
+                        end: e.end,
+                        data: e.data.clone(),
+                    });
                     id
                 }
-                Some(id) => {
-                    self.conn
-                        .prepare_cached(
-                            "INSERT INTO events (id, bucketrow, starttime, endtime, data)
-                             VALUES (?1, ?2, ?3, ?4, ?5)",
-                        )?
-                        .execute(params![id, bid, e.start, e.end, e.data])?;
-                    created_ids.insert(id);
-                    *added += 1;
-                    id
-                }
-                None => {
+                _ => {
                     insert.execute(params![bid, e.start, e.end, e.data])?;
                     *added += 1;
-                    self.conn.last_insert_rowid()
+                    let id = self.conn.last_insert_rowid();
+                    self.batch.record(Change::InsertEvent {
+                        id,
+                        bucketrow: bid,
+                        start: e.start,
+                        end: e.end,
+                        data: e.data.clone(),
+                    });
+                    id
                 }
             };
             stored.push(RawEvent {
@@ -421,13 +435,6 @@ impl Store {
                 data: e.data,
             });
         }
-        Ok(())
-    }
-
-    fn insert_row(&self, bid: i64, e: &NewEvent) -> Result<()> {
-        self.conn
-            .prepare_cached(INSERT_SQL)?
-            .execute(params![bid, e.start, e.end, e.data])?;
         Ok(())
     }
 
@@ -485,18 +492,30 @@ impl Store {
     pub fn delete_events(&mut self, name: &str, ids: &[i64]) -> Result<()> {
         let bid = self.bucketrow(name)?;
         let mut deleted = 0u64;
-        for id in ids {
-            deleted += self
+        let mut result = Ok(());
+        for &id in ids {
+            match self
                 .conn
-                .prepare_cached("DELETE FROM events WHERE bucketrow = ?1 AND id = ?2")?
-                .execute(params![bid, id])? as u64;
+                .prepare_cached("DELETE FROM events WHERE bucketrow = ?1 AND id = ?2")
+                .and_then(|mut stmt| stmt.execute(params![bid, id]))
+            {
+                Ok(0) => {}
+                Ok(_) => {
+                    deleted += 1;
+                    self.batch.record(Change::DeleteEvent { id });
+                }
+                Err(e) => {
+                    result = Err(e.into());
+                    break;
+                }
+            }
         }
+        // The mirror follows whatever was deleted, also when a later row failed.
         if deleted > 0 {
             self.state(name)?.shared.sub_count(deleted);
             self.last_heartbeat.remove(&bid);
-            self.dirty = true;
         }
-        Ok(())
+        result
     }
 
     /// Number of events overlapping `[lo, hi]` (all events when both are absent: answered
@@ -546,8 +565,7 @@ impl Store {
                 data: hb.data,
             }));
         }
-        self.uncommitted_events += 1;
-        self.dirty = true;
+        self.batch.count_events(1);
         let last = match self.last_heartbeat.remove(&bid) {
             Some(cached) => Some(cached),
             // Rows written by another server may not be in canonical form; the cache only
@@ -561,6 +579,11 @@ impl Store {
                     .prepare_cached("UPDATE events SET starttime = ?1, endtime = ?2 WHERE bucketrow = ?3 AND id = ?4")?
                     .execute(params![merged.start, merged.end, bid, merged.id])?;
                 if changed == 1 {
+                    self.batch.record(Change::ResizeEvent {
+                        id: merged.id,
+                        start: merged.start,
+                        end: merged.end,
+                    });
                     self.state_mut(name)?.widen(merged.start, merged.end);
                     self.last_heartbeat.insert(bid, merged.clone());
                     return Ok(merged);
@@ -571,13 +594,22 @@ impl Store {
                 );
             }
         }
-        self.insert_row(bid, &hb)?;
+        self.conn
+            .prepare_cached(INSERT_SQL)?
+            .execute(params![bid, hb.start, hb.end, hb.data])?;
         let stored = RawEvent {
             id: self.conn.last_insert_rowid(),
             start: hb.start,
             end: hb.end,
             data: hb.data,
         };
+        self.batch.record(Change::InsertEvent {
+            id: stored.id,
+            bucketrow: bid,
+            start: stored.start,
+            end: stored.end,
+            data: stored.data.clone(),
+        });
         let state = self.state_mut(name)?;
         state.shared.add_count(1);
         state.widen(stored.start, stored.end);
@@ -608,15 +640,20 @@ impl Store {
 
     /// Stores JSON text under `key`.
     pub fn set_key_value(&mut self, key: &str, value: &str) -> Result<()> {
+        let modified = Utc::now().timestamp();
         self.conn
             .prepare_cached(
                 "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)",
             )?
-            .execute(params![key, value, Utc::now().timestamp()])?;
+            .execute(params![key, value, modified])?;
+        self.batch.record(Change::SetKeyValue {
+            key: key.to_string(),
+            value: value.to_string(),
+            modified,
+        });
         if key == PRIVACY_FILTERS_KEY {
             self.load_privacy_filter(Some(value));
         }
-        self.dirty = true;
         Ok(())
     }
 
@@ -625,10 +662,12 @@ impl Store {
         self.conn
             .prepare_cached("DELETE FROM key_value WHERE key = ?1")?
             .execute([key])?;
+        self.batch.record(Change::DeleteKeyValue {
+            key: key.to_string(),
+        });
         if key == PRIVACY_FILTERS_KEY {
             self.load_privacy_filter(None);
         }
-        self.dirty = true;
         Ok(())
     }
 

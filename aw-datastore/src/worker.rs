@@ -4,23 +4,26 @@
 //! when any of these holds after a request:
 //! * a bucket was created or deleted, or a force-commit/close was asked for;
 //! * more than [`MAX_UNCOMMITTED_EVENTS`] events or heartbeats were written;
+//! * the batch of uncommitted changes holds more than [`MAX_BATCH_BYTES`] (an import);
 //! * the transaction is older than [`COMMIT_INTERVAL`] and holds a write;
 //! * the worker has been idle for [`IDLE_COMMIT_DELAY`] with a write pending (the reference
 //!   only checks after a request, so an idle server sat on uncommitted data; ours does not).
 //!
 //! Callers are answered as soon as their request ran, before the commit (reads see the open
 //! transaction, so the API is read-your-writes); `ForceCommit` and `Close` are answered only
-//! after the commit succeeded. A failed commit is logged, rolled back, and the caches are
-//! rebuilt from disk so they never show data that is not there.
+//! after the commit succeeded. If SQLite drops the transaction (a failed statement or
+//! commit), the writes already answered are applied again (`transaction.rs`): one failing
+//! request never loses another's acknowledged write.
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::error::{DatastoreError, Result};
+use crate::error::Result;
 use crate::job::{Job, BUSY_STEP_TIME, STEP_TIME};
 use crate::request::{Reply, Request};
 use crate::store::Store;
+use crate::transaction::Transaction;
 
 /// The longest a write waits for its commit while requests keep arriving.
 pub const COMMIT_INTERVAL: Duration = Duration::from_secs(15);
@@ -28,6 +31,10 @@ pub const COMMIT_INTERVAL: Duration = Duration::from_secs(15);
 pub const IDLE_COMMIT_DELAY: Duration = Duration::from_millis(1000);
 /// Written events after which the transaction is committed.
 pub const MAX_UNCOMMITTED_EVENTS: usize = 100;
+/// Memory the batch of uncommitted changes may hold before it is committed (it keeps a copy
+/// of every written event's data until then; an import of a year would otherwise keep them
+/// all).
+pub const MAX_BATCH_BYTES: usize = 8 << 20;
 
 /// The longest small requests keep the worker to themselves while a long job waits: they go
 /// first, but a steady stream of them cannot stall a long read forever (the job gets at least
@@ -40,7 +47,7 @@ const JOB_WAIT_LIMIT: Duration = Duration::from_millis(2);
 /// the `Close` request's reply channel with the final commit's result, to be answered once
 /// the connection and the file lock are released.
 pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, Result<()>)> {
-    let mut tx = begin(&store);
+    let mut tx = Transaction::begin(&store);
     let mut jobs: VecDeque<Job> = VecDeque::new();
     // When the waiting job (if any) last got a step, and when a quick request was last
     // answered.
@@ -70,9 +77,12 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
             .flatten()
         {
             Some(request)
-        } else if store.dirty {
-            let deadline = (tx.started + COMMIT_INTERVAL).min(Instant::now() + IDLE_COMMIT_DELAY);
-            match requests.recv_deadline(deadline) {
+        } else if !store.batch.is_empty() {
+            let due = Instant::now()
+                + COMMIT_INTERVAL
+                    .saturating_sub(tx.age())
+                    .min(IDLE_COMMIT_DELAY);
+            match requests.recv_deadline(tx.not_before_retry(due)) {
                 Ok(r) => Some(r),
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -83,17 +93,29 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
                 Err(_) => break,
             }
         };
+        let mark = store.batch.len();
         match request {
             Some(Request::ForceCommit(reply)) => {
-                let _ = reply.send(commit(&mut store));
-                tx = begin(&store);
+                let _ = reply.send(tx.commit(&mut store));
             }
             Some(Request::Close(reply)) => {
                 // Jobs still running are dropped: their callers see `WorkerGone`.
-                let result = commit(&mut store);
+                let result = tx.commit(&mut store);
+                if !store.batch.is_empty() {
+                    log::error!(
+                        "{} acknowledged changes could not be written before the stop",
+                        store.batch.len()
+                    );
+                }
                 return Some((reply, result));
             }
             Some(other) => {
+                if other.is_write() {
+                    if let Err(e) = tx.writable(&mut store) {
+                        other.refuse(e);
+                        continue;
+                    }
+                }
                 let quick = other.is_quick();
                 match handle(&mut store, other, step_time(last_quick)) {
                     Some(job) => {
@@ -117,33 +139,26 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
                 }
                 None => {
                     // Idle (or the interval ran out) with writes pending.
-                    let _ = commit(&mut store);
-                    tx = begin(&store);
+                    if tx.may_retry() {
+                        let _ = tx.commit(&mut store);
+                    }
                     continue;
                 }
             },
         }
-        if tx.open && store.conn().is_autocommit() {
-            // SQLite rolled the whole transaction back (it may on a full disk or an I/O
-            // error): the caches mirror writes that are gone.
-            log::error!("The database rolled back the open transaction; recent writes are lost");
-            if let Err(e) = store.reload() {
-                log::error!("Failed to reload the caches: {e}");
-            }
-            store.dirty = false;
-            store.uncommitted_events = 0;
-            tx = begin(&store);
-        }
-        if store.commit_requested
-            || store.uncommitted_events > MAX_UNCOMMITTED_EVENTS
-            || (store.dirty && tx.started.elapsed() >= COMMIT_INTERVAL)
+        tx.check(&mut store, mark);
+        let batch = &store.batch;
+        if tx.may_retry()
+            && (batch.commit_requested()
+                || batch.counted_events() > MAX_UNCOMMITTED_EVENTS
+                || batch.bytes() > MAX_BATCH_BYTES
+                || (!batch.is_empty() && tx.age() >= COMMIT_INTERVAL))
         {
-            let _ = commit(&mut store);
-            tx = begin(&store);
+            let _ = tx.commit(&mut store);
         }
     }
     // Every handle is gone: keep nothing uncommitted.
-    let _ = commit(&mut store);
+    let _ = tx.commit(&mut store);
     None
 }
 
@@ -249,54 +264,4 @@ fn handle(store: &mut Store, request: Request, step: Duration) -> Option<Job> {
         }
     }
     None
-}
-
-/// The open transaction: when it began, and whether it did (see [`begin`]).
-struct Tx {
-    started: Instant,
-    open: bool,
-}
-
-/// Opens the next transaction. A failure (e.g. the file became locked by another process)
-/// is logged and retried on the next commit: requests then run in autocommit mode, which is
-/// slower but loses nothing.
-fn begin(store: &Store) -> Tx {
-    let open = match store.conn().execute_batch("BEGIN IMMEDIATE") {
-        Ok(()) => true,
-        Err(e) => {
-            log::error!("Failed to begin a transaction: {e}");
-            false
-        }
-    };
-    Tx {
-        started: Instant::now(),
-        open,
-    }
-}
-
-/// Commits the open transaction. On failure the transaction is rolled back and the caches
-/// are reloaded from disk, so no later read reports lost writes as stored.
-fn commit(store: &mut Store) -> Result<()> {
-    store.uncommitted_events = 0;
-    store.commit_requested = false;
-    let was_dirty = std::mem::replace(&mut store.dirty, false);
-    if store.conn().is_autocommit() {
-        return Ok(());
-    }
-    match store.conn().execute_batch("COMMIT") {
-        Ok(()) => {
-            if was_dirty {
-                log::trace!("Committed");
-            }
-            Ok(())
-        }
-        Err(e) => {
-            log::error!("Failed to commit to the database, the last writes are lost: {e}");
-            let _ = store.conn().execute_batch("ROLLBACK");
-            if let Err(reload) = store.reload() {
-                log::error!("Failed to reload the caches after a failed commit: {reload}");
-            }
-            Err(DatastoreError::Sql(format!("commit failed: {e}")))
-        }
-    }
 }

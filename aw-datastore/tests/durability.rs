@@ -275,3 +275,132 @@ fn a_full_disk_is_a_typed_error_and_loses_nothing_committed() {
         .into_events();
     assert!(first.iter().any(|e| e.data.get("first").is_some()));
 }
+
+/// Every row of the file as text, in a stable order (events, then settings).
+fn dump_with_sqlite(path: &std::path::Path) -> Vec<String> {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut rows = Vec::new();
+    for sql in [
+        "SELECT b.name || ' ' || e.id || ' ' || e.starttime || ' ' || e.endtime || ' ' || e.data
+         FROM events e JOIN buckets b ON b.id = e.bucketrow ORDER BY e.id",
+        "SELECT key || '=' || value FROM key_value ORDER BY key",
+    ] {
+        let mut stmt = conn.prepare(sql).unwrap();
+        rows.extend(
+            stmt.query_map([], |r| r.get::<_, String>(0))
+                .unwrap()
+                .map(Result::unwrap),
+        );
+    }
+    rows
+}
+
+/// A failing statement that makes SQLite roll back the whole open transaction (here: the
+/// file reaching its size cap, as on a full disk) costs only the failing request: every
+/// write acknowledged before it, in every bucket, is applied again, visible at once, and on
+/// disk after a restart, with the ids it was answered with.
+#[test]
+fn a_rolled_back_transaction_keeps_every_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sqlite.db");
+    let capped = aw_datastore::OpenOptions {
+        max_page_count: Some(300),
+        ..Default::default()
+    };
+    let ds = Datastore::open_with(&path, capped).unwrap();
+    for b in ["window", "afk", "other"] {
+        ds.create_bucket(&bucket(b)).wait().unwrap();
+    }
+    let kept = ds
+        .insert_events("other", &[ev(0, 1.0, json!({"n": "kept"}))])
+        .wait()
+        .unwrap();
+    let gone = ds
+        .insert_events("other", &[ev(1, 1.0, json!({"n": "deleted"}))])
+        .wait()
+        .unwrap();
+    ds.force_commit().wait().unwrap();
+    let committed = count_with_sqlite(&path);
+
+    // Acknowledged writes of every kind, in three buckets, none committed yet.
+    let mut acknowledged = 0;
+    for i in 0..30 {
+        // Heartbeats: runs of three merge, then the data changes.
+        ds.heartbeat("window", &ev(10 + i, 0.0, json!({"app": i / 3})), 5.0)
+            .wait()
+            .unwrap();
+        acknowledged += 1;
+    }
+    for i in 0..20 {
+        ds.insert_events("afk", &[ev(100 + i, 1.0, json!({"status": i % 2}))])
+            .wait()
+            .unwrap();
+        acknowledged += 1;
+    }
+    let mut replacement = ev(50, 9.0, json!({"n": "replaced"}));
+    replacement.id = Some(kept[0].id);
+    ds.insert_events("other", &[replacement]).wait().unwrap();
+    ds.delete_events_by_id("other", vec![gone[0].id])
+        .wait()
+        .unwrap();
+    ds.set_key_value("settings.x", "\"y\"").wait().unwrap();
+    assert_eq!(
+        count_with_sqlite(&path),
+        committed,
+        "the writes were committed before the failure: the test would prove nothing"
+    );
+    let before: Vec<_> = ["window", "afk", "other"]
+        .iter()
+        .map(|b| ds.get_events(b, None, None, None).wait().unwrap())
+        .collect();
+
+    // A request too large for the capped file: SQLite rolls the whole transaction back.
+    let big = "x".repeat(3 << 20);
+    let err = ds
+        .insert_events("afk", &[ev(500, 1.0, json!({"pad": big}))])
+        .wait()
+        .unwrap_err();
+    assert!(
+        matches!(err, DatastoreError::Sql(ref m) if m.contains("full")),
+        "{err:?}"
+    );
+
+    // Only the failing request is missing: reads show every acknowledged write at once...
+    let after: Vec<_> = ["window", "afk", "other"]
+        .iter()
+        .map(|b| ds.get_events(b, None, None, None).wait().unwrap())
+        .collect();
+    assert_eq!(after, before);
+    assert_eq!(ds.get_key_value("settings.x").wait().unwrap(), "\"y\"");
+    // ...later writes go on (a heartbeat merging into a replayed event, too)...
+    let merged = ds
+        .heartbeat("window", &ev(40, 0.0, json!({"app": 9})), 5.0)
+        .wait()
+        .unwrap();
+    assert_eq!(merged.id, before[0].0[0].id);
+    ds.insert_events("afk", &[ev(600, 1.0, json!({"late": true}))])
+        .wait()
+        .unwrap();
+    acknowledged += 1;
+    let expected_rows = {
+        ds.force_commit().wait().unwrap();
+        dump_with_sqlite(&path)
+    };
+    ds.close().wait().unwrap();
+
+    // ...and a restart finds all of it, with the ids that were answered.
+    let ds = Datastore::open(&path).unwrap();
+    assert_eq!(dump_with_sqlite(&path), expected_rows);
+    assert_eq!(ds.get_event_count("window", None, None).wait().unwrap(), 10);
+    assert_eq!(ds.get_event_count("afk", None, None).wait().unwrap(), 21);
+    assert_eq!(acknowledged, 30 + 21);
+    let other = ds.get_events("other", None, None, None).wait().unwrap();
+    assert_eq!(other.0.len(), 1);
+    assert_eq!(other.0[0].id, kept[0].id);
+    assert_eq!(other.0[0].data, r#"{"n":"replaced"}"#);
+    assert_eq!(ds.get_key_value("settings.x").wait().unwrap(), "\"y\"");
+    let window = ds.get_events("window", None, None, None).wait().unwrap();
+    assert_eq!(window.0[0].end - window.0[0].start, 3_000_000_000);
+}

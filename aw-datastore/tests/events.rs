@@ -254,19 +254,21 @@ fn replace_by_id_stays_in_its_bucket() {
     assert!(matches!(err, DatastoreError::InvalidEvent(_)), "{err:?}");
     assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 0);
     assert_eq!(s.ds.get_event_count("a", None, None).wait().unwrap(), 1);
-    // An unused id is created as given; later auto ids continue after it.
+    // An unused id is not used (HAZARDS 18): the event gets the next fresh id, and so do
+    // later events; two events with the same unused id are two new events.
     let mut fresh = ev(9, 1.0, json!({}));
     fresh.id = Some(1000);
+    let stored =
+        s.ds.insert_events("b", &[fresh.clone(), fresh])
+            .wait()
+            .unwrap();
+    assert_eq!((stored[0].id, stored[1].id), (a[0].id + 1, a[0].id + 2));
     assert_eq!(
-        s.ds.insert_events("b", &[fresh]).wait().unwrap()[0].id,
-        1000
-    );
-    assert!(
         s.ds.insert_events("b", &[ev(10, 1.0, json!({}))])
             .wait()
             .unwrap()[0]
-            .id
-            > 1000
+            .id,
+        a[0].id + 3
     );
 }
 
@@ -399,4 +401,51 @@ fn json_output_is_the_api_format() {
             r#"[{{"id":{id},"timestamp":"2020-09-13T12:26:40Z","duration":1.5,"data":{{"a":"x","b":1}}}}]"#
         )
     );
+}
+
+/// A file whose id sequence was pushed to the 64-bit limit by another server (the reference
+/// stores any unused id it is given) is repaired at open: the event keeps its content under
+/// a new id, and inserts work again.
+#[test]
+fn an_exhausted_id_sequence_is_repaired_at_open() {
+    let mut s = TempStore::new();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    s.ds.insert_events("b", &[ev(0, 1.0, json!({"n": 1}))])
+        .wait()
+        .unwrap();
+    s.ds.close().wait().unwrap();
+    {
+        let conn = rusqlite::Connection::open(s.path()).unwrap();
+        conn.execute_batch(
+            "INSERT INTO events (id, bucketrow, starttime, endtime, data)
+             VALUES (9223372036854775807, 1, 5, 6, '{\"n\":2}');",
+        )
+        .unwrap();
+        // Exactly the reference's state: the next automatic id cannot be had.
+        let err = conn
+            .execute_batch(
+                "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (1, 7, 8, '{}')",
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("full"), "{err}");
+    }
+    s.ds = aw_datastore::Datastore::open(&s.path()).unwrap();
+    let stored =
+        s.ds.insert_events("b", &[ev(10, 1.0, json!({"n": 3}))])
+            .wait()
+            .unwrap();
+    assert!(stored[0].id < 10, "{:?}", stored[0].id);
+    let all = s.ds.get_events("b", None, None, None).wait().unwrap();
+    let mut seen: Vec<(i64, String)> = all.0.iter().map(|e| (e.id, e.data.clone())).collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        vec![
+            (1, r#"{"n":1}"#.to_string()),
+            (2, r#"{"n":2}"#.to_string()),
+            (3, r#"{"n":3}"#.to_string())
+        ]
+    );
+    s.reopen();
+    assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 3);
 }

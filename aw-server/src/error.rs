@@ -52,6 +52,7 @@ impl From<DatastoreError> for ApiError {
             | DatastoreError::NoSuchEvent(..) => Status::NotFound,
             DatastoreError::BucketAlreadyExists(_) => Status::NotModified,
             DatastoreError::InvalidEvent(_) => Status::BadRequest,
+            DatastoreError::Unavailable(_) => Status::ServiceUnavailable,
             DatastoreError::Locked(_)
             | DatastoreError::UnsupportedDbVersion(..)
             | DatastoreError::WorkerGone

@@ -365,3 +365,53 @@ fn trailing_and_doubled_slashes_route_the_same() {
     }
     assert_eq!(c.get("/api/0/buckets/b/events/?limit=1").status, 200);
 }
+
+/// A client-chosen id never moves the id sequence (HAZARDS 18): an unused id, even
+/// `i64::MAX`, gets a fresh id instead, through insert and import alike, and every later
+/// insert and heartbeat of every bucket still works, also after a restart.
+#[test]
+fn a_client_chosen_id_never_moves_the_id_sequence() {
+    let (mut s, mut c) = setup();
+    c.post_json(
+        "/api/0/buckets/other",
+        r#"{"client":"c","type":"t","hostname":"h"}"#,
+    );
+    for id in [i64::MAX, i64::MAX - 1, 1 << 62, 1_000_000] {
+        let r = c.post_json(
+            "/api/0/buckets/b/events",
+            &json!([{"id": id, "timestamp": "2018-01-01T01:01:01Z", "duration": 1.0, "data": {"id": id}}])
+                .to_string(),
+        );
+        assert_eq!(r.status, 200, "{id}: {}", r.body);
+        let given = r.json()[0]["id"].as_i64().unwrap();
+        assert!(given < 100, "id {id} was used as given: {given}");
+        assert_eq!(c.get(&format!("/api/0/buckets/b/events/{id}")).status, 404);
+        assert_eq!(
+            c.get(&format!("/api/0/buckets/b/events/{given}")).json()["data"]["id"],
+            id
+        );
+    }
+    let doc = json!({"buckets": {"imported": {"id": "imported", "type": "t", "client": "c",
+    "hostname": "h", "events": [
+        {"id": i64::MAX, "timestamp": "2018-01-01T01:01:01Z", "duration": 1.0, "data": {}}
+    ]}}});
+    assert_eq!(c.post_json("/api/0/import", &doc.to_string()).status, 200);
+    for round in 0..2 {
+        for bucket in ["b", "other", "imported"] {
+            let r = c.post_json(
+                &format!("/api/0/buckets/{bucket}/events"),
+                &json!([ev("2019-01-01T00:00:00Z", 1.0, json!({"round": round}))]).to_string(),
+            );
+            assert_eq!(r.status, 200, "{bucket}: {}", r.body);
+            assert!(r.json()[0]["id"].as_i64().unwrap() < 100);
+            let r = c.post_json(
+                &format!("/api/0/buckets/{bucket}/heartbeat?pulsetime=0"),
+                &ev("2020-01-01T00:00:00Z", 0.0, json!({"hb": round})).to_string(),
+            );
+            assert_eq!(r.status, 200, "{bucket}: {}", r.body);
+        }
+        s.restart();
+        c = s.client();
+    }
+    assert_eq!(c.get("/api/0/buckets/b/events/count").body, "8");
+}

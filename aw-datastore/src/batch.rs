@@ -1,0 +1,383 @@
+//! The writes of the open transaction, kept until they are committed.
+//!
+//! Writes are group-committed: a heartbeat is answered as soon as its row is written in the
+//! open transaction, and the commit follows up to 15 s later. On some errors (a full disk,
+//! an I/O error, out of memory, a busy file) SQLite rolls back the *whole* open
+//! transaction, not just the failing statement; without a record of what the transaction
+//! held, every write acknowledged since the last commit, of every bucket and client, would
+//! be gone because one request failed.
+//!
+//! So every write the store makes is also recorded here as the row-level [`Change`] it
+//! made (with the ids SQLite assigned). After a rollback the worker begins a new
+//! transaction and applies the recorded changes again, in order, up to the start of the
+//! request that failed (see `worker.rs`): only that request gets an error. Replaying rows
+//! instead of requests makes the replay exact: ids, merges and replaced events come out as
+//! they were answered, whatever the caches held.
+//!
+//! The record costs one copy of each written event's data until the commit; the commit
+//! policy bounds it (see [`Batch::bytes`]).
+
+use rusqlite::{params, Connection};
+
+/// One row-level write made in the open transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// A bucket row was inserted.
+    CreateBucket {
+        /// The row id SQLite gave it.
+        row: i64,
+        /// `name`, `type`, `client`, `hostname`, `created`, `data`, as written.
+        columns: [String; 6],
+    },
+    /// A bucket row and all its events were deleted.
+    DeleteBucket {
+        /// The bucket's row id.
+        row: i64,
+    },
+    /// An event row was inserted.
+    InsertEvent {
+        /// The id it got.
+        id: i64,
+        /// Its bucket's row id.
+        bucketrow: i64,
+        /// Start and end in ns.
+        start: i64,
+        /// End in ns.
+        end: i64,
+        /// The data text as stored.
+        data: String,
+    },
+    /// An event's start, end and data were replaced (insert with the id of an event).
+    ReplaceEvent {
+        /// The event's id.
+        id: i64,
+        /// New start in ns.
+        start: i64,
+        /// New end in ns.
+        end: i64,
+        /// New data text.
+        data: String,
+    },
+    /// An event's span changed (a heartbeat merged into it).
+    ResizeEvent {
+        /// The event's id.
+        id: i64,
+        /// New start in ns.
+        start: i64,
+        /// New end in ns.
+        end: i64,
+    },
+    /// An event row was deleted.
+    DeleteEvent {
+        /// The event's id.
+        id: i64,
+    },
+    /// A key-value row was inserted or replaced.
+    SetKeyValue {
+        /// The key.
+        key: String,
+        /// The JSON text.
+        value: String,
+        /// `last_modified` as written (unix seconds).
+        modified: i64,
+    },
+    /// A key-value row was deleted.
+    DeleteKeyValue {
+        /// The key.
+        key: String,
+    },
+}
+
+impl Change {
+    /// Roughly how much memory the change holds (for the commit policy's size bound).
+    fn size(&self) -> usize {
+        let text = match self {
+            Change::CreateBucket { columns, .. } => columns.iter().map(String::len).sum(),
+            Change::InsertEvent { data, .. } | Change::ReplaceEvent { data, .. } => data.len(),
+            Change::SetKeyValue { key, value, .. } => key.len() + value.len(),
+            Change::DeleteKeyValue { key } => key.len(),
+            Change::DeleteBucket { .. }
+            | Change::ResizeEvent { .. }
+            | Change::DeleteEvent { .. } => 0,
+        };
+        std::mem::size_of::<Change>() + text
+    }
+
+    /// Makes the change again on `conn`, inside the caller's transaction.
+    fn apply(&self, conn: &Connection) -> rusqlite::Result<()> {
+        match self {
+            Change::CreateBucket { row, columns } => {
+                let [name, type_, client, hostname, created, data] = columns;
+                conn.prepare_cached(
+                    "INSERT INTO buckets (id, name, type, client, hostname, created, data)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?
+                .execute(params![row, name, type_, client, hostname, created, data])?;
+            }
+            Change::DeleteBucket { row } => {
+                conn.prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
+                    .execute([row])?;
+                conn.prepare_cached("DELETE FROM buckets WHERE id = ?1")?
+                    .execute([row])?;
+            }
+            Change::InsertEvent {
+                id,
+                bucketrow,
+                start,
+                end,
+                data,
+            } => {
+                conn.prepare_cached(
+                    "INSERT INTO events (id, bucketrow, starttime, endtime, data)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?
+                .execute(params![id, bucketrow, start, end, data])?;
+            }
+            Change::ReplaceEvent {
+                id,
+                start,
+                end,
+                data,
+            } => {
+                conn.prepare_cached(
+                    "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
+                )?
+                .execute(params![start, end, data, id])?;
+            }
+            Change::ResizeEvent { id, start, end } => {
+                conn.prepare_cached(
+                    "UPDATE events SET starttime = ?1, endtime = ?2 WHERE id = ?3",
+                )?
+                .execute(params![start, end, id])?;
+            }
+            Change::DeleteEvent { id } => {
+                conn.prepare_cached("DELETE FROM events WHERE id = ?1")?
+                    .execute([id])?;
+            }
+            Change::SetKeyValue {
+                key,
+                value,
+                modified,
+            } => {
+                conn.prepare_cached(
+                    "INSERT OR REPLACE INTO key_value (key, value, last_modified)
+                     VALUES (?1, ?2, ?3)",
+                )?
+                .execute(params![key, value, modified])?;
+            }
+            Change::DeleteKeyValue { key } => {
+                conn.prepare_cached("DELETE FROM key_value WHERE key = ?1")?
+                    .execute([key])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The changes of the open transaction, and what the commit policy needs to know of them.
+#[derive(Debug, Default)]
+pub struct Batch {
+    changes: Vec<Change>,
+    /// Event writes counted towards the commit trigger (an import's are not: it commits
+    /// when it is done or when the batch grows too large, not every 100 events).
+    counted_events: usize,
+    /// The sum of [`Change::size`].
+    bytes: usize,
+    /// A change that wants to be durable at once (bucket create/delete, an import's end).
+    commit_now: bool,
+}
+
+impl Batch {
+    /// Records a change that was just made.
+    pub fn record(&mut self, change: Change) {
+        self.bytes += change.size();
+        self.changes.push(change);
+    }
+
+    /// Counts `n` event writes towards the commit trigger.
+    pub fn count_events(&mut self, n: usize) {
+        self.counted_events += n;
+    }
+
+    /// Asks for a commit after the current request.
+    pub fn request_commit(&mut self) {
+        self.commit_now = true;
+    }
+
+    /// Whether anything was written since the last commit.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// The number of changes: a mark to [`Batch::truncate`] back to.
+    pub fn len(&self) -> usize {
+        self.changes.len()
+    }
+
+    /// Event writes counted since the last commit.
+    pub fn counted_events(&self) -> usize {
+        self.counted_events
+    }
+
+    /// Memory the recorded changes hold.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Whether a change asked for a commit.
+    pub fn commit_requested(&self) -> bool {
+        self.commit_now
+    }
+
+    /// Forgets the changes after `mark` (those of a request whose transaction was rolled
+    /// back: it failed, so they are not replayed).
+    pub fn truncate(&mut self, mark: usize) {
+        for change in self.changes.drain(mark.min(self.changes.len())..) {
+            self.bytes -= change.size();
+        }
+    }
+
+    /// Makes every recorded change again, in order, on `conn` (in a transaction the caller
+    /// began). Stops at the first failure.
+    pub fn replay(&self, conn: &Connection) -> rusqlite::Result<()> {
+        self.changes.iter().try_for_each(|c| c.apply(conn))
+    }
+
+    /// Forgets everything (after a commit).
+    pub fn clear(&mut self) {
+        *self = Batch::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::schema::migrate(&mut conn).unwrap();
+        conn
+    }
+
+    fn dump(conn: &Connection) -> Vec<String> {
+        let mut out = Vec::new();
+        for sql in [
+            "SELECT id || name || type || client || hostname || created || data FROM buckets",
+            "SELECT id || ' ' || bucketrow || ' ' || starttime || ' ' || endtime || data FROM events",
+            "SELECT key || value || last_modified FROM key_value",
+        ] {
+            let mut stmt = conn.prepare(sql).unwrap();
+            let rows = stmt.query_map([], |r| r.get::<_, String>(0)).unwrap();
+            out.extend(rows.map(Result::unwrap));
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn replay_reproduces_every_kind_of_change() {
+        let changes = vec![
+            Change::CreateBucket {
+                row: 3,
+                columns: ["b", "t", "c", "h", "2020-01-01 00:00:00+00:00", "{}"].map(String::from),
+            },
+            Change::CreateBucket {
+                row: 4,
+                columns: ["gone", "t", "c", "h", "x", "{}"].map(String::from),
+            },
+            Change::InsertEvent {
+                id: 10,
+                bucketrow: 3,
+                start: 1,
+                end: 2,
+                data: "{}".into(),
+            },
+            Change::InsertEvent {
+                id: 11,
+                bucketrow: 3,
+                start: 5,
+                end: 6,
+                data: r#"{"a":1}"#.into(),
+            },
+            Change::InsertEvent {
+                id: 12,
+                bucketrow: 4,
+                start: 5,
+                end: 6,
+                data: "{}".into(),
+            },
+            Change::ResizeEvent {
+                id: 10,
+                start: 1,
+                end: 9,
+            },
+            Change::ReplaceEvent {
+                id: 11,
+                start: 7,
+                end: 8,
+                data: r#"{"a":2}"#.into(),
+            },
+            Change::DeleteBucket { row: 4 },
+            Change::SetKeyValue {
+                key: "k".into(),
+                value: "1".into(),
+                modified: 5,
+            },
+            Change::SetKeyValue {
+                key: "gone".into(),
+                value: "2".into(),
+                modified: 5,
+            },
+            Change::DeleteKeyValue { key: "gone".into() },
+            Change::InsertEvent {
+                id: 13,
+                bucketrow: 3,
+                start: 0,
+                end: 0,
+                data: "{}".into(),
+            },
+            Change::DeleteEvent { id: 13 },
+        ];
+        let mut batch = Batch::default();
+        for c in changes {
+            batch.record(c);
+        }
+        let conn = conn();
+        batch.replay(&conn).unwrap();
+        assert_eq!(
+            dump(&conn),
+            vec![
+                "10 3 1 9{}",
+                "11 3 7 8{\"a\":2}",
+                "3btch2020-01-01 00:00:00+00:00{}",
+                "k15"
+            ]
+        );
+        // Ids continue after the replayed ones, as they did before the rollback.
+        conn.execute(
+            "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (3, 0, 0, '{}')",
+            [],
+        )
+        .unwrap();
+        assert_eq!(conn.last_insert_rowid(), 14);
+    }
+
+    #[test]
+    fn truncate_forgets_the_failed_request_and_its_size() {
+        let mut batch = Batch::default();
+        batch.record(Change::DeleteEvent { id: 1 });
+        let mark = batch.len();
+        let size = batch.bytes();
+        batch.record(Change::SetKeyValue {
+            key: "k".into(),
+            value: "x".repeat(1000),
+            modified: 0,
+        });
+        assert!(batch.bytes() > size + 1000);
+        batch.truncate(mark);
+        assert_eq!((batch.len(), batch.bytes()), (1, size));
+        batch.clear();
+        assert!(batch.is_empty());
+        assert_eq!(batch.bytes(), 0);
+    }
+}

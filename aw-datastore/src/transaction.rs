@@ -1,0 +1,183 @@
+//! The worker's one open transaction: where it begins and commits, and how acknowledged
+//! writes survive SQLite dropping it.
+//!
+//! SQLite rolls back the whole open transaction on some errors (a full disk, an I/O error,
+//! out of memory, a busy file), and a failed `COMMIT` leaves nothing written. Either way the
+//! writes the batch holds were already answered as stored. So:
+//! * after every request or job step, [`Transaction::check`] notices a transaction that
+//!   SQLite dropped, forgets the changes of the step that failed (its caller gets its
+//!   error), begins a new transaction and applies the batch again (see `batch.rs`);
+//! * a failed commit applies the whole batch again and retries after [`RETRY_DELAY`];
+//! * when even that fails (the disk is still full), the batch stays in memory, the store's
+//!   caches show what is on disk, writes are refused with
+//!   [`DatastoreError::Unavailable`] (a write acknowledged now could depend on rows that
+//!   are not on disk), and the replay is tried again before the next write and at every
+//!   commit. Nothing acknowledged is dropped while the process lives.
+
+use std::time::{Duration, Instant};
+
+use crate::error::{DatastoreError, Result};
+use crate::store::Store;
+
+/// How long after a failed commit or replay the worker waits before trying again, so a disk
+/// that stays full costs one attempt per interval, not one per request.
+pub const RETRY_DELAY: Duration = Duration::from_secs(1);
+
+/// The open transaction's state.
+pub struct Transaction {
+    /// When the oldest uncommitted write could have been made (the commit interval counts
+    /// from here; a restored transaction keeps its original age).
+    started: Instant,
+    /// Whether a transaction is open. `false` after `BEGIN` failed: requests then run in
+    /// autocommit mode (each statement durable at once), which is slower but loses nothing.
+    open: bool,
+    /// The batch holds acknowledged writes that are not in any transaction: SQLite dropped
+    /// it and applying them again failed.
+    unsaved: Option<String>,
+    /// No commit or replay is tried before this instant (after a failure).
+    retry_at: Option<Instant>,
+}
+
+impl Transaction {
+    /// Begins the first transaction.
+    pub fn begin(store: &Store) -> Transaction {
+        let mut tx = Transaction {
+            started: Instant::now(),
+            open: false,
+            unsaved: None,
+            retry_at: None,
+        };
+        tx.open = tx.try_begin(store).is_ok();
+        tx
+    }
+
+    fn try_begin(&mut self, store: &Store) -> Result<()> {
+        match store.conn().execute_batch("BEGIN IMMEDIATE") {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                log::error!("Failed to begin a transaction: {e}");
+                Err(e.into())
+            }
+        }
+    }
+
+    /// How long the oldest uncommitted write has waited.
+    pub fn age(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Whether a commit may be tried now (not within [`RETRY_DELAY`] of a failure).
+    pub fn may_retry(&self) -> bool {
+        self.retry_at.is_none_or(|t| Instant::now() >= t)
+    }
+
+    /// `due`, or the end of the retry delay if that is later: when the worker should wake
+    /// up to commit.
+    pub fn not_before_retry(&self, due: Instant) -> Instant {
+        self.retry_at.map_or(due, |t| t.max(due))
+    }
+
+    /// After a request or job step whose changes begin at batch mark `mark`: if SQLite
+    /// rolled the transaction back, applies the batch up to `mark` again.
+    pub fn check(&mut self, store: &mut Store, mark: usize) {
+        if !self.open || !store.conn().is_autocommit() {
+            return;
+        }
+        self.open = false;
+        store.batch.truncate(mark);
+        log::error!(
+            "SQLite rolled back the open transaction; applying its {} earlier changes again",
+            store.batch.len()
+        );
+        self.unsaved = Some("the transaction was rolled back".into());
+        match self.restore(store) {
+            Ok(()) => log::warn!("Every acknowledged write was applied again"),
+            Err(e) => log::error!("Could not apply the acknowledged writes again yet: {e}"),
+        }
+    }
+
+    /// `Ok` when writes may run: nothing acknowledged is waiting to be applied again (after
+    /// trying once more, if the retry delay allows).
+    pub fn writable(&mut self, store: &mut Store) -> Result<()> {
+        if self.unsaved.is_some() && self.may_retry() {
+            let _ = self.restore(store);
+        }
+        match &self.unsaved {
+            None => Ok(()),
+            Some(reason) => Err(DatastoreError::Unavailable(format!(
+                "the database cannot be written now ({reason}); {} acknowledged changes are \
+                 kept in memory and written as soon as it can",
+                store.batch.len()
+            ))),
+        }
+    }
+
+    /// Commits the batch and begins the next transaction. On failure the batch is applied
+    /// again in a new transaction and kept for the next commit.
+    pub fn commit(&mut self, store: &mut Store) -> Result<()> {
+        if self.unsaved.is_some() {
+            self.restore(store)?;
+        }
+        if !self.open {
+            // `BEGIN` had failed: what the batch records ran in autocommit mode, durable.
+            store.batch.clear();
+            self.renew(store);
+            return Ok(());
+        }
+        match store.conn().execute_batch("COMMIT") {
+            Ok(()) => {
+                if !store.batch.is_empty() {
+                    log::trace!("Committed {} changes", store.batch.len());
+                }
+                store.batch.clear();
+                self.renew(store);
+                Ok(())
+            }
+            Err(e) => {
+                log::error!("Failed to commit to the database: {e}; the writes are kept");
+                if !store.conn().is_autocommit() {
+                    let _ = store.conn().execute_batch("ROLLBACK");
+                }
+                self.open = false;
+                self.unsaved = Some(format!("commit failed: {e}"));
+                self.retry_at = Some(Instant::now() + RETRY_DELAY);
+                let _ = self.restore(store);
+                Err(DatastoreError::Unavailable(format!(
+                    "commit failed ({e}); the writes are kept and committed again later"
+                )))
+            }
+        }
+    }
+
+    /// Begins a transaction after a commit.
+    fn renew(&mut self, store: &Store) {
+        self.started = Instant::now();
+        self.retry_at = None;
+        self.open = self.try_begin(store).is_ok();
+    }
+
+    /// Begins a transaction and applies the whole batch again; the caches are rebuilt from
+    /// the database either way, so reads never show what is not there.
+    fn restore(&mut self, store: &mut Store) -> Result<()> {
+        let result = self.try_begin(store).and_then(|()| {
+            store.batch.replay(store.conn()).map_err(|e| {
+                let _ = store.conn().execute_batch("ROLLBACK");
+                DatastoreError::from(e)
+            })
+        });
+        match &result {
+            Ok(()) => {
+                self.open = true;
+                self.unsaved = None;
+            }
+            Err(e) => {
+                self.unsaved = Some(e.to_string());
+                self.retry_at = Some(Instant::now() + RETRY_DELAY);
+            }
+        }
+        if let Err(e) = store.reload() {
+            log::error!("Failed to reload the caches: {e}");
+        }
+        result
+    }
+}
