@@ -20,6 +20,7 @@ mod query_source;
 mod responses;
 mod security;
 mod server;
+mod shutdown;
 mod state;
 
 use clap::Parser;

@@ -17,6 +17,7 @@ use crate::endpoints::webui::StaticFiles;
 use crate::normalize::NormalizePath;
 use crate::query_pool::QueryPool;
 use crate::security::{self, Security};
+use crate::shutdown::InFlight;
 use crate::state::AppState;
 use crate::{catchers, device_id, dirs};
 
@@ -170,6 +171,15 @@ pub fn build(
         port: settings.port,
         limits,
         keep_alive: 5,
+        // Signals are handled by `shutdown.rs`, which waits for requests in flight itself;
+        // then idle keep-alive connections are closed at once.
+        shutdown: rocket::config::Shutdown {
+            ctrlc: false,
+            signals: Default::default(),
+            grace: 0,
+            mercy: 0,
+            ..rocket::config::Shutdown::default()
+        },
         log_level: LogLevel::Off,
         cli_colors: false,
         ..rocket::Config::default()
@@ -196,6 +206,7 @@ pub fn build(
         // Security sees the path as sent: `/api/0/info/` is not the exempt `/api/0/info`.
         .attach(security)
         .attach(NormalizePath)
+        .attach(InFlight::default())
         .attach(AdHoc::on_liftoff("startup", move |rocket| {
             // The bound port (which differs from the configured one with `--port 0`).
             let port = rocket.config().port;
