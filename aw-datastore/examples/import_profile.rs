@@ -14,7 +14,7 @@ fn main() {
     let t = Instant::now();
     let mut n = 0;
     for b in export.buckets.values() {
-        let ev = aw_datastore::NewEvent::from_events(&b.events.as_ref().unwrap().0).unwrap();
+        let ev = aw_datastore::NewEvent::from_events(b.events.as_ref().unwrap()).unwrap();
         n += ev.len();
     }
     println!("NewEvent conversion of {n}: {:?}", t.elapsed());

@@ -5,14 +5,21 @@
 //! `data` stays a slice of the input, checked for canonical form in one pass
 //! ([`aw_models::canonical`]), and the document text is walked once more per event, not
 //! turned into trees. The result is the same as deserialising `aw_models::BucketsExport`
-//! and converting with [`NewEvent::from_event`]: events that do not parse or cannot be stored
-//! are skipped, like the reference's lenient list.
+//! and converting with [`NewEvent::from_event`].
+//!
+//! An event that cannot be imported (not an event object, a timestamp or duration that
+//! cannot be stored, data that is not a JSON object or is nested deeper than JSON bodies
+//! may be) refuses the whole document with an error naming the bucket, the event's position
+//! and the reason. The reference skipped such events silently and answered 200, so a user
+//! restoring an export could lose events without being told; a refused import changes
+//! nothing and can be fixed and sent again.
 
 use aw_models::{canonical::canonical_object, duration, timestamp, Bucket, BucketMetadata};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::new_event::NewEvent;
@@ -43,28 +50,62 @@ struct DocumentBucket<'a> {
 
 #[derive(Deserialize)]
 struct DocumentEvent<'a> {
-    timestamp: DateTime<Utc>,
+    /// Parsed after the event (as `DateTime<Utc>`'s serde form would), so that an error can
+    /// name the field.
+    #[serde(borrow)]
+    timestamp: Cow<'a, str>,
     #[serde(default)]
     duration: f64,
     #[serde(borrow)]
     data: &'a RawValue,
 }
 
+/// Why an export document was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportDocumentError {
+    /// The document is not an export document (syntax, or a bucket of the wrong shape).
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// One event cannot be imported, so nothing is.
+    #[error(
+        "Event {index} of bucket '{bucket}' cannot be imported: {reason}. Nothing was imported."
+    )]
+    Event {
+        /// The bucket's key in the document.
+        bucket: String,
+        /// The event's position in the bucket's `events` (from 0).
+        index: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
 /// Parses an export document (`{"buckets": {…}}`) into buckets and their events, ready for
 /// [`crate::Datastore::import_rows`]. Fails like serde would on a malformed document or
-/// bucket (400/422 material); skips malformed events.
-pub fn parse_import_document(text: &str) -> serde_json::Result<Vec<(Bucket, Vec<NewEvent>)>> {
+/// bucket (400/422 material), and on the first event that cannot be imported.
+pub fn parse_import_document(
+    text: &str,
+) -> Result<Vec<(Bucket, Vec<NewEvent>)>, ImportDocumentError> {
     let document: Document = serde_json::from_str(text)?;
-    Ok(document
-        .buckets
-        .into_values()
-        .map(|b| {
+    let mut buckets: Vec<_> = document.buckets.into_iter().collect();
+    // The first bad event reported is the same on every try.
+    buckets.sort_by(|a, b| a.0.cmp(&b.0));
+    buckets
+        .into_iter()
+        .map(|(key, b)| {
             let events = b
                 .events
                 .unwrap_or_default()
                 .into_iter()
-                .filter_map(convert)
-                .collect();
+                .enumerate()
+                .map(|(index, raw)| {
+                    convert(raw).map_err(|reason| ImportDocumentError::Event {
+                        bucket: key.clone(),
+                        index,
+                        reason,
+                    })
+                })
+                .collect::<Result<_, _>>()?;
             let bucket = Bucket {
                 bid: None,
                 id: b.id,
@@ -77,18 +118,30 @@ pub fn parse_import_document(text: &str) -> serde_json::Result<Vec<(Bucket, Vec<
                 events: None,
                 last_updated: b.last_updated,
             };
-            (bucket, events)
+            Ok((bucket, events))
         })
-        .collect())
+        .collect()
 }
 
-fn convert(raw: &RawValue) -> Option<NewEvent> {
-    let e: DocumentEvent = serde_json::from_str(raw.get()).ok()?;
-    let start = timestamp::to_ns(&e.timestamp)?;
-    let dur = duration::from_secs_f64(e.duration)?.num_nanoseconds()?;
-    let end = start.checked_add(dur)?;
-    let data = canonical_object(e.data.get())?.into_owned();
-    Some(NewEvent {
+/// One event of the document, or why it cannot be imported.
+fn convert(raw: &RawValue) -> Result<NewEvent, String> {
+    let e: DocumentEvent = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+    let timestamp = timestamp::parse_event_timestamp(&e.timestamp)?;
+    let start = timestamp::to_ns(&timestamp)
+        .ok_or("its timestamp is outside the years 1678-2262 that can be stored")?;
+    let end = duration::from_secs_f64(e.duration)
+        .and_then(|d| d.num_nanoseconds())
+        .and_then(|d| start.checked_add(d))
+        .ok_or("its duration is not a number of seconds that can be stored")?;
+    let data = canonical_object(e.data.get())
+        .ok_or(if e.data.get().starts_with('{') {
+            // Valid JSON (it is a `RawValue`) that serde_json will not build a tree of.
+            "its data is nested too deeply (at most 127 levels)"
+        } else {
+            "its data is not a JSON object"
+        })?
+        .into_owned();
+    Ok(NewEvent {
         id: None,
         start,
         end,
@@ -104,16 +157,12 @@ mod tests {
     fn same_result_as_the_model_path() {
         let text = r#"{"buckets":{"k":{"id":"b","type":"t","client":"c","hostname":"h","created":"2020-01-01T00:00:00Z","data":{"x":1},"events":[
             {"id":5,"timestamp":"2020-01-01T00:00:00.5+01:00","duration":1.001,"data":{"b":2,"a":{"d":1,"c":[1.50]}}},
-            {"timestamp":"2020-01-01T00:00:00Z","data":{"ok":true}},
-            {"timestamp":"bad","data":{}},
-            {"timestamp":"2020-01-01T00:00:00Z","duration":1e13,"data":{}},
-            {"timestamp":"2020-01-01T00:00:00Z","data":[]},
-            7
+            {"timestamp":"2020-01-01T00:00:00Z","data":{"ok":true}}
         ]}}}"#;
         let fast = parse_import_document(text).unwrap();
         let model: aw_models::BucketsExport = serde_json::from_str(text).unwrap();
         let bucket = &model.buckets["k"];
-        let slow = NewEvent::from_events(&bucket.events.as_ref().unwrap().0).unwrap();
+        let slow = NewEvent::from_events(bucket.events.as_ref().unwrap()).unwrap();
         let slow: Vec<NewEvent> = slow
             .into_iter()
             .map(|e| NewEvent { id: None, ..e })
@@ -123,6 +172,58 @@ mod tests {
         assert_eq!(fast[0].0.id, "b");
         assert_eq!(fast[0].0.data, bucket.data);
         assert_eq!(fast[0].1[0].data, r#"{"a":{"c":[1.5],"d":1},"b":2}"#);
+    }
+
+    #[test]
+    fn an_event_that_cannot_be_imported_refuses_the_document() {
+        let deep = |n: usize| format!("{}1{}", "{\"a\":".repeat(n), "}".repeat(n));
+        for (event, reason) in [
+            (r#"{"timestamp":"bad","data":{}}"#.to_string(), "timestamp"),
+            (
+                r#"{"timestamp":"3000-01-01T00:00:00Z","data":{}}"#.to_string(),
+                "1678-2262",
+            ),
+            (
+                r#"{"timestamp":"2020-01-01T00:00:00Z","duration":1e13,"data":{}}"#.to_string(),
+                "duration",
+            ),
+            (
+                r#"{"timestamp":"2020-01-01T00:00:00Z","data":[]}"#.to_string(),
+                "not a JSON object",
+            ),
+            (
+                r#"{"timestamp":"2020-01-01T00:00:00Z"}"#.to_string(),
+                "missing field `data`",
+            ),
+            ("7".to_string(), "invalid type"),
+            (
+                format!(
+                    r#"{{"timestamp":"2020-01-01T00:00:00Z","data":{}}}"#,
+                    deep(200)
+                ),
+                "nested too deeply",
+            ),
+        ] {
+            let text = format!(
+                r#"{{"buckets":{{"k":{{"id":"b","type":"t","client":"c","hostname":"h","events":[
+                    {{"timestamp":"2020-01-01T00:00:00Z","data":{{}}}},{event}]}}}}}}"#
+            );
+            let err = parse_import_document(&text).unwrap_err();
+            let message = err.to_string();
+            assert!(
+                message.starts_with("Event 1 of bucket 'k' cannot be imported: ")
+                    && message.contains(reason)
+                    && message.ends_with("Nothing was imported."),
+                "{event}: {message}"
+            );
+        }
+        // Depth 120 is stored.
+        let text = format!(
+            r#"{{"buckets":{{"k":{{"id":"b","type":"t","client":"c","hostname":"h","events":[
+                {{"timestamp":"2020-01-01T00:00:00Z","data":{}}}]}}}}}}"#,
+            deep(120)
+        );
+        assert_eq!(parse_import_document(&text).unwrap()[0].1.len(), 1);
     }
 
     #[test]

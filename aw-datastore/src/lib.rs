@@ -17,8 +17,15 @@
 //! * Events whose timestamp or end do not fit `i64` nanoseconds are refused with
 //!   [`DatastoreError::InvalidEvent`] (the reference's worker panicked).
 //! * An event `id` only ever addresses an event of the same bucket: inserting an event whose
-//!   id belongs to another bucket fails before anything is written; creating a bucket with
-//!   events and importing ignore event ids (new ids are assigned).
+//!   id belongs to another bucket fails before anything is written; an id that names no
+//!   event gets a fresh id instead (so a client can never push the id sequence to its
+//!   64-bit end, HAZARDS 18; files where another server did are repaired at open); creating
+//!   a bucket with events and importing ignore event ids (new ids are assigned).
+//! * One failing request never loses another's acknowledged write: when SQLite rolls back
+//!   the whole open transaction (full disk, I/O error), the writes it held are applied again
+//!   from the batch that records them (`batch.rs`, `transaction.rs`).
+//! * An import event that cannot be stored refuses the whole document with an error naming
+//!   it ([`ImportDocumentError`]); the reference skipped it silently.
 //! * The last-heartbeat cache is cleared whenever the data it mirrors changes: on insert,
 //!   on event delete and on bucket delete, so a deleted-and-recreated bucket merges correctly.
 //! * A missing event is [`DatastoreError::NoSuchEvent`] (the reference answered an internal
@@ -58,7 +65,7 @@ mod transaction;
 mod worker;
 
 pub use error::{DatastoreError, Result};
-pub use import_document::parse_import_document;
+pub use import_document::{parse_import_document, ImportDocumentError};
 pub use new_event::NewEvent;
 pub use privacy::PRIVACY_FILTERS_KEY;
 pub use raw_event::{EventRows, RawEvent};
@@ -295,7 +302,7 @@ impl Datastore {
     /// Creates a bucket; its `events`, if any, are inserted as new events.
     /// Fails with [`DatastoreError::BucketAlreadyExists`] when the id is taken.
     pub fn create_bucket(&self, bucket: &Bucket) -> Pending<()> {
-        let events = match bucket.events.as_ref().map(|e| NewEvent::from_events(&e.0)) {
+        let events = match bucket.events.as_deref().map(NewEvent::from_events) {
             Some(Err(e)) => return Pending::ready(e),
             Some(Ok(events)) => events,
             None => Vec::new(),
@@ -422,7 +429,7 @@ impl Datastore {
     pub fn import_buckets(&self, buckets: Vec<Bucket>) -> Pending<()> {
         let mut rows = Vec::with_capacity(buckets.len());
         for mut bucket in buckets {
-            let events = match bucket.events.take().map(|e| NewEvent::from_events(&e.0)) {
+            let events = match bucket.events.take().map(|e| NewEvent::from_events(&e)) {
                 Some(Err(e)) => return Pending::ready(e),
                 Some(Ok(events)) => events,
                 None => Vec::new(),

@@ -11,7 +11,8 @@ use crate::raw_event::data_to_text;
 /// no JSON work on the write path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewEvent {
-    /// `Some(id)` replaces that event of the same bucket (or creates it with that id).
+    /// `Some(id)` replaces that event of the same bucket; an id that names no event of the
+    /// bucket is not used (the event gets a fresh id, see `Store::insert_events`).
     pub id: Option<i64>,
     /// Start, ns since the epoch.
     pub start: i64,

@@ -359,25 +359,25 @@ fn bucket_lifecycle() {
 fn create_with_events_and_import_dedup() {
     let s = TempStore::new();
     let mut b = bucket("b");
-    b.events = Some(aw_models::TryVec(vec![
+    b.events = Some(vec![
         ev(0, 1.0, json!({"a": 1})),
         ev(5, 1.0, json!({"a": 2})),
-    ]));
+    ]);
     s.ds.create_bucket(&b).wait().unwrap();
     assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 2);
     // Importing the same events plus one new: only the new one is added; twice: nothing.
     let mut again = b.clone();
-    again.events = Some(aw_models::TryVec(vec![
+    again.events = Some(vec![
         ev(0, 1.0, json!({"a": 1})),
         ev(5, 1.0, json!({"a": 2})),
         ev(9, 1.0, json!({"a": 3})),
-    ]));
+    ]);
     s.ds.import_buckets(vec![again.clone()]).wait().unwrap();
     s.ds.import_buckets(vec![again]).wait().unwrap();
     assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 3);
     // A new bucket from an import is created with all its events.
     let mut c = bucket("c");
-    c.events = Some(aw_models::TryVec(vec![ev(0, 1.0, json!({}))]));
+    c.events = Some(vec![ev(0, 1.0, json!({}))]);
     s.ds.import_buckets(vec![c]).wait().unwrap();
     assert_eq!(s.ds.get_event_count("c", None, None).wait().unwrap(), 1);
 }

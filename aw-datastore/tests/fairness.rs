@@ -46,9 +46,7 @@ fn reads_are_answered_during_a_large_import() {
     let s = TempStore::new();
     s.ds.create_bucket(&bucket("b")).wait().unwrap();
     let mut doc = bucket("imported");
-    doc.events = Some(aw_models::TryVec(
-        (0..100_000).map(|i| ev(i, 1.0, json!({"i": i}))).collect(),
-    ));
+    doc.events = Some((0..100_000).map(|i| ev(i, 1.0, json!({"i": i}))).collect());
     let importer = s.ds.clone();
     let import = std::thread::spawn(move || {
         importer.import_buckets(vec![doc]).wait().unwrap();

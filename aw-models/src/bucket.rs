@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Event, TryVec};
+use crate::Event;
 
 /// A bucket as the API shows it and as the create route and exports accept it.
 ///
@@ -35,9 +35,11 @@ pub struct Bucket {
     /// ignored when a bucket is created or imported; `null` reads as empty).
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: BucketMetadata,
-    /// The events, only in exports/imports; elements that fail to parse are skipped.
+    /// The events, only in exports/imports and bucket creation. An element that does not
+    /// parse fails the whole bucket (the reference skipped it silently, losing the event
+    /// while answering 200).
     #[serde(default)]
-    pub events: Option<TryVec<Event>>,
+    pub events: Option<Vec<Event>>,
     /// Echoed back when given on create (reference quirk); not stored.
     #[serde(default)]
     pub last_updated: Option<DateTime<Utc>>,

@@ -83,6 +83,7 @@ impl Event {
 struct WireEvent {
     #[serde(default)]
     id: Option<i64>,
+    #[serde(deserialize_with = "timestamp::deserialize_event_timestamp")]
     timestamp: DateTime<Utc>,
     #[serde(default)]
     duration: f64,

@@ -26,7 +26,6 @@ mod key_value;
 mod query;
 mod time_interval;
 pub mod timestamp;
-mod try_vec;
 
 pub use bucket::{Bucket, BucketMetadata};
 pub use event::Event;
@@ -35,4 +34,3 @@ pub use info::Info;
 pub use key_value::KeyValue;
 pub use query::Query;
 pub use time_interval::{TimeInterval, TimeIntervalError};
-pub use try_vec::TryVec;

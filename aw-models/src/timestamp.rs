@@ -81,6 +81,23 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
+/// Parses an event's `timestamp` as the reference does (chrono's lenient RFC 3339 reading:
+/// any offset, `T` or space, optional fraction); the error names the text, so a refused
+/// event can be found in the client's data.
+pub fn parse_event_timestamp(text: &str) -> Result<DateTime<Utc>, String> {
+    text.parse::<DateTime<Utc>>()
+        .map_err(|e| format!("invalid timestamp {text:?}: {e}"))
+}
+
+/// Serde form of [`parse_event_timestamp`], for `#[serde(deserialize_with)]`.
+pub fn deserialize_event_timestamp<'de, D>(deserializer: D) -> Result<DateTime<Utc>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
+    parse_event_timestamp(&text).map_err(serde::de::Error::custom)
+}
+
 /// Parses strict RFC 3339 (offset required; `T`, `t` or space separator), as the reference
 /// does for the `start`/`end` query-string parameters and query time periods.
 pub fn parse_rfc3339(text: &str) -> Result<DateTime<Utc>, chrono::ParseError> {

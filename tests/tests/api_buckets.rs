@@ -137,9 +137,22 @@ fn create_errors() {
 fn create_with_events_inserts_them() {
     let s = TestServer::start();
     let mut c = s.client();
+    // An event that does not parse refuses the bucket (the reference skipped the event and
+    // answered 200, losing it without a word).
+    let bad = json!({"client": "c", "type": "t", "hostname": "h", "events": [
+        {"timestamp": "2020-01-01T00:00:00Z", "duration": 1, "data": {"a": 1}},
+        {"timestamp": "garbage", "data": {}}
+    ]});
+    let r = c.post_json("/api/0/buckets/b", &bad.to_string());
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert!(
+        r.json()["message"].as_str().unwrap().contains("garbage"),
+        "{}",
+        r.body
+    );
+    assert_eq!(c.get("/api/0/buckets/b").status, 404);
     let body = json!({"client": "c", "type": "t", "hostname": "h", "events": [
         {"timestamp": "2020-01-01T00:00:00Z", "duration": 1, "data": {"a": 1}},
-        {"timestamp": "garbage", "data": {}},
         {"timestamp": "2020-01-01T00:00:05Z", "duration": 1, "data": {"a": 2}}
     ]});
     assert_eq!(

@@ -229,10 +229,75 @@ fn import_errors() {
         .status,
         404
     );
-    // An out-of-range event inside an import is one that does not parse: like any malformed
-    // event of an export file it is skipped, and the rest of the file imports.
-    let doc = r#"{"buckets":{"x":{"id":"x","type":"t","client":"c","hostname":"h","events":[{"timestamp":"2020-01-01T00:00:00Z","duration":1e13,"data":{}}]}}}"#;
-    let r = c.post_json("/api/0/import", doc);
-    assert_eq!(r.status, 200);
-    assert_eq!(c.get("/api/0/buckets/x/events/count").body, "0");
+}
+
+/// An event that cannot be imported is never dropped silently with a 200 (the reference
+/// skipped it): the whole import is refused with 400 naming the bucket, the event and the
+/// reason, and nothing is written. Data nested 120 levels deep imports; 200 levels cannot
+/// be stored (JSON bodies are limited to 127 levels), so that event refuses the import.
+/// The same holds for the events of a bucket created with events.
+#[test]
+fn an_event_that_cannot_be_imported_is_refused_never_dropped() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let deep = |n: usize| format!("{}1{}", "{\"a\":".repeat(n), "}".repeat(n));
+    let doc = |events: &str| {
+        format!(
+            r#"{{"buckets":{{"x":{{"id":"x","type":"t","client":"c","hostname":"h","events":[{events}]}}}}}}"#
+        )
+    };
+    let good = r#"{"timestamp":"2020-01-01T00:00:00Z","duration":1,"data":{"ok":1}}"#;
+    for (bad, reason) in [
+        (
+            format!(
+                r#"{{"timestamp":"2020-01-01T00:00:01Z","data":{}}}"#,
+                deep(200)
+            ),
+            "nested too deeply",
+        ),
+        (
+            r#"{"timestamp":"2020-01-01T00:00:00Z","duration":1e13,"data":{}}"#.to_string(),
+            "duration",
+        ),
+        (
+            r#"{"timestamp":"1500-01-01T00:00:00Z","data":{}}"#.to_string(),
+            "timestamp",
+        ),
+        (
+            r#"{"timestamp":"2020-01-01T00:00:00Z","data":7}"#.to_string(),
+            "data",
+        ),
+        (r#"{"data":{}}"#.to_string(), "timestamp"),
+    ] {
+        let r = c.post_json("/api/0/import", &doc(&format!("{good},{bad}")));
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+        let message = r.json()["message"].as_str().unwrap().to_string();
+        assert!(
+            message.contains("Event 1 of bucket 'x'") && message.contains(reason),
+            "{message}"
+        );
+        assert_eq!(c.get("/api/0/buckets/x").status, 404, "{bad}");
+        // A bucket created with the same events is refused as well.
+        let r = c.post_json(
+            "/api/0/buckets/y",
+            &format!(r#"{{"client":"c","type":"t","hostname":"h","events":[{good},{bad}]}}"#),
+        );
+        assert!(
+            (400..500).contains(&r.status),
+            "{bad}: {} {}",
+            r.status,
+            r.body
+        );
+        assert_eq!(c.get("/api/0/buckets/y").status, 404, "{bad}");
+    }
+    let ok = format!(
+        r#"{{"timestamp":"2020-01-01T00:00:01Z","data":{}}}"#,
+        deep(120)
+    );
+    assert_eq!(
+        c.post_json("/api/0/import", &doc(&format!("{good},{ok}")))
+            .status,
+        200
+    );
+    assert_eq!(c.get("/api/0/buckets/x/events/count").body, "2");
 }

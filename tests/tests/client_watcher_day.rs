@@ -625,7 +625,7 @@ fn watcher_day_stored_events_match_independent_totals() {
     );
     let export = client.export_bucket(AFK_BUCKET).unwrap();
     assert_eq!(
-        export.buckets[AFK_BUCKET].events.as_ref().unwrap().0,
+        *export.buckets[AFK_BUCKET].events.as_ref().unwrap(),
         rec.afk
     );
     let buckets = client.get_buckets().unwrap();

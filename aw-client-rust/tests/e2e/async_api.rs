@@ -419,7 +419,7 @@ async fn export_import_round_trip() {
     let exported = &one.buckets[&window.id];
     assert_eq!(exported._type, "currentwindow");
     assert_eq!(exported.metadata.start, Some(at(0.0)));
-    let exported_events = &exported.events.as_ref().expect("events").0;
+    let exported_events = &exported.events.as_ref().expect("events");
     assert_eq!(content(exported_events), content(&window_events));
     assert!(
         exported_events[0].timestamp >= exported_events[1].timestamp,
@@ -455,8 +455,8 @@ async fn export_import_round_trip() {
     // The round trip is stable: exporting again gives the same content.
     let again = client.export_all().await.unwrap();
     for (id, b) in &all.buckets {
-        let before = &b.events.as_ref().unwrap().0;
-        let after = &again.buckets[id].events.as_ref().unwrap().0;
+        let before = &b.events.as_ref().unwrap();
+        let after = &again.buckets[id].events.as_ref().unwrap();
         assert_eq!(content(before), content(after));
     }
 }

@@ -4,11 +4,14 @@
 //! New buckets are created with their events; events are merged into existing buckets
 //! without duplicates, so importing a file twice changes nothing. Unlike the reference,
 //! event ids in the file are ignored (new ids are assigned): an imported id must never
-//! overwrite an event of another bucket.
+//! overwrite an event of another bucket; and an event that cannot be imported refuses the
+//! whole document with 400 naming it, where the reference skipped it and answered 200.
 
 use rocket::data::{Data, Limits};
 use rocket::http::{ContentType, Status};
 use rocket::State;
+
+use aw_datastore::ImportDocumentError;
 
 use crate::error::{ApiError, ApiResult};
 use crate::json_body::{json_error, read_body_text};
@@ -86,7 +89,12 @@ async fn import(text: String, state: &State<AppState>) -> ApiResult<Empty> {
         rocket::tokio::task::spawn_blocking(move || aw_datastore::parse_import_document(&text))
             .await
             .map_err(|e| ApiError::internal(format!("import parser failed: {e}")))?
-            .map_err(json_error)?;
+            .map_err(|e| match e {
+                ImportDocumentError::Json(e) => json_error(e),
+                event @ ImportDocumentError::Event { .. } => {
+                    ApiError::bad_request(event.to_string())
+                }
+            })?;
     state.datastore.import_rows(buckets).await.map_err(|e| {
         // An event that cannot be stored is the client's fault; anything else is ours.
         let status = match ApiError::from(e.clone()).status {
