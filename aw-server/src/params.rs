@@ -5,6 +5,19 @@ use chrono::{DateTime, Utc};
 
 use crate::error::ApiError;
 
+/// The one value of a query-string parameter that may be absent. Rocket reads `?a=1&a=2`
+/// into an `Option` as absent, which silently dropped a repeated `start`/`end`/`limit` and
+/// answered the whole bucket; a repeated parameter is a 400 instead.
+pub fn single<'a>(values: &[&'a str], name: &str) -> Result<Option<&'a str>, ApiError> {
+    match values {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        _ => Err(ApiError::bad_request(format!(
+            "The query parameter '{name}' is given more than once"
+        ))),
+    }
+}
+
 /// Parses an optional `start`/`end` parameter: strict RFC 3339 with an offset, within the
 /// storable range. `what` is `starttime` or `endtime`, as in the reference's message.
 pub fn parse_time(value: Option<&str>, what: &str) -> Result<Option<DateTime<Utc>>, ApiError> {

@@ -415,3 +415,33 @@ fn a_client_chosen_id_never_moves_the_id_sequence() {
     }
     assert_eq!(c.get("/api/0/buckets/b/events/count").body, "8");
 }
+
+/// A repeated `start`, `end` or `limit` is a 400, not silently dropped (which answered the
+/// whole bucket as if no filter had been given).
+#[test]
+fn repeated_range_parameters_are_refused() {
+    let (_s, mut c) = setup();
+    c.post_json(
+        "/api/0/buckets/b/events",
+        &json!([ev("2020-01-01T00:00:00Z", 10.0, json!({}))]).to_string(),
+    );
+    for query in [
+        "start=2030-01-01T00:00:00Z&start=2031-01-01T00:00:00Z",
+        "end=2010-01-01T00:00:00Z&end=2011-01-01T00:00:00Z",
+        "limit=0&limit=0",
+        "start=null&start=null",
+    ] {
+        for route in ["events", "events/count"] {
+            if route == "events/count" && query.starts_with("limit") {
+                continue;
+            }
+            let r = c.get(&format!("/api/0/buckets/b/{route}?{query}"));
+            assert_eq!(r.status, 400, "{route}?{query}: {}", r.body);
+            assert!(r.json()["message"]
+                .as_str()
+                .unwrap()
+                .contains("more than once"));
+        }
+    }
+    assert_eq!(c.get("/api/0/buckets/b/events?limit=0").body, "[]");
+}

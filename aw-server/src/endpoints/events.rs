@@ -7,7 +7,7 @@ use rocket::State;
 
 use crate::error::ApiResult;
 use crate::json_body::JsonBody;
-use crate::params::{parse_limit, parse_time};
+use crate::params::{parse_limit, parse_time, single};
 use crate::responses::{Empty, JsonText};
 use crate::state::AppState;
 
@@ -18,16 +18,17 @@ const INLINE_JSON_ROWS: usize = 2_000;
 #[rocket::get("/api/0/buckets/<bucket_id>/events?<start>&<end>&<limit>")]
 pub async fn list(
     bucket_id: &str,
-    start: Option<&str>,
-    end: Option<&str>,
-    limit: Option<&str>,
+    start: Vec<&str>,
+    end: Vec<&str>,
+    limit: Vec<&str>,
     state: &State<AppState>,
 ) -> ApiResult<JsonText> {
-    let start = parse_time(start, "starttime")?;
-    let end = parse_time(end, "endtime")?;
+    let start = parse_time(single(&start, "start")?, "starttime")?;
+    let end = parse_time(single(&end, "end")?, "endtime")?;
+    let limit = parse_limit(single(&limit, "limit")?);
     let rows = state
         .datastore
-        .get_events(bucket_id, start, end, parse_limit(limit))
+        .get_events(bucket_id, start, end, limit)
         .await?;
     if rows.len() <= INLINE_JSON_ROWS {
         return Ok(JsonText(rows.to_json()));
@@ -57,12 +58,12 @@ pub async fn insert(
 #[rocket::get("/api/0/buckets/<bucket_id>/events/count?<start>&<end>")]
 pub async fn count(
     bucket_id: &str,
-    start: Option<&str>,
-    end: Option<&str>,
+    start: Vec<&str>,
+    end: Vec<&str>,
     state: &State<AppState>,
 ) -> ApiResult<JsonText> {
-    let start = parse_time(start, "starttime")?;
-    let end = parse_time(end, "endtime")?;
+    let start = parse_time(single(&start, "start")?, "starttime")?;
+    let end = parse_time(single(&end, "end")?, "endtime")?;
     let n = state
         .datastore
         .get_event_count(bucket_id, start, end)
