@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: the Rust workspace (unit, integration and end-to-end tests
-# against the real server binary), then the Python-client and browser tests, which install
-# what they need themselves. Used by the README and by .ci/run.
+# against the real server binary), then the Python-client tests, the OpenAPI contract fuzzed
+# by Schemathesis, and the browser tests, which install what they need themselves. Used by
+# the README and by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 cargo build --release -p aw-server
 cargo test --workspace --all-targets --release
 
-for suite in tests/python/run.sh tests/browser/run.sh; do
+for suite in tests/python/run.sh tests/schemathesis/run.sh tests/browser/run.sh; do
     if [ -x "$suite" ]; then
         echo "== $suite"
         "$suite"

@@ -6,6 +6,7 @@ pub mod events;
 pub mod export;
 pub mod import;
 pub mod info;
+pub mod openapi;
 pub mod query;
 pub mod settings;
 pub mod webui;
@@ -14,6 +15,7 @@ pub mod webui;
 pub fn api_routes() -> Vec<rocket::Route> {
     rocket::routes![
         info::info,
+        openapi::openapi,
         buckets::list,
         buckets::get,
         buckets::create,
