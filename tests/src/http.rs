@@ -73,6 +73,45 @@ impl Client {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> Response {
+        let bytes = self.encode(method, path, headers, body);
+        // A kept-alive connection may have been closed by the server: retry once on a new one.
+        for attempt in 0..2 {
+            if let Some(resp) = self.try_send(&bytes, method == "HEAD") {
+                return resp;
+            }
+            self.conn = None;
+            if attempt == 1 {
+                break;
+            }
+        }
+        panic!("no response from the server for {method} {path}");
+    }
+
+    /// Sends one request once: `None` when no response came (the connection failed or was
+    /// closed). Unlike [`Client::request`] it never sends a request twice, so a load test
+    /// can tell an unanswered write from one that was stored.
+    pub fn send_once(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Option<Response> {
+        let bytes = self.encode(method, path, headers, body);
+        let resp = self.try_send(&bytes, method == "HEAD");
+        if resp.is_none() {
+            self.conn = None;
+        }
+        resp
+    }
+
+    fn encode(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Vec<u8> {
         let mut head = format!("{method} {path} HTTP/1.1\r\n");
         if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
             head.push_str(&format!("Host: 127.0.0.1:{}\r\n", self.port));
@@ -90,17 +129,7 @@ impl Client {
         if let Some(b) = body {
             bytes.extend_from_slice(b);
         }
-        // A kept-alive connection may have been closed by the server: retry once on a new one.
-        for attempt in 0..2 {
-            if let Some(resp) = self.try_send(&bytes, method == "HEAD") {
-                return resp;
-            }
-            self.conn = None;
-            if attempt == 1 {
-                break;
-            }
-        }
-        panic!("no response from the server for {method} {path}");
+        bytes
     }
 
     fn try_send(&mut self, bytes: &[u8], head: bool) -> Option<Response> {

@@ -5,6 +5,7 @@
 pub mod bench_year;
 pub mod dataset;
 pub mod http;
+pub mod soak;
 
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};

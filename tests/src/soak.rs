@@ -1,0 +1,474 @@
+//! The soak: a mixed load on the real binary for a while, then a check that every
+//! acknowledged insert is stored exactly once, before and after a restart.
+//!
+//! The load is what a busy user's machine sends at once: watchers heartbeating into their
+//! buckets, a script inserting events (each with a unique marker), dashboards looping week
+//! queries over a generated history, a periodic full export, and one import in the middle.
+//! Every request is sent once (never retried), so an unanswered write is an error, not a
+//! silent duplicate. `aw-soak` (src/bin) prints the report; `tests/soak.rs` runs a short one
+//! and asserts on it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use aw_client_rust::queries::full_desktop_query;
+use serde_json::json;
+
+use crate::bench_year::{self, process_usage, query_body, DAY, NS, START_DAY};
+use crate::dataset::Dataset;
+use crate::Client;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct SoakOptions {
+    /// How long the mixed load runs.
+    pub duration: Duration,
+    /// Days of generated history imported before the load (the dashboards query it).
+    pub history_days: i64,
+    /// Heartbeat loops (watchers), insert loops (scripts) and query loops (dashboards).
+    pub heartbeat_loops: usize,
+    /// See `heartbeat_loops`.
+    pub insert_loops: usize,
+    /// See `heartbeat_loops`.
+    pub query_loops: usize,
+    /// How often the export loop exports everything.
+    pub export_every: Duration,
+}
+
+impl Default for SoakOptions {
+    fn default() -> Self {
+        SoakOptions {
+            duration: Duration::from_secs(180),
+            history_days: 90,
+            heartbeat_loops: 4,
+            insert_loops: 2,
+            query_loops: 2,
+            export_every: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Numbers of one request type.
+#[derive(Clone, Debug, Default)]
+pub struct KindReport {
+    /// The request type.
+    pub name: String,
+    /// Requests answered with a 2xx status.
+    pub ok: usize,
+    /// Requests answered otherwise, or not at all.
+    pub errors: usize,
+    /// Answered requests per second of load.
+    pub per_second: f64,
+    /// Median latency, ms.
+    pub p50_ms: f64,
+    /// 99th percentile latency, ms.
+    pub p99_ms: f64,
+    /// The first error seen, for the report.
+    pub first_error: Option<String>,
+}
+
+/// What the soak measured.
+#[derive(Clone, Debug, Default)]
+pub struct SoakReport {
+    /// One entry per request type.
+    pub kinds: Vec<KindReport>,
+    /// Server RSS in MB: before the load, the highest seen, and right after the load.
+    pub rss_start_mb: f64,
+    /// See `rss_start_mb`.
+    pub rss_peak_mb: f64,
+    /// See `rss_start_mb`.
+    pub rss_end_mb: f64,
+    /// Server CPU seconds (user + system) spent during the load.
+    pub server_cpu_s: f64,
+    /// How long the load ran.
+    pub seconds: f64,
+    /// Inserts answered 200.
+    pub acknowledged_inserts: usize,
+    /// Acknowledged markers missing / stored more than once, before the restart.
+    pub lost: usize,
+    /// See `lost`.
+    pub duplicated: usize,
+    /// The same after a restart.
+    pub lost_after_restart: usize,
+    /// See `lost_after_restart`.
+    pub duplicated_after_restart: usize,
+}
+
+impl SoakReport {
+    /// Whether nothing failed, was lost or was stored twice.
+    pub fn clean(&self) -> bool {
+        self.kinds.iter().all(|k| k.errors == 0)
+            && self.lost + self.duplicated + self.lost_after_restart + self.duplicated_after_restart
+                == 0
+    }
+
+    /// The report as a Markdown table and summary lines.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::from(
+            "| request | ok | errors | per s | p50 ms | p99 ms |\n|---|---|---|---|---|---|\n",
+        );
+        for k in &self.kinds {
+            out.push_str(&format!(
+                "| {} | {} | {} | {:.1} | {:.3} | {:.3} |\n",
+                k.name, k.ok, k.errors, k.per_second, k.p50_ms, k.p99_ms
+            ));
+        }
+        out.push_str(&format!(
+            "\n{:.0} s of load; server CPU {:.1} s ({:.0}% of one core); RSS start {:.0} MB, \
+             peak {:.0} MB, end {:.0} MB\n",
+            self.seconds,
+            self.server_cpu_s,
+            100.0 * self.server_cpu_s / self.seconds.max(1e-9),
+            self.rss_start_mb,
+            self.rss_peak_mb,
+            self.rss_end_mb
+        ));
+        out.push_str(&format!(
+            "acknowledged inserts {}: lost {}, duplicated {}; after a restart: lost {}, \
+             duplicated {}\n",
+            self.acknowledged_inserts,
+            self.lost,
+            self.duplicated,
+            self.lost_after_restart,
+            self.duplicated_after_restart
+        ));
+        for k in self.kinds.iter().filter(|k| k.first_error.is_some()) {
+            out.push_str(&format!(
+                "first {} error: {}\n",
+                k.name,
+                k.first_error.as_deref().unwrap_or("")
+            ));
+        }
+        out
+    }
+}
+
+/// Latencies and outcomes of one loop.
+#[derive(Default)]
+struct Tally {
+    latencies_us: Vec<u64>,
+    errors: usize,
+    first_error: Option<String>,
+}
+
+impl Tally {
+    /// Sends one request once and records its outcome; returns the response when it was 2xx.
+    fn send(
+        &mut self,
+        client: &mut Client,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+    ) -> Option<crate::Response> {
+        let headers: &[(&str, &str)] = if body.is_some() {
+            &[("Content-Type", "application/json")]
+        } else {
+            &[]
+        };
+        let started = Instant::now();
+        let response = client.send_once(method, path, headers, body.map(str::as_bytes));
+        let took = started.elapsed();
+        match response {
+            Some(r) if (200..300).contains(&r.status) => {
+                self.latencies_us.push(took.as_micros() as u64);
+                Some(r)
+            }
+            other => {
+                self.errors += 1;
+                if self.first_error.is_none() {
+                    self.first_error = Some(match other {
+                        Some(r) => format!("{method} {path}: {} {}", r.status, r.body),
+                        None => format!("{method} {path}: no response"),
+                    });
+                }
+                None
+            }
+        }
+    }
+}
+
+/// The server's resident memory in MB (0 when it cannot be read).
+fn rss_mb(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Creates a bucket (once, before the load).
+fn create_bucket(client: &mut Client, id: &str, kind: &str) {
+    let r = client.post_json(
+        &format!("/api/0/buckets/{id}"),
+        &json!({"client": "aw-soak", "type": kind, "hostname": "soak"}).to_string(),
+    );
+    assert!(r.status == 200 || r.status == 304, "{}", r.body);
+}
+
+/// Counts each marker stored in the insert buckets.
+fn stored_markers(client: &mut Client, buckets: &[String]) -> HashMap<String, usize> {
+    let mut seen = HashMap::new();
+    for b in buckets {
+        let r = client.get(&format!("/api/0/buckets/{b}/events"));
+        assert_eq!(r.status, 200, "{}", r.body);
+        for e in r.json().as_array().into_iter().flatten() {
+            if let Some(m) = e["data"]["marker"].as_str() {
+                *seen.entry(m.to_string()).or_insert(0) += 1;
+            }
+        }
+    }
+    seen
+}
+
+/// (lost, duplicated) among the acknowledged markers.
+fn check(acknowledged: &[String], stored: &HashMap<String, usize>) -> (usize, usize) {
+    let lost = acknowledged
+        .iter()
+        .filter(|m| !stored.contains_key(*m))
+        .count();
+    let duplicated = acknowledged
+        .iter()
+        .filter(|m| stored.get(*m).is_some_and(|&n| n > 1))
+        .count();
+    (lost, duplicated)
+}
+
+fn summarize(name: &str, tallies: Vec<Tally>, seconds: f64) -> KindReport {
+    let mut latencies: Vec<u64> = Vec::new();
+    let mut errors = 0;
+    let mut first_error = None;
+    for t in tallies {
+        latencies.extend(t.latencies_us);
+        errors += t.errors;
+        first_error = first_error.or(t.first_error);
+    }
+    latencies.sort_unstable();
+    let pct = |p: f64| -> f64 {
+        if latencies.is_empty() {
+            return 0.0;
+        }
+        let i = ((latencies.len() as f64 - 1.0) * p).round() as usize;
+        latencies[i.min(latencies.len() - 1)] as f64 / 1000.0
+    };
+    KindReport {
+        name: name.to_string(),
+        ok: latencies.len(),
+        errors,
+        per_second: latencies.len() as f64 / seconds.max(1e-9),
+        p50_ms: pct(0.5),
+        p99_ms: pct(0.99),
+        first_error,
+    }
+}
+
+/// Runs the soak on a fresh server (the release binary, see [`crate::server_binary`]).
+pub fn run(options: &SoakOptions) -> SoakReport {
+    let history = bench_year::generate(options.history_days);
+    let mut server = bench_year::server_with(&history);
+    let port = server.port;
+    let pid = server.pid().unwrap_or(0);
+    let mut setup = server.client();
+    let hb_buckets: Vec<String> = (0..options.heartbeat_loops)
+        .map(|i| format!("soak-heartbeat-{i}"))
+        .collect();
+    let insert_buckets: Vec<String> = (0..options.insert_loops)
+        .map(|i| format!("soak-insert-{i}"))
+        .collect();
+    for b in &hb_buckets {
+        create_bucket(&mut setup, b, "currentwindow");
+    }
+    for b in &insert_buckets {
+        create_bucket(&mut setup, b, "soak");
+    }
+    let desktop = full_desktop_query(&bench_year::desktop_params(&history));
+    let import_doc = Dataset::generate(0x50A4, "soakimport", START_DAY, 30).export_json();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(Mutex::new(0.0f64));
+    let rss_start = rss_mb(pid);
+    let cpu_start = process_usage(pid);
+    let started = Instant::now();
+    let deadline = started + options.duration;
+    // Soak timestamps: the year after the history, 1 s apart per loop.
+    let base = START_DAY + 400 * DAY;
+
+    let sampler = {
+        let (stop, peak) = (stop.clone(), peak.clone());
+        thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let now = rss_mb(pid);
+                if let Ok(mut p) = peak.lock() {
+                    *p = p.max(now);
+                }
+                thread::sleep(Duration::from_millis(200));
+            }
+        })
+    };
+
+    let heartbeats: Vec<_> = hb_buckets
+        .iter()
+        .enumerate()
+        .map(|(i, bucket)| {
+            let bucket = bucket.clone();
+            thread::spawn(move || {
+                let mut client = Client::new(port);
+                let mut tally = Tally::default();
+                let mut n: i64 = 0;
+                while Instant::now() < deadline {
+                    // A window watcher: the title changes every 30 heartbeats.
+                    let body = json!({
+                        "timestamp": bench_year::ts(base + n * NS),
+                        "duration": 0,
+                        "data": {"app": format!("app{}", (n / 30) % 7), "title": format!("t{}-{}", i, n / 30)}
+                    })
+                    .to_string();
+                    tally.send(
+                        &mut client,
+                        "POST",
+                        &format!("/api/0/buckets/{bucket}/heartbeat?pulsetime=2"),
+                        Some(&body),
+                    );
+                    n += 1;
+                }
+                tally
+            })
+        })
+        .collect();
+
+    let inserts: Vec<_> = insert_buckets
+        .iter()
+        .enumerate()
+        .map(|(i, bucket)| {
+            let bucket = bucket.clone();
+            thread::spawn(move || {
+                let mut client = Client::new(port);
+                let mut tally = Tally::default();
+                let mut acknowledged = Vec::new();
+                let mut n: i64 = 0;
+                while Instant::now() < deadline {
+                    let marker = format!("{i}-{n}");
+                    let body = json!([{
+                        "timestamp": bench_year::ts(base + n * NS),
+                        "duration": 1.0,
+                        "data": {"marker": marker}
+                    }])
+                    .to_string();
+                    if tally
+                        .send(
+                            &mut client,
+                            "POST",
+                            &format!("/api/0/buckets/{bucket}/events"),
+                            Some(&body),
+                        )
+                        .is_some()
+                    {
+                        acknowledged.push(marker);
+                    }
+                    n += 1;
+                }
+                (tally, acknowledged)
+            })
+        })
+        .collect();
+
+    let queries: Vec<_> = (0..options.query_loops)
+        .map(|i| {
+            let desktop = desktop.clone();
+            let weeks = (options.history_days / 7).max(1);
+            thread::spawn(move || {
+                let mut client = Client::new(port);
+                let mut tally = Tally::default();
+                let mut n = i as i64;
+                while Instant::now() < deadline {
+                    // A different week each time, so no answer is a repeat of the last.
+                    let start = START_DAY + (n % weeks) * 7 * DAY;
+                    let body = query_body(&desktop, &[(start, start + 7 * DAY)]);
+                    tally.send(&mut client, "POST", "/api/0/query/", Some(&body));
+                    n += 1;
+                }
+                tally
+            })
+        })
+        .collect();
+
+    let exports = {
+        let every = options.export_every;
+        thread::spawn(move || {
+            let mut tally = Tally::default();
+            while Instant::now() < deadline {
+                // A new connection each time: the idle one would have timed out.
+                tally.send(&mut Client::new(port), "GET", "/api/0/export", None);
+                let next = Instant::now() + every;
+                while Instant::now() < next.min(deadline) {
+                    thread::sleep(Duration::from_millis(50));
+                }
+            }
+            tally
+        })
+    };
+
+    let import = {
+        let at = started + options.duration / 3;
+        thread::spawn(move || {
+            thread::sleep(at.saturating_duration_since(Instant::now()));
+            let mut tally = Tally::default();
+            tally.send(
+                &mut Client::new(port),
+                "POST",
+                "/api/0/import",
+                Some(&import_doc),
+            );
+            tally
+        })
+    };
+
+    let join = |h: thread::JoinHandle<Tally>| h.join().unwrap_or_default();
+    let heartbeat_tallies: Vec<Tally> = heartbeats.into_iter().map(join).collect();
+    let mut insert_tallies = Vec::new();
+    let mut acknowledged = Vec::new();
+    for h in inserts {
+        if let Ok((tally, acked)) = h.join() {
+            insert_tallies.push(tally);
+            acknowledged.extend(acked);
+        }
+    }
+    let query_tallies: Vec<Tally> = queries.into_iter().map(join).collect();
+    let export_tallies = vec![join(exports)];
+    let import_tallies = vec![join(import)];
+    let seconds = started.elapsed().as_secs_f64();
+    let cpu_end = process_usage(pid);
+    stop.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
+    let rss_end = rss_mb(pid);
+
+    let (lost, duplicated) = check(&acknowledged, &stored_markers(&mut setup, &insert_buckets));
+    server.restart();
+    let mut after = server.client();
+    let (lost_after_restart, duplicated_after_restart) =
+        check(&acknowledged, &stored_markers(&mut after, &insert_buckets));
+
+    SoakReport {
+        kinds: vec![
+            summarize("heartbeat", heartbeat_tallies, seconds),
+            summarize("insert", insert_tallies, seconds),
+            summarize("week query", query_tallies, seconds),
+            summarize("export", export_tallies, seconds),
+            summarize("import", import_tallies, seconds),
+        ],
+        rss_start_mb: rss_start,
+        rss_peak_mb: peak.lock().map_or(0.0, |p| *p).max(rss_end),
+        rss_end_mb: rss_end,
+        server_cpu_s: (cpu_end[0] + cpu_end[1] - cpu_start[0] - cpu_start[1]) / 1000.0,
+        seconds,
+        acknowledged_inserts: acknowledged.len(),
+        lost,
+        duplicated,
+        lost_after_restart,
+        duplicated_after_restart,
+    }
+}
