@@ -66,6 +66,9 @@ const EVENT_BY_ID_SQL: &str =
 const LAST_EVENT_SQL: &str = "SELECT id, starttime, endtime, data FROM events WHERE bucketrow = ?1
      ORDER BY starttime DESC, endtime ASC, id ASC LIMIT 1";
 
+/// The largest event data (bytes of text) the last-heartbeat cache keeps.
+const MAX_CACHED_DATA: usize = 64 << 10;
+
 /// Inserts a new event with an automatic id.
 const INSERT_SQL: &str =
     "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)";
@@ -585,7 +588,7 @@ impl Store {
                         end: merged.end,
                     });
                     self.state_mut(name)?.widen(merged.start, merged.end);
-                    self.last_heartbeat.insert(bid, merged.clone());
+                    self.remember_heartbeat(bid, &merged);
                     return Ok(merged);
                 }
                 log::warn!(
@@ -613,8 +616,18 @@ impl Store {
         let state = self.state_mut(name)?;
         state.shared.add_count(1);
         state.widen(stored.start, stored.end);
-        self.last_heartbeat.insert(bid, stored.clone());
+        self.remember_heartbeat(bid, &stored);
         Ok(stored)
+    }
+
+    /// Caches `event` as what the bucket's next heartbeat may merge into, unless its data is
+    /// larger than [`MAX_CACHED_DATA`]: a watcher's events are small, and one huge event would
+    /// otherwise stay in memory (and be copied on every merge) until the bucket's next
+    /// heartbeat; the next heartbeat then reads it from the database instead.
+    fn remember_heartbeat(&mut self, bid: i64, event: &RawEvent) {
+        if event.data.len() <= MAX_CACHED_DATA {
+            self.last_heartbeat.insert(bid, event.clone());
+        }
     }
 
     /// The newest event of a bucket row (greatest start), unclipped.

@@ -13,6 +13,7 @@ mod endpoints;
 mod error;
 mod json_body;
 mod logging;
+mod memory;
 mod normalize;
 mod params;
 mod query_pool;
@@ -33,6 +34,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    memory::configure();
     let cli = cli::Cli::parse();
     let log_dir = dirs::log_dir();
     logging::init(

@@ -14,6 +14,7 @@ use crate::cli::{parse_custom_static, Cli};
 use crate::config::Config;
 use crate::endpoints;
 use crate::endpoints::webui::StaticFiles;
+use crate::memory::ReturnMemory;
 use crate::normalize::NormalizePath;
 use crate::query_pool::QueryPool;
 use crate::security::{self, Security};
@@ -207,6 +208,7 @@ pub fn build(
         .attach(security)
         .attach(NormalizePath)
         .attach(InFlight::default())
+        .attach(ReturnMemory::default())
         .attach(AdHoc::on_liftoff("startup", move |rocket| {
             // The bound port (which differs from the configured one with `--port 0`).
             let port = rocket.config().port;

@@ -1,5 +1,5 @@
 //! Measures sequential request rates over one keep-alive connection for a few simple routes
-//! (every answer must be a 200, so an error path is never what gets measured).
+//! (every answer must be a 2xx, so an error path is never what gets measured).
 use aw_tests::{Client, Response, TestServer};
 use std::time::Instant;
 
@@ -13,7 +13,12 @@ fn rate(
     let t = Instant::now();
     for i in 0..n {
         let r = send(c, i);
-        assert_eq!(r.status, 200, "{name}: {}", r.body);
+        assert!(
+            (200..300).contains(&r.status),
+            "{name}: {} {}",
+            r.status,
+            r.body
+        );
     }
     println!("{name}: {:.0}/s", n as f64 / t.elapsed().as_secs_f64());
 }
