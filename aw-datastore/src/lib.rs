@@ -414,12 +414,16 @@ impl Datastore {
         end: Option<DateTime<Utc>>,
     ) -> Pending<u64> {
         if start.is_none() && end.is_none() {
-            return self.read_published(|buckets| {
-                buckets
-                    .get(bucket_id)
-                    .map(|b| b.count())
-                    .ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string()))
-            });
+            // Published once counted (the first count of a bucket goes to the worker).
+            let published = self
+                .shared
+                .buckets
+                .load()
+                .get(bucket_id)
+                .and_then(|b| b.count());
+            if let Some(n) = published {
+                return self.read_published(|_| Ok(n));
+            }
         }
         self.ask(|r| Request::CountEvents(bucket_id.to_string(), bound_ns(start), bound_ns(end), r))
     }
@@ -519,6 +523,7 @@ fn open_store(path: &Path, options: &OpenOptions, shared: Arc<Shared>) -> Result
         other => other,
     })?;
     schema::repair_id_sequence(&mut conn)?;
+    schema::ensure_long_events_index(&conn)?;
     let mut store = Store::new(conn, shared)?;
     if found == 0 {
         if let Some(legacy) = options.legacy_import.as_deref() {

@@ -7,6 +7,15 @@
 //! answer other requests between chunks. The cost of each chunk is an index seek plus the
 //! rows it returns.
 //!
+//! # Long events
+//! The walk is bounded below by `lo - LONG_EVENT_NS` (one hour): an event of at most an hour
+//! that reaches `lo` starts after that. The rare longer events (a night of AFK, a window left
+//! open for a week, one event of 300 days) are read apart, through a partial index that holds
+//! only them (`schema::LONG_EVENTS_INDEX`), and only those that start before the walk's
+//! bound: they sort after every row of the walk, so they are appended when the walk is done.
+//! One long event therefore no longer makes every read walk back to its start (HAZARDS 16),
+//! and the cost of a read follows the rows it returns.
+//!
 //! A chunked read is not one snapshot: an event written between two chunks of the same read
 //! is included or not depending on where it falls. Reads that fit in one chunk (which covers
 //! every dashboard day and `limit`ed fetch) are atomic as before.
@@ -16,8 +25,9 @@ use std::time::Instant;
 
 use crate::error::Result;
 use crate::raw_event::{EventRows, RawEvent};
+pub use crate::schema::LONG_EVENT_NS;
 
-/// The first chunk: `?1` bucket row, `?2` hi, `?3` floor (`lo - longest event`), `?4` lo,
+/// The first chunk: `?1` bucket row, `?2` hi, `?3` floor (`lo - LONG_EVENT_NS`), `?4` lo,
 /// `?5` limit. The order is exactly the index's, so SQLite walks the index and stops after
 /// `limit` rows without sorting (asserted by `store::tests::range_read_walks_the_index`).
 pub(crate) const RANGE_SQL: &str = "SELECT id, starttime, endtime, data FROM events
@@ -30,6 +40,17 @@ pub(crate) const RANGE_AFTER_SQL: &str = "SELECT id, starttime, endtime, data FR
      WHERE bucketrow = ?1 AND starttime <= ?2 AND starttime >= ?3 AND endtime >= ?4
        AND NOT (starttime = ?2 AND (endtime < ?5 OR (endtime = ?5 AND id <= ?6)))
      ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?7";
+
+/// The long events overlapping `[?2 lo, ?4 hi]` that start before the walk's floor `?3`, in
+/// the read's order: `?1` bucket row, `?5` limit. The condition on the duration is written
+/// exactly as in the partial index's definition, so SQLite may use it, and `INDEXED BY`
+/// makes it: without statistics the planner prefers walking the main index in order (no
+/// sort), which walks back through the whole history.
+pub(crate) const LONG_EVENTS_SQL: &str =
+    "SELECT id, starttime, endtime, data FROM events INDEXED BY events_long_by_end
+     WHERE bucketrow = ?1 AND endtime - starttime > 3600000000000
+       AND endtime >= ?2 AND starttime < ?3 AND starttime <= ?4
+     ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5";
 
 pub(crate) fn row_to_raw(row: &rusqlite::Row) -> rusqlite::Result<RawEvent> {
     Ok(RawEvent {
@@ -59,21 +80,13 @@ pub struct RangeRead {
 }
 
 impl RangeRead {
-    /// A read of bucket row `bucketrow` for events overlapping `[lo, hi]`; `max_duration`
-    /// bounds how long before `lo` an overlapping event can start.
-    pub fn new(
-        bucketrow: i64,
-        lo: i64,
-        hi: i64,
-        max_duration: i64,
-        limit: Option<u64>,
-        clip: bool,
-    ) -> RangeRead {
+    /// A read of bucket row `bucketrow` for events overlapping `[lo, hi]`.
+    pub fn new(bucketrow: i64, lo: i64, hi: i64, limit: Option<u64>, clip: bool) -> RangeRead {
         RangeRead {
             bucketrow,
             lo,
             hi,
-            floor: lo.saturating_sub(max_duration),
+            floor: lo.saturating_sub(LONG_EVENT_NS),
             remaining: limit,
             clip,
             cursor: None,
@@ -145,6 +158,34 @@ impl RangeRead {
         }
         self.cursor = self.rows.last().map(|e| (e.start, e.end, e.id));
         self.done = !cut_short && ((got as i64) < want || self.remaining == Some(0));
+        if self.done && self.remaining != Some(0) {
+            self.read_long_events(conn)?;
+        }
+        Ok(())
+    }
+
+    /// Appends the long events the walk cannot reach (see the module docs): few rows, read
+    /// through their own small index.
+    fn read_long_events(&mut self, conn: &Connection) -> Result<()> {
+        if self.floor == i64::MIN {
+            // No bound below: the walk already covered every start.
+            return Ok(());
+        }
+        let limit = self
+            .remaining
+            .map_or(i64::MAX, |r| i64::try_from(r).unwrap_or(i64::MAX));
+        let mut stmt = conn.prepare_cached(LONG_EVENTS_SQL)?;
+        let rows = stmt.query_map(
+            params![self.bucketrow, self.lo, self.floor, self.hi, limit],
+            row_to_raw,
+        )?;
+        let before = self.rows.len();
+        for row in rows {
+            self.rows.push(row?);
+        }
+        if let Some(r) = self.remaining.as_mut() {
+            *r -= ((self.rows.len() - before) as u64).min(*r);
+        }
         Ok(())
     }
 

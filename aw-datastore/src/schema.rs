@@ -100,6 +100,27 @@ pub fn migrate(conn: &mut Connection) -> Result<i64> {
     Ok(found)
 }
 
+/// Events longer than this (ns; one hour) are "long": range reads find them through
+/// [`LONG_EVENTS_INDEX`] instead of walking the main index back to their start (see
+/// `range_read.rs`). The number also stands, as a literal, in that index's condition and in
+/// the queries that use it (SQLite uses a partial index only for a query that repeats its
+/// condition).
+pub const LONG_EVENT_NS: i64 = 3_600_000_000_000;
+
+/// A partial index of the long events only, by bucket and end: a handful of rows per day at
+/// most (AFK nights, a window left open), so it costs writes almost nothing. Not part of the
+/// reference's schema; the reference opens and maintains a file that has it like any other
+/// index, and `user_version` stays 5.
+pub const LONG_EVENTS_INDEX: &str = "CREATE INDEX IF NOT EXISTS events_long_by_end
+     ON events(bucketrow, endtime, starttime) WHERE endtime - starttime > 3600000000000";
+
+/// Creates [`LONG_EVENTS_INDEX`] if the file lacks it (once per file: a new database, or one
+/// written by the reference, where building it reads every event once).
+pub fn ensure_long_events_index(conn: &Connection) -> Result<()> {
+    conn.execute_batch(LONG_EVENTS_INDEX)?;
+    Ok(())
+}
+
 /// Event ids above this are never handed out: far enough from `i64::MAX` that the
 /// `AUTOINCREMENT` sequence can never run out (2^62 ids leave 2^62 more inserts).
 pub const MAX_EVENT_ID: i64 = 1 << 62;

@@ -6,6 +6,10 @@
 //! `ArcSwap`: lock-free for readers), and keeps each bucket's event count and time span in
 //! atomics that it updates before it answers the write that changed them. So these reads
 //! never queue behind other requests, and a caller still reads its own writes.
+//!
+//! The count is not known at startup (counting a bucket walks all its index entries, and
+//! startup must not grow with the history): the first total count asked for a bucket goes to
+//! the worker, which counts once and publishes it.
 
 use arc_swap::ArcSwap;
 use aw_models::{timestamp, Bucket, BucketMetadata};
@@ -13,10 +17,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// [`BucketShared`]'s count while it is not known.
+const UNKNOWN: u64 = u64::MAX;
+
 /// One bucket as readers see it.
 #[derive(Debug)]
 pub struct BucketShared {
     bucket: Bucket,
+    /// Number of events, or [`UNKNOWN`].
     count: AtomicU64,
     /// Earliest start (ns); `i64::MAX` while the bucket has no events.
     start: AtomicI64,
@@ -25,13 +33,13 @@ pub struct BucketShared {
 }
 
 impl BucketShared {
-    /// A bucket without events.
+    /// A bucket whose events are not counted yet.
     pub fn new(mut bucket: Bucket) -> BucketShared {
         bucket.metadata = BucketMetadata::default();
         bucket.events = None;
         BucketShared {
             bucket,
-            count: AtomicU64::new(0),
+            count: AtomicU64::new(UNKNOWN),
             start: AtomicI64::new(i64::MAX),
             end: AtomicI64::new(i64::MIN),
         }
@@ -42,9 +50,9 @@ impl BucketShared {
         &self.bucket
     }
 
-    /// Number of events.
-    pub fn count(&self) -> u64 {
-        self.count.load(Ordering::Acquire)
+    /// Number of events; `None` until it was counted (see the module docs).
+    pub fn count(&self) -> Option<u64> {
+        Some(self.count.load(Ordering::Acquire)).filter(|&n| n != UNKNOWN)
     }
 
     /// Sets the number of events (worker only).
@@ -52,17 +60,21 @@ impl BucketShared {
         self.count.store(n, Ordering::Release);
     }
 
-    /// Adds `n` to the number of events (worker only).
+    /// Adds `n` to the number of events, if it is known (worker only).
     pub fn add_count(&self, n: u64) {
-        self.count.fetch_add(n, Ordering::AcqRel);
+        let _ = self
+            .count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
+                (c != UNKNOWN).then(|| c.saturating_add(n).min(UNKNOWN - 1))
+            });
     }
 
-    /// Subtracts `n` from the number of events, not below zero (worker only).
+    /// Subtracts `n` from the number of events, not below zero, if it is known (worker only).
     pub fn sub_count(&self, n: u64) {
         let _ = self
             .count
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
-                Some(c.saturating_sub(n))
+                (c != UNKNOWN).then(|| c.saturating_sub(n))
             });
     }
 

@@ -18,37 +18,15 @@ use crate::new_event::NewEvent;
 use crate::privacy::{PrivacyFilter, Verdict, PRIVACY_FILTERS_KEY};
 use crate::range_read::{row_to_raw, RangeRead};
 use crate::raw_event::{EventRows, RawEvent};
+use crate::schema::LONG_EVENT_NS;
 use crate::shared::{BucketMap, BucketShared, Shared};
 use std::sync::Arc;
-
-/// What the store knows about one bucket without asking SQLite.
-struct BucketState {
-    /// Fields, count and span, shared with readers (see `shared.rs`).
-    shared: Arc<BucketShared>,
-    /// An upper bound of `endtime - starttime` over the bucket's events (never negative).
-    /// It bounds range scans from below: an event ending at or after `lo` starts at or after
-    /// `lo - max_duration`, so a read never walks the index further back than that.
-    max_duration: i64,
-}
-
-impl BucketState {
-    fn new(bucket: Bucket) -> BucketState {
-        BucketState {
-            shared: Arc::new(BucketShared::new(bucket)),
-            max_duration: 0,
-        }
-    }
-
-    fn widen(&mut self, start: i64, end: i64) {
-        self.shared.widen(start, end);
-        self.max_duration = self.max_duration.max(end.saturating_sub(start));
-    }
-}
 
 /// The worker's state: the connection and the caches that mirror it.
 pub struct Store {
     conn: Connection,
-    buckets: HashMap<String, BucketState>,
+    /// Each bucket's fields, count and span, shared with readers (see `shared.rs`).
+    buckets: HashMap<String, Arc<BucketShared>>,
     /// Where the bucket map is published for readers.
     shared: Arc<Shared>,
     /// Last heartbeat event per bucket row: what the next heartbeat may merge into.
@@ -151,36 +129,17 @@ impl Store {
                 events: None,
                 last_updated: None,
             };
-            self.buckets.insert(name, BucketState::new(bucket));
+            self.buckets
+                .insert(name, Arc::new(BucketShared::new(bucket)));
         }
         drop(stmt);
-        // One pass over the covering index gives every bucket's count, span and longest event.
-        let mut stmt = self.conn.prepare(
-            "SELECT bucketrow, COUNT(*), MIN(starttime), MAX(endtime), MAX(endtime - starttime)
-             FROM events GROUP BY bucketrow",
-        )?;
-        let mut stats = HashMap::new();
-        let rows = stmt.query_map([], |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                row.get::<_, i64>(1)?,
-                row.get::<_, i64>(2)?,
-                row.get::<_, i64>(3)?,
-                row.get::<_, i64>(4)?,
-            ))
-        })?;
-        for row in rows {
-            let (bid, count, start, end, longest) = row?;
-            stats.insert(bid, (count, start, end, longest));
-        }
-        drop(stmt);
-        for state in self.buckets.values_mut() {
-            if let Some(&(count, start, end, longest)) =
-                state.shared.bucket().bid.and_then(|b| stats.get(&b))
-            {
-                state.shared.set_count(count.max(0) as u64);
-                state.shared.widen(start, end);
-                state.max_duration = longest.max(0);
+        // Each bucket's time span from a few index look-ups (no scan: startup must not grow
+        // with the history); counts are taken when first asked for (`count_events`).
+        for shared in self.buckets.values() {
+            if let Some(bid) = shared.bucket().bid {
+                if let Some((start, end)) = self.span(bid)? {
+                    shared.widen(start, end);
+                }
             }
         }
         self.publish();
@@ -210,26 +169,55 @@ impl Store {
         let map: BucketMap = self
             .buckets
             .iter()
-            .map(|(name, state)| (name.clone(), state.shared.clone()))
+            .map(|(name, state)| (name.clone(), state.clone()))
             .collect();
         self.shared.buckets.store(Arc::new(map));
     }
 
-    fn state(&self, name: &str) -> Result<&BucketState> {
+    /// The earliest start and latest end of a bucket row's events (`None` without events),
+    /// from index look-ups: the first start, the last start, the ends of the events within
+    /// an hour of the last start, and the ends of the long events (their own index).
+    fn span(&self, bid: i64) -> Result<Option<(i64, i64)>> {
+        // Two statements: SQLite answers a lone MIN() or MAX() with one index seek, but
+        // scans every row for both in one statement.
+        let first: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT MIN(starttime) FROM events WHERE bucketrow = ?1")?
+            .query_row([bid], |r| r.get(0))?;
+        let last: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT MAX(starttime) FROM events WHERE bucketrow = ?1")?
+            .query_row([bid], |r| r.get(0))?;
+        let (Some(first), Some(last)) = (first, last) else {
+            return Ok(None);
+        };
+        let recent: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT MAX(endtime) FROM events WHERE bucketrow = ?1 AND starttime >= ?2",
+            )?
+            .query_row(params![bid, last.saturating_sub(LONG_EVENT_NS)], |r| {
+                r.get(0)
+            })?;
+        let long: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT MAX(endtime) FROM events INDEXED BY events_long_by_end
+                 WHERE bucketrow = ?1 AND endtime - starttime > 3600000000000",
+            )?
+            .query_row([bid], |r| r.get(0))?;
+        let end = recent.max(long).unwrap_or(last);
+        Ok(Some((first, end)))
+    }
+
+    fn state(&self, name: &str) -> Result<&Arc<BucketShared>> {
         self.buckets
             .get(name)
             .ok_or_else(|| DatastoreError::NoSuchBucket(name.to_string()))
     }
 
-    fn state_mut(&mut self, name: &str) -> Result<&mut BucketState> {
-        self.buckets
-            .get_mut(name)
-            .ok_or_else(|| DatastoreError::NoSuchBucket(name.to_string()))
-    }
-
     fn bucketrow(&self, name: &str) -> Result<i64> {
         self.state(name)?
-            .shared
             .bucket()
             .bid
             .ok_or_else(|| DatastoreError::Sql(format!("bucket '{name}' has no row id")))
@@ -263,8 +251,10 @@ impl Store {
         bucket.bid = Some(row);
         bucket.events = None;
         bucket.metadata = BucketMetadata::default();
-        self.buckets
-            .insert(bucket.id.clone(), BucketState::new(bucket.clone()));
+        let shared = BucketShared::new(bucket.clone());
+        // A new bucket has no events: its count is known.
+        shared.set_count(0);
+        self.buckets.insert(bucket.id.clone(), Arc::new(shared));
         self.publish();
         self.batch.request_commit();
         for e in &mut events {
@@ -378,8 +368,8 @@ impl Store {
         let mut added = 0u64;
         let result = self.write_events(bid, events, &replacing, &mut stored, &mut added);
         // The mirror follows whatever was written, also when a later row failed.
-        let state = self.state_mut(name)?;
-        state.shared.add_count(added);
+        let state = self.state(name)?;
+        state.add_count(added);
         for e in &stored {
             state.widen(e.start, e.end);
         }
@@ -445,8 +435,9 @@ impl Store {
     /// most `limit`, clipped to the bounds when `clip` is set.
     ///
     /// The scan is bounded on both sides of the composite index: `starttime <= hi` above and
-    /// `starttime >= lo - max_duration` below, so its cost follows the answer, not the
-    /// bucket's history. (Tests: the worker reads through [`Store::range_read`] in steps.)
+    /// `starttime >= lo - LONG_EVENT_NS` below, plus the few longer events from their own
+    /// index (`range_read.rs`), so its cost follows the answer, not the bucket's history.
+    /// (Tests: the worker reads through [`Store::range_read`] in steps.)
     #[cfg(test)]
     pub fn get_events(
         &self,
@@ -469,13 +460,11 @@ impl Store {
         limit: Option<u64>,
         clip: bool,
     ) -> Result<RangeRead> {
-        let state = self.state(name)?;
         let bid = self.bucketrow(name)?;
         Ok(RangeRead::new(
             bid,
             lo.unwrap_or(i64::MIN),
             hi.unwrap_or(i64::MAX),
-            state.max_duration,
             limit,
             clip,
         ))
@@ -515,7 +504,7 @@ impl Store {
         }
         // The mirror follows whatever was deleted, also when a later row failed.
         if deleted > 0 {
-            self.state(name)?.shared.sub_count(deleted);
+            self.state(name)?.sub_count(deleted);
             self.last_heartbeat.remove(&bid);
         }
         result
@@ -523,28 +512,50 @@ impl Store {
 
     /// Number of events overlapping `[lo, hi]` (all events when both are absent: answered
     /// from the cache).
+    ///
+    /// Like a range read: a walk of the main index back to `lo - LONG_EVENT_NS`, plus the long
+    /// events that start before that from their own index. The total count of a bucket is
+    /// taken once, when first asked for, and kept up to date from then on.
     pub fn count_events(&self, name: &str, lo: Option<i64>, hi: Option<i64>) -> Result<u64> {
         let state = self.state(name)?;
-        if lo.is_none() && hi.is_none() {
-            return Ok(state.shared.count());
-        }
         let bid = self.bucketrow(name)?;
+        if lo.is_none() && hi.is_none() {
+            if let Some(n) = state.count() {
+                return Ok(n);
+            }
+            let n: i64 = self
+                .conn
+                .prepare_cached("SELECT COUNT(*) FROM events WHERE bucketrow = ?1")?
+                .query_row([bid], |r| r.get(0))?;
+            let n = n.max(0) as u64;
+            state.set_count(n);
+            return Ok(n);
+        }
         let lo = lo.unwrap_or(i64::MIN);
         let hi = hi.unwrap_or(i64::MAX);
         if lo > hi {
             return Ok(0);
         }
-        let n: i64 = self
+        let floor = lo.saturating_sub(LONG_EVENT_NS);
+        let walked: i64 = self
             .conn
             .prepare_cached(
                 "SELECT COUNT(*) FROM events
                  WHERE bucketrow = ?1 AND starttime <= ?2 AND starttime >= ?3 AND endtime >= ?4",
             )?
-            .query_row(
-                params![bid, hi, lo.saturating_sub(state.max_duration), lo],
-                |r| r.get(0),
-            )?;
-        Ok(n.max(0) as u64)
+            .query_row(params![bid, hi, floor, lo], |r| r.get(0))?;
+        let long: i64 = if floor == i64::MIN {
+            0
+        } else {
+            self.conn
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM events INDEXED BY events_long_by_end
+                     WHERE bucketrow = ?1 AND endtime - starttime > 3600000000000
+                       AND endtime >= ?2 AND starttime < ?3 AND starttime <= ?4",
+                )?
+                .query_row(params![bid, lo, floor, hi], |r| r.get(0))?
+        };
+        Ok((walked + long).max(0) as u64)
     }
 
     /// Merges a heartbeat into the bucket's last event or stores it as a new one (see the
@@ -587,7 +598,7 @@ impl Store {
                         start: merged.start,
                         end: merged.end,
                     });
-                    self.state_mut(name)?.widen(merged.start, merged.end);
+                    self.state(name)?.widen(merged.start, merged.end);
                     self.remember_heartbeat(bid, &merged);
                     return Ok(merged);
                 }
@@ -613,8 +624,8 @@ impl Store {
             end: stored.end,
             data: stored.data.clone(),
         });
-        let state = self.state_mut(name)?;
-        state.shared.add_count(1);
+        let state = self.state(name)?;
+        state.add_count(1);
         state.widen(stored.start, stored.end);
         self.remember_heartbeat(bid, &stored);
         Ok(stored)
@@ -769,6 +780,7 @@ mod tests {
         )
         .unwrap();
         conn.execute_batch(sql).unwrap();
+        crate::schema::ensure_long_events_index(&conn).unwrap();
         Store::new(conn, Arc::default()).unwrap()
     }
 
@@ -807,7 +819,7 @@ mod tests {
     /// Runs the range read the way `get_events` does and returns (rows, VM steps, sorts,
     /// full-scan steps).
     fn run(store: &Store, lo: i64, hi: i64, limit: i64) -> (usize, i32, i32, i32) {
-        let floor = lo.saturating_sub(store.buckets["b"].max_duration);
+        let floor = lo.saturating_sub(LONG_EVENT_NS);
         let mut stmt = store.conn.prepare(crate::range_read::RANGE_SQL).unwrap();
         let n = stmt
             .query_map(params![1, hi, floor, lo, limit], row_to_raw)
@@ -881,11 +893,73 @@ mod tests {
         );
     }
 
+    /// HAZARDS 16: one event lasting 300 days must not make the last-day read (or count)
+    /// walk back 300 days of index: the walk stops an hour before the range, and the long
+    /// event comes from its own index.
+    #[test]
+    fn one_long_event_does_not_make_reads_walk_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = big_store(&dir);
+        let day = 86_400_000_000_000i64;
+        let end = 1_577_836_800_000_000_000 + 499_999 * 63_000_000_000 + 60_000_000_000;
+        store
+            .conn
+            .execute(
+                "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (1, ?1, ?2, '{}')",
+                params![end - 300 * day, end],
+            )
+            .unwrap();
+        let statements = [
+            crate::range_read::RANGE_SQL,
+            crate::range_read::LONG_EVENTS_SQL,
+        ];
+        for sql in statements {
+            store
+                .conn
+                .prepare_cached(sql)
+                .unwrap()
+                .reset_status(StatementStatus::VmStep);
+        }
+        let rows = store
+            .get_events("b", Some(end - day), Some(end), None, false)
+            .unwrap();
+        assert!((1370..=1373).contains(&rows.0.len()), "{}", rows.0.len());
+        assert_eq!(rows.0.last().unwrap().start, end - 300 * day);
+        let steps: i32 = statements
+            .iter()
+            .map(|sql| {
+                store
+                    .conn
+                    .prepare_cached(sql)
+                    .unwrap()
+                    .get_status(StatementStatus::VmStep)
+            })
+            .sum();
+        assert!(steps < 60 * 1_500, "a one-day read took {steps} VM steps");
+        assert_eq!(
+            store.count_events("b", Some(end - day), Some(end)).unwrap(),
+            rows.0.len() as u64
+        );
+        let plan: String = store
+            .conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                crate::range_read::LONG_EVENTS_SQL
+            ))
+            .unwrap()
+            .query_map(params![1, 0, 0, 0, 10], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .unwrap()
+            .join("\n");
+        assert!(plan.contains("events_long_by_end"), "{plan}");
+    }
+
     #[test]
     fn range_read_walks_the_index() {
         let dir = tempfile::tempdir().unwrap();
         let store = big_store(&dir);
-        assert_eq!(store.buckets["b"].shared.count(), 500_000);
+        assert_eq!(store.count_events("b", None, None).unwrap(), 500_000);
         assert_walks_index(
             &store,
             crate::range_read::RANGE_SQL,

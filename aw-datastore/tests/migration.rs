@@ -97,9 +97,14 @@ fn v4_database_upgrades_in_place_losing_nothing() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
+    // The reference's composite index, plus ours of the long events only (a partial index
+    // the reference maintains like any other; user_version stays 5).
     assert_eq!(
         indexes,
-        vec!["events_bucketrow_starttime_endtime_index".to_string()]
+        vec![
+            "events_bucketrow_starttime_endtime_index".to_string(),
+            "events_long_by_end".to_string()
+        ]
     );
     let total: i64 = conn
         .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
