@@ -365,17 +365,33 @@ fn number_text_eq(x: &Number, y: &Number) -> bool {
 }
 
 /// Same numeric value, whatever the representation.
+/// Numbers compare by exact value (HAZARDS 10): integers as integers, floats as floats, and
+/// an integer equals a float only if the float is integral and converts to exactly that
+/// integer. Going through `f64` instead would make 9007199254740993 equal 9007199254740992.0
+/// (both round to the same float).
 fn number_value_eq(x: &Number, y: &Number) -> bool {
-    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
-        return a == b;
-    }
-    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
-        return a == b;
-    }
-    match (x.as_f64(), y.as_f64()) {
+    match (integer_of(x), integer_of(y)) {
         (Some(a), Some(b)) => a == b,
-        _ => false,
+        (Some(i), None) => y.as_f64().is_some_and(|f| float_is_integer(f, i)),
+        (None, Some(i)) => x.as_f64().is_some_and(|f| float_is_integer(f, i)),
+        (None, None) => match (x.as_f64(), y.as_f64()) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        },
     }
+}
+
+/// The value of an integer number (`i64` or `u64` in serde_json), `None` for a float.
+fn integer_of(n: &Number) -> Option<i128> {
+    n.as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+}
+
+/// Whether `f` is exactly the integer `i`.
+fn float_is_integer(f: f64, i: i128) -> bool {
+    // Every integral float below 2^127 in magnitude converts to i128 exactly.
+    f.is_finite() && f.fract() == 0.0 && f.abs() < 1.7e38 && f as i128 == i
 }
 
 /// Hash of a `serde_json` object, for interning whole objects before converting them.
@@ -471,6 +487,17 @@ mod tests {
     #[test]
     fn value_equality_compares_numbers_by_value() {
         assert!(val(json!(1)).value_eq(&val(json!(1.0))));
+        // Above 2^53 an integer equals a float only if the float is exactly that integer.
+        let two53 = 9_007_199_254_740_992i64;
+        assert!(val(json!(two53)).value_eq(&val(json!(two53 as f64))));
+        assert!(!val(json!(two53 + 1)).value_eq(&val(json!(two53 as f64))));
+        assert!(!val(json!(two53 as f64)).value_eq(&val(json!(two53 + 1))));
+        assert!(val(json!(two53 + 1)).value_eq(&val(json!(two53 + 1))));
+        assert!(val(json!(u64::MAX)).value_eq(&val(json!(u64::MAX))));
+        assert!(!val(json!(u64::MAX)).value_eq(&val(json!(u64::MAX as f64))));
+        assert!(val(json!(i64::MIN)).value_eq(&val(json!(i64::MIN as f64))));
+        assert!(!val(json!(3)).value_eq(&val(json!(3.5))));
+        assert!(!val(json!(-3)).value_eq(&val(json!(3.0))));
         assert!(val(json!([1, {"a": 2}])).value_eq(&val(json!([1.0, {"a": 2.0}]))));
         assert!(!val(json!([1])).value_eq(&val(json!([1, 2]))));
         assert!(!val(json!("1")).value_eq(&val(json!(1))));

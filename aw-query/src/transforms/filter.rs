@@ -22,6 +22,9 @@ pub fn filter_keyvals(events: Vec<QEvent>, key: &str, values: &[Val], keep: bool
             .is_some_and(|v| values.iter().any(|x| v.value_eq(x)))
     };
     events.retain(|e| {
+        if crate::budget::expired() {
+            return false;
+        }
         let hit = *decided
             .entry(e.data.addr())
             .or_insert_with(|| matches(&e.data));
@@ -36,6 +39,9 @@ pub fn filter_keyvals_regex(events: Vec<QEvent>, rules: &mut RuleSet) -> Vec<QEv
     let mut events = events;
     let mut hits = rules.hit_buffer();
     events.retain(|e| {
+        if crate::budget::expired() {
+            return false;
+        }
         rules.matches(&e.data, &mut hits);
         RuleSet::is_hit(&hits, 0)
     });
@@ -70,6 +76,31 @@ mod tests {
         );
         assert_eq!(
             filter_keyvals(events, "n", &[val(json!(1.0))], false).len(),
+            2
+        );
+    }
+
+    /// HAZARDS 10 above 2^53: a stored integer matches a query number only if the number
+    /// is exactly that integer (the query's numbers are floats).
+    #[test]
+    fn large_integers_match_exactly() {
+        let two53 = 9_007_199_254_740_992i64;
+        let events = vec![
+            with(json!(two53)),
+            with(json!(two53 + 1)),
+            with(json!(two53 + 2)),
+        ];
+        let kept = filter_keyvals(events.clone(), "n", &[val(json!(two53 as f64))], true);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            kept[0].data.get("n").map(|v| v.to_json()),
+            Some(json!(two53))
+        );
+        // 2^53 + 2 is a float exactly; 2^53 + 1 is not, so nothing equals it.
+        let kept = filter_keyvals(events.clone(), "n", &[val(json!((two53 + 2) as f64))], true);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            filter_keyvals(events, "n", &[val(json!(two53 as f64))], false).len(),
             2
         );
     }
