@@ -31,6 +31,9 @@ pub enum QueryError {
     RegexCompileError(String),
     /// The query ran past its time budget (a server setting; not in the reference).
     Timeout(String),
+    /// The query would hold more memory than one query may (`interpreter::MAX_QUERY_MEMORY`;
+    /// not in the reference, where such a query exhausted the machine).
+    MemoryLimit(String),
 }
 
 impl fmt::Display for QueryError {

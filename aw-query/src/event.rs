@@ -222,6 +222,9 @@ pub fn patch_data(events: &mut [QEvent], mut patch_for: impl FnMut(&Data) -> Opt
     // be reused during the call; its patched replacement, if any).
     let mut done: FxHashMap<usize, (Data, Option<Data>)> = FxHashMap::default();
     for e in events {
+        if crate::budget::expired() {
+            return;
+        }
         if !e.data.is_shared() {
             if let Some(patch) = patch_for(&e.data) {
                 e.data = e.data.patched(patch);

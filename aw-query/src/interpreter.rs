@@ -20,10 +20,24 @@ pub struct Interpreter<'a> {
     vars: HashMap<String, DataType>,
     ds: &'a dyn DataSource,
     state: RunState,
-    /// When evaluation must stop; checked before every statement and function call, so a
-    /// query overruns its budget by at most one built-in call.
+    /// When evaluation must stop; checked before every statement and function call, and
+    /// inside the transforms' loops (`budget.rs`).
     deadline: Option<Instant>,
+    /// The estimated size ([`DataType::weight`]) of each variable, and their sum.
+    weights: HashMap<String, usize>,
+    held: usize,
+    /// The size of the values copied or moved out of variables during the current
+    /// statement (an over-estimate: they may be dropped before it ends).
+    temp: usize,
 }
+
+/// The most memory (estimated by [`DataType::weight`]) one evaluation may hold in variables
+/// and in the values copied during a statement. The language has no loops, so a value can
+/// only grow exponentially by being copied (`a = a + a;` repeated, `a = [a, a];`), and every
+/// copy is charged before it is made: such a program stops with
+/// [`QueryError::MemoryLimit`] before it uses the memory. A year of events weighs about
+/// 35 MB by this estimate.
+pub const MAX_QUERY_MEMORY: usize = 1 << 30;
 
 impl<'a> Interpreter<'a> {
     /// A fresh environment for `period`: `TIMEINTERVAL` is set to it with `+00:00` offsets.
@@ -33,11 +47,17 @@ impl<'a> Interpreter<'a> {
             "TIMEINTERVAL".to_string(),
             DataType::String(period.to_string()),
         );
+        let mut weights = HashMap::new();
+        let held = vars.values().map(DataType::weight).sum();
+        weights.insert("TIMEINTERVAL".to_string(), held);
         Interpreter {
             vars,
             ds,
             state: RunState::default(),
             deadline: None,
+            weights,
+            held,
+            temp: 0,
         }
     }
 
@@ -48,16 +68,20 @@ impl<'a> Interpreter<'a> {
     }
 
     fn check_deadline(&self) -> QueryResult<()> {
-        match self.deadline {
-            Some(d) if Instant::now() >= d => Err(QueryError::Timeout(
+        let passed =
+            crate::budget::has_expired() || self.deadline.is_some_and(|d| Instant::now() >= d);
+        if passed {
+            return Err(QueryError::Timeout(
                 "The query ran longer than the server's time budget (query_timeout)".to_string(),
-            )),
-            _ => Ok(()),
+            ));
         }
+        Ok(())
     }
 
     /// Runs every statement and returns the final value of `RETURN`.
     pub fn run(mut self, program: &[Stmt]) -> QueryResult<DataType> {
+        // The transforms' loops check the same deadline (`budget.rs`).
+        let _budget = crate::budget::enter(self.deadline);
         self.block(program)?;
         let result = self.vars.remove("RETURN").ok_or(QueryError::EmptyQuery);
         // The other variables may hold large event lists.
@@ -72,26 +96,52 @@ impl<'a> Interpreter<'a> {
         Ok(())
     }
 
+    /// Refuses a memory use of `bytes` more (a copy about to be made, or a value about to
+    /// be kept) when it would pass [`MAX_QUERY_MEMORY`].
+    fn check_memory(&self, bytes: usize) -> QueryResult<()> {
+        let total = self.held.saturating_add(self.temp).saturating_add(bytes);
+        if total > MAX_QUERY_MEMORY {
+            return Err(QueryError::MemoryLimit(format!(
+                "The query would hold about {} MB, more than the {} MB a query may use",
+                total >> 20,
+                MAX_QUERY_MEMORY >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    /// Stores a variable, keeping the memory estimate.
+    fn assign(&mut self, name: &str, value: DataType) -> QueryResult<()> {
+        let weight = value.weight();
+        let old = self.weights.insert(name.to_string(), weight).unwrap_or(0);
+        self.held = self.held.saturating_sub(old).saturating_add(weight);
+        self.vars.insert(name.to_string(), value);
+        self.check_memory(0)
+    }
+
     fn statement(&mut self, stmt: &Stmt) -> QueryResult<()> {
         self.check_deadline()?;
+        self.temp = 0;
         match stmt {
             Stmt::Assign(name, e) => {
                 let v = self.eval(e)?;
-                self.vars.insert(name.clone(), v);
+                self.temp = 0;
+                self.assign(name, v)?;
             }
             Stmt::Expr(e) => {
                 self.eval(e)?;
             }
             Stmt::Return { target, expr } => {
                 let v = self.eval(expr)?;
+                self.temp = 0;
                 let ret = match target {
                     Some(name) => {
-                        self.vars.insert(name.clone(), v);
+                        self.assign(name, v)?;
                         DataType::None
                     }
                     None => v,
                 };
-                self.vars.insert("RETURN".to_string(), ret);
+                self.assign("RETURN", ret)?;
             }
             Stmt::If {
                 branches,
@@ -134,9 +184,22 @@ impl<'a> Interpreter<'a> {
     /// A variable read: a copy of the value, or the value itself at its last use.
     fn read(&mut self, name: &str, movable: bool) -> QueryResult<DataType> {
         let found = if movable {
+            // The value leaves the variables but stays alive in this statement.
+            let weight = self.weights.remove(name).unwrap_or(0);
+            self.held = self.held.saturating_sub(weight);
+            self.temp = self.temp.saturating_add(weight);
             self.vars.remove(name)
         } else {
-            self.vars.get(name).cloned()
+            match self.vars.get(name) {
+                Some(v) => {
+                    // Charged before the copy is made.
+                    let weight = v.weight();
+                    self.check_memory(weight)?;
+                    self.temp = self.temp.saturating_add(weight);
+                    self.vars.get(name).cloned()
+                }
+                None => None,
+            }
         };
         match found {
             Some(v) => Ok(v),
@@ -163,7 +226,10 @@ impl<'a> Interpreter<'a> {
             timeinterval: self.vars.get("TIMEINTERVAL"),
             state: &mut self.state,
         };
-        f.call(values, &mut ctx)
+        let result = f.call(values, &mut ctx);
+        // A transform that ran out of time stopped early: its result is partial.
+        self.check_deadline()?;
+        result
     }
 
     fn list(&mut self, items: &[Expr]) -> QueryResult<DataType> {

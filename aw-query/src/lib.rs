@@ -16,10 +16,12 @@
 //!   string; `merge_events_by_keys` is one hash lookup per event;
 //! * freeing the millions of small allocations of a long query happens on a background
 //!   thread (see `reaper`);
-//! * every recursive walk is bounded by [`MAX_NESTING`] (syntax) and a value depth limit, so
-//!   no input can overflow the stack; no input makes the interpreter panic;
+//! * every recursive walk is bounded by [`MAX_NESTING`] (syntax) and a value depth limit, and
+//!   runs on a thread with [`EVAL_STACK`], so no input can overflow the stack; no input makes
+//!   the interpreter panic;
 //! * several periods are evaluated in parallel threads.
 
+mod budget;
 mod data;
 mod datasource;
 mod error;
@@ -37,7 +39,16 @@ mod value;
 
 pub use datasource::{DataSource, DataSourceError, EventRow, MemoryDataSource};
 pub use error::QueryError;
+pub use interpreter::MAX_QUERY_MEMORY;
 pub use parser::MAX_NESTING;
+pub use value::MAX_VALUE_DEPTH;
+
+/// The stack size of every thread that parses, evaluates, serialises or drops query values
+/// (the server's query pool, the per-period threads, the reaper). The recursive walks are
+/// bounded by [`MAX_NESTING`] and the value depth limit, which need a few MB at most in a
+/// release build; debug builds use far larger frames, hence the margin. It is reserved
+/// address space: only the pages a walk touches are ever committed.
+pub const EVAL_STACK: usize = 256 << 20;
 use program::Program;
 
 use aw_models::TimeInterval;

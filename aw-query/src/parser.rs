@@ -9,8 +9,11 @@
 use crate::error::{QueryError, QueryResult};
 use crate::lexer::{tokenize, Tok, Token};
 
-/// Deepest allowed nesting of parentheses, lists, dicts, call arguments and blocks.
-pub const MAX_NESTING: usize = 256;
+/// Deepest allowed nesting of parentheses, lists, dicts, call arguments and blocks: far above
+/// what the reference accepts (it overflows its stack at about 2,000 levels of lists, and
+/// evaluates 5,000 redundant parentheses), and within what a thread with
+/// [`crate::EVAL_STACK`] can parse, evaluate, serialise and drop.
+pub const MAX_NESTING: usize = 10_000;
 
 /// A binary operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -442,6 +445,16 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
+        // The server parses on threads with this stack (the test thread's is 2 MiB).
+        std::thread::Builder::new()
+            .stack_size(crate::EVAL_STACK)
+            .spawn(deep_nesting_cases)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn deep_nesting_cases() {
         for (open, close) in [("[", "]"), ("(", ")"), ("f(", ")"), ("{\"a\": ", "}")] {
             let m = perr(&format!("x = {};", open.repeat(100_000)));
             assert!(m.contains("nested too deeply"), "{m}");

@@ -13,11 +13,6 @@ use crate::interpreter::Interpreter;
 use crate::liveness::mark_last_uses;
 use crate::parser::{parse, Stmt};
 
-/// Stack size of the worker threads evaluating periods in parallel. Recursion is bounded by
-/// the nesting limit, but debug builds use large frames; reserving more address space is
-/// free.
-const WORKER_STACK: usize = 16 * 1024 * 1024;
-
 /// A parsed, analysed query program, so that it can be parsed once and run for many periods.
 #[derive(Debug, Clone)]
 pub(crate) struct Program {
@@ -97,7 +92,7 @@ impl Program {
                 .filter_map(|_| {
                     thread::Builder::new()
                         .name("aw-query".to_string())
-                        .stack_size(WORKER_STACK)
+                        .stack_size(crate::EVAL_STACK)
                         .spawn_scoped(s, worker)
                         .ok()
                 })

@@ -24,6 +24,8 @@ fn reaper() -> Option<&'static Sender<Garbage>> {
             let (tx, rx) = channel::<Garbage>();
             std::thread::Builder::new()
                 .name("aw-query-reaper".to_string())
+                // Deeply nested values are dropped recursively.
+                .stack_size(crate::EVAL_STACK)
                 .spawn(move || {
                     for garbage in rx {
                         drop(garbage);

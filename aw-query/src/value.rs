@@ -10,8 +10,8 @@ use crate::event::QEvent;
 use crate::functions::Builtin;
 
 /// The most deeply nested list/dict value a program may build. Keeps every recursive walk
-/// over values (comparison, serialisation, dropping) far from the stack limit.
-pub const MAX_VALUE_DEPTH: usize = 256;
+/// over values (comparison, serialisation, dropping) within [`crate::EVAL_STACK`].
+pub const MAX_VALUE_DEPTH: usize = 10_000;
 
 /// Descriptions of values in error messages are cut after about this many bytes.
 const DESCRIBE_BUDGET: usize = 1000;
@@ -169,6 +169,31 @@ impl DataType {
             }
             (DataType::Function(a), DataType::Function(b)) => a == b,
             _ => false,
+        }
+    }
+
+    /// Roughly how many bytes the value holds, for the query memory limit
+    /// (`interpreter.rs`). Events count a fixed size each: their data is shared between
+    /// copies and with equal data, so a copy of an event list costs its slots, not its data.
+    /// Events lists are O(1); other lists and dicts walk their elements.
+    pub fn weight(&self) -> usize {
+        /// A value's own slot.
+        const SLOT: usize = std::mem::size_of::<DataType>();
+        /// An event: id, start, duration and the pointer to its shared data.
+        const EVENT: usize = 64;
+        match self {
+            DataType::None | DataType::Bool(_) | DataType::Number(_) | DataType::Function(_) => {
+                SLOT
+            }
+            DataType::String(s) => SLOT + s.len(),
+            DataType::Event(_) => SLOT + EVENT,
+            DataType::Events(events) => SLOT + events.len().saturating_mul(EVENT),
+            DataType::List(items) => items
+                .iter()
+                .fold(SLOT, |sum, v| sum.saturating_add(v.weight())),
+            DataType::Dict(map) => map.iter().fold(SLOT, |sum, (k, v)| {
+                sum.saturating_add(k.len() + SLOT + v.weight())
+            }),
         }
     }
 

@@ -2,13 +2,14 @@
 
 mod common;
 
-use aw_query::MAX_NESTING;
+use aw_query::{EVAL_STACK, MAX_NESTING};
 use common::*;
 
-/// Runs `f` on a thread with a 2 MiB stack, like a typical server worker thread.
-fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+/// Runs `f` on a thread with the stack the server gives query threads ([`EVAL_STACK`]), so
+/// these tests prove that its threads suffice for the deepest input allowed.
+fn on_eval_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::Builder::new()
-        .stack_size(2 * 1024 * 1024)
+        .stack_size(EVAL_STACK)
         .spawn(f)
         .unwrap()
         .join()
@@ -19,40 +20,59 @@ fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 fn hundred_thousand_nested_brackets_is_a_parsing_error() {
     for open in ["[", "(", "concat(", "{\"a\": "] {
         let code = format!("return {};", open.repeat(100_000));
-        let e = on_small_stack(move || run0(&code).unwrap_err());
+        let e = on_eval_stack(move || run0(&code).unwrap_err());
         assert!(
             e.starts_with("ParsingError(") && e.contains("nested too deeply"),
             "{e}"
         );
     }
     let code = "if true {".repeat(100_000);
-    let e = on_small_stack(move || run0(&code).unwrap_err());
+    let e = on_eval_stack(move || run0(&code).unwrap_err());
     assert!(e.contains("nested too deeply"), "{e}");
 }
 
 #[test]
-fn deepest_allowed_nesting_evaluates_on_a_small_stack() {
+fn deepest_allowed_nesting_evaluates() {
     let d = MAX_NESTING - 1;
     for (open, close) in [("[", "]"), ("(", ")"), ("{\"a\": ", "}"), ("concat(", ")")] {
         let inner = if open == "concat(" { "[]" } else { "1" };
         let code = format!("return {}{inner}{};", open.repeat(d), close.repeat(d));
-        let r = on_small_stack(move || run0(&code));
+        let r = on_eval_stack(move || run0(&code));
         assert!(r.is_ok(), "{open}: {r:?}");
     }
     let code = format!("{}return 1;{}", "if true {".repeat(d), "}".repeat(d));
-    assert_eq!(on_small_stack(move || run0(&code)).unwrap(), "[1.0]");
+    assert_eq!(on_eval_stack(move || run0(&code)).unwrap(), "[1.0]");
+}
+
+/// The reference evaluates 5,000 redundant parentheses; so do we (we used to refuse 256).
+#[test]
+fn five_thousand_redundant_parentheses_evaluate() {
+    let code = format!("return {}1{};", "(".repeat(5_000), ")".repeat(5_000));
+    assert_eq!(on_eval_stack(move || run0(&code)).unwrap(), "[1.0]");
+    let code = format!(
+        "return {}[1]{} + [2];",
+        "(".repeat(5_000),
+        ")".repeat(5_000)
+    );
+    assert_eq!(on_eval_stack(move || run0(&code)).unwrap(), "[[1.0,2.0]]");
 }
 
 #[test]
 fn values_nested_by_repeated_wrapping_are_refused() {
-    let code = format!("a = 1;{} return a;", " a = [a];".repeat(10_000));
-    let e = on_small_stack(move || run0(&code).unwrap_err());
+    let code = format!(
+        "a = 1;{} return a;",
+        " a = [a];".repeat(aw_query::MAX_VALUE_DEPTH + 1)
+    );
+    let e = on_eval_stack(move || run0(&code).unwrap_err());
     assert!(
         e.starts_with("InvalidType(\"Value is nested too deeply"),
         "{e}"
     );
-    let code = format!("a = 1;{} return a;", " a = {\"k\": [a]};".repeat(200));
-    let e = on_small_stack(move || run0(&code).unwrap_err());
+    let code = format!(
+        "a = 1;{} return a;",
+        " a = {\"k\": [a]};".repeat(aw_query::MAX_VALUE_DEPTH / 2 + 1)
+    );
+    let e = on_eval_stack(move || run0(&code).unwrap_err());
     assert!(
         e.starts_with("InvalidType(\"Value is nested too deeply"),
         "{e}"
@@ -60,17 +80,17 @@ fn values_nested_by_repeated_wrapping_are_refused() {
     // Up to the limit is fine, including comparing and printing such values.
     let code = format!(
         "a = 1;{} b = a == a; print(a); return a;",
-        " a = [a];".repeat(256)
+        " a = [a];".repeat(aw_query::MAX_VALUE_DEPTH)
     );
-    assert!(on_small_stack(move || run0(&code)).is_ok());
+    assert!(on_eval_stack(move || run0(&code)).is_ok());
 }
 
 #[test]
 fn long_flat_programs() {
     let code = format!("return 0{};", " + 1".repeat(100_000));
-    assert_eq!(on_small_stack(move || run0(&code)).unwrap(), "[100000.0]");
+    assert_eq!(on_eval_stack(move || run0(&code)).unwrap(), "[100000.0]");
     let code = format!("x = 0;{} return x;", " x = x + 1;".repeat(50_000));
-    assert_eq!(on_small_stack(move || run0(&code)).unwrap(), "[50000.0]");
+    assert_eq!(on_eval_stack(move || run0(&code)).unwrap(), "[50000.0]");
 }
 
 struct Rng(u64);
@@ -173,4 +193,60 @@ fn a_query_past_its_deadline_stops_with_a_timeout() {
         query_until("return 1;", &[period], &ds, later).unwrap(),
         vec![serde_json::json!(1.0)]
     );
+}
+
+/// Values that double themselves (strings, lists, event lists, nested lists) or a huge
+/// `concat` stop with a clear `MemoryLimit` error before they use the memory: every copy is
+/// charged against the query's budget before it is made.
+#[test]
+fn values_that_double_themselves_hit_the_memory_limit() {
+    let doubling = |init: &str, step: &str| {
+        format!(
+            "a = {init};{} return 1;",
+            format!(" a = {step};").repeat(70)
+        )
+    };
+    let mut ds = abcd();
+    let many: Vec<_> = (0..20_000)
+        .map(|i| {
+            event(
+                Some(10 + i),
+                "2024-01-01T00:00:00Z",
+                1.0,
+                serde_json::json!({"i": i % 7}),
+            )
+        })
+        .collect();
+    ds.add_bucket("big", "t", "host", many);
+    for code in [
+        doubling("\"x\"", "a + a"),
+        doubling("[1]", "a + a"),
+        doubling("query_bucket(\"big\")", "a + a"),
+        doubling("query_bucket(\"big\")", "concat(a, a)"),
+        doubling("[1, 2, 3]", "[a, a]"),
+        doubling("{\"k\": \"v\"}", "{\"x\": a, \"y\": a}"),
+        format!(
+            "a = query_bucket(\"big\"); return concat({});",
+            vec!["a"; 2_000].join(", ")
+        ),
+    ] {
+        let ds = ds.clone();
+        let started = std::time::Instant::now();
+        let e = on_eval_stack(move || run(&ds, &code).unwrap_err());
+        assert!(e.starts_with("MemoryLimit("), "{e}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "took {:?}",
+            started.elapsed()
+        );
+    }
+    // Legitimate copies are fine.
+    let ds2 = ds.clone();
+    let ok = on_eval_stack(move || {
+        run(
+            &ds2,
+            "a = query_bucket(\"big\"); b = a; c = concat(a, b); return [sum_durations(c), a == b];",
+        )
+    });
+    assert_eq!(ok.unwrap(), "[[40000.0,true]]");
 }

@@ -22,7 +22,20 @@ pub struct Config {
     pub custom_static: BTreeMap<String, PathBuf>,
     /// Seconds a query may evaluate before it is stopped with a `Timeout` error; `0` means
     /// no limit. Not a reference key (the reference has no limit); unknown to it, harmless.
+    /// See [`Config::query_budget`] for the values that mean "no limit".
     pub query_timeout: f64,
+}
+
+impl Config {
+    /// `query_timeout` as a time budget: `None` (no limit) for `0`, a negative number, NaN,
+    /// infinity, or a number of seconds too large to represent (e.g. `1e300`); the query
+    /// handler also treats a budget too large to add to the clock as no limit, so no
+    /// setting can overflow.
+    pub fn query_budget(&self) -> Option<std::time::Duration> {
+        (self.query_timeout > 0.0)
+            .then(|| std::time::Duration::try_from_secs_f64(self.query_timeout).ok())
+            .flatten()
+    }
 }
 
 /// The `[auth]` table.
@@ -137,6 +150,33 @@ mod tests {
                 .query_timeout,
             2.5
         );
+    }
+
+    #[test]
+    fn any_query_timeout_is_a_budget_or_no_limit() {
+        let budget = |t: f64| {
+            Config {
+                query_timeout: t,
+                ..Config::default()
+            }
+            .query_budget()
+        };
+        assert_eq!(budget(2.5), Some(std::time::Duration::from_millis(2500)));
+        for none in [
+            0.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e300,
+            f64::MAX,
+        ] {
+            assert_eq!(budget(none), None, "{none}");
+        }
+        // Representable but too far in the future for the clock: no panic when used.
+        let huge = budget(1.5e19).unwrap();
+        assert!(std::time::Instant::now().checked_add(huge).is_none());
+        assert!(Config::parse("query_timeout = 1.5e19", false).is_ok());
     }
 
     #[test]

@@ -33,6 +33,8 @@ impl QueryPool {
             let queue: Receiver<Task> = queue.clone();
             std::thread::Builder::new()
                 .name(format!("aw-query-{i}"))
+                // Parsing, evaluating and serialising recurse as deep as the query nests.
+                .stack_size(aw_query::EVAL_STACK)
                 .spawn(move || {
                     lower_priority();
                     for task in queue {
@@ -43,7 +45,9 @@ impl QueryPool {
         Ok(QueryPool { tasks })
     }
 
-    /// Runs `f` on the pool and waits (asynchronously) for its result.
+    /// Runs `f` on the pool and waits (asynchronously) for its result. A panic in `f` is
+    /// caught on the pool thread, which goes on serving (the pool keeps its size), and is
+    /// answered as a 500 with the panic's message.
     pub async fn run<T, F>(&self, f: F) -> Result<T, ApiError>
     where
         T: Send + 'static,
@@ -52,11 +56,21 @@ impl QueryPool {
         let (tx, rx) = oneshot::channel();
         self.tasks
             .send(Box::new(move || {
-                let _ = tx.send(f());
+                let result =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+                        let message = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_default();
+                        log::error!("A query panicked: {message}");
+                        ApiError::internal(format!("query evaluation failed: {message}"))
+                    });
+                let _ = tx.send(result);
             }))
             .map_err(|_| ApiError::internal("the query pool has stopped"))?;
         rx.await
-            .map_err(|_| ApiError::internal("query evaluation failed"))
+            .map_err(|_| ApiError::internal("query evaluation failed"))?
     }
 }
 
@@ -79,6 +93,43 @@ fn lower_priority() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// More panicking tasks than threads, then normal tasks: every panic is a 500 and every
+    /// thread still serves (a thread lost per panic would leave none after two).
+    #[rocket::async_test]
+    async fn a_panicking_task_is_an_error_and_the_pool_keeps_its_threads() {
+        let pool = QueryPool::new(2).unwrap();
+        for i in 0..5 {
+            let err = pool
+                .run(move || -> i32 { panic!("boom {i}") })
+                .await
+                .unwrap_err();
+            assert_eq!(err.status.code, 500);
+            assert!(
+                err.message.contains(&format!("boom {i}")),
+                "{}",
+                err.message
+            );
+        }
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let (a, b) = (seen.clone(), barrier.clone());
+        let (c, d) = (seen.clone(), barrier.clone());
+        // Two tasks that wait for each other can only finish if both threads are alive.
+        let (x, y) = rocket::tokio::join!(
+            pool.run(move || {
+                b.wait();
+                a.lock().unwrap().insert(std::thread::current().id());
+            }),
+            pool.run(move || {
+                d.wait();
+                c.lock().unwrap().insert(std::thread::current().id());
+            })
+        );
+        x.unwrap();
+        y.unwrap();
+        assert_eq!(seen.lock().unwrap().len(), 2);
+    }
 
     #[rocket::async_test]
     async fn runs_tasks_and_returns_results() {

@@ -221,9 +221,7 @@ pub fn build(
             datastore,
             info,
             queries,
-            query_timeout: (settings.config.query_timeout > 0.0)
-                .then(|| std::time::Duration::try_from_secs_f64(settings.config.query_timeout).ok())
-                .flatten(),
+            query_timeout: settings.config.query_budget(),
         })
         .manage(StaticFiles {
             webpath: settings.webpath.clone(),

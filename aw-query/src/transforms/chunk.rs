@@ -8,6 +8,9 @@ use crate::event::QEvent;
 pub fn chunk_events_by_key(events: Vec<QEvent>, key: &str) -> Vec<QEvent> {
     let mut out: Vec<QEvent> = Vec::new();
     for e in events {
+        if crate::budget::expired() {
+            break;
+        }
         let Some(v) = e.data.get(key) else {
             continue;
         };

@@ -14,6 +14,9 @@ pub fn flood(mut events: Vec<QEvent>) -> Vec<QEvent> {
     // slots between `w` and the read position hold absorbed events, dropped at the end.
     let mut w = 0;
     for r in 1..events.len() {
+        if crate::budget::expired() {
+            break;
+        }
         let (done, rest) = events.split_at_mut(r);
         let (Some(cur), Some(next)) = (done.get_mut(w), rest.first_mut()) else {
             break;
@@ -44,6 +47,27 @@ pub fn flood(mut events: Vec<QEvent>) -> Vec<QEvent> {
 mod tests {
     use super::*;
     use crate::transforms::testutil::{ev, spans};
+
+    /// The time budget is checked inside the loop: with a deadline already past, a flood of
+    /// 200,000 events stops after about a thousand of them (the interpreter then answers
+    /// `Timeout` and drops the partial result).
+    #[test]
+    fn stops_early_once_the_budget_has_expired() {
+        let a = [("k", "a")];
+        let b = [("k", "b")];
+        let events: Vec<QEvent> = (0..200_000)
+            .map(|i| ev(i as f64 * 10.0, 1.0, if i % 2 == 0 { &a } else { &b }))
+            .collect();
+        let full = flood(events.clone()).len();
+        assert_eq!(full, 200_000);
+        let _budget = crate::budget::enter(Some(std::time::Instant::now()));
+        let partial = flood(events).len();
+        assert!(crate::budget::has_expired());
+        assert!(
+            partial < 5_000,
+            "{partial} events flooded after the deadline"
+        );
+    }
 
     #[test]
     fn spec_examples() {

@@ -29,6 +29,9 @@ pub fn merge_events_by_keys(events: Vec<QEvent>, keys: &[String]) -> Vec<QEvent>
     let mut by_data: FxHashMap<usize, usize> = FxHashMap::default();
     let mut out: Vec<QEvent> = Vec::new();
     for e in events {
+        if crate::budget::expired() {
+            break;
+        }
         let addr = e.data.addr();
         if let Some(&g) = by_data.get(&addr) {
             if let Some(group) = out.get_mut(g) {

@@ -23,6 +23,9 @@ pub fn filter_period_intersect(events: Vec<QEvent>, filter: Vec<QEvent>) -> Vec<
     let mut rest = events.into_iter();
     let mut cur = rest.next();
     while let Some(e) = cur.as_mut() {
+        if crate::budget::expired() {
+            break;
+        }
         let Some(f) = filter.get(fi) else {
             break;
         };
@@ -61,6 +64,9 @@ pub fn period_union(events1: Vec<QEvent>, events2: Vec<QEvent>) -> Vec<QEvent> {
     let empty = Data::new();
     let mut out: Vec<QEvent> = Vec::new();
     for e in all {
+        if crate::budget::expired() {
+            break;
+        }
         if let Some(last) = out.last_mut() {
             let last_end = last.end();
             if e.start <= last_end {

@@ -13,6 +13,9 @@ pub fn union_no_overlap(events1: Vec<QEvent>, events2: Vec<QEvent>) -> Vec<QEven
     let mut a = it1.next();
     let mut b = it2.next();
     loop {
+        if crate::budget::expired() {
+            return out;
+        }
         let (x, y) = match (a.take(), b.take()) {
             (Some(x), Some(y)) => (x, y),
             (x, y) => {

@@ -25,8 +25,9 @@ pub async fn query(body: JsonBody<Query>, state: &State<AppState>) -> ApiResult<
     state
         .queries
         .run(move || {
-            // The budget counts from the start of evaluation, not from the wait in line.
-            let deadline = budget.map(|b| std::time::Instant::now() + b);
+            // The budget counts from the start of evaluation, not from the wait in line. A
+            // budget too large to add to the clock is no limit.
+            let deadline = budget.and_then(|b| std::time::Instant::now().checked_add(b));
             let code = request.query.join("\n");
             let results = aw_query::query_until(&code, &request.timeperiods, &source, deadline)
                 .map_err(|e| ApiError::internal(e.to_string()))?;
