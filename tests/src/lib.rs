@@ -73,9 +73,21 @@ impl TestServer {
         TestServer::start_with(&[])
     }
 
+    /// Starts a server on a fresh database with `config` as its config file (TOML text).
+    pub fn start_with_config(config: &str) -> TestServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("test-config.toml");
+        std::fs::write(&path, config).expect("cannot write the config file");
+        let path = path.to_string_lossy().into_owned();
+        TestServer::start_in(dir, &["--config", &path])
+    }
+
     /// Starts a server on a fresh database with extra flags.
     pub fn start_with(args: &[&str]) -> TestServer {
-        let dir = tempfile::tempdir().expect("tempdir");
+        TestServer::start_in(tempfile::tempdir().expect("tempdir"), args)
+    }
+
+    fn start_in(dir: tempfile::TempDir, args: &[&str]) -> TestServer {
         let mut server = TestServer {
             dir,
             port: 0,

@@ -72,10 +72,7 @@ fn heartbeats_succeed_and_merge_during_year_long_queries() {
 
 #[test]
 fn a_query_over_its_time_budget_is_stopped_with_a_clear_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("c.toml");
-    std::fs::write(&config, "query_timeout = 0.000001\n").unwrap();
-    let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
+    let s = TestServer::start_with_config("query_timeout = 0.000001\n");
     let mut c = s.client();
     let body = r#"{"timeperiods":["2020-01-01T00:00:00Z/2020-01-02T00:00:00Z"],"query":["x = 1;","return x;"]}"#;
     let r = c.post_json("/api/0/query/", body);

@@ -178,10 +178,7 @@ fn cors_from_config_and_testing_mode() {
 
 #[test]
 fn api_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("c.toml");
-    std::fs::write(&config, "[auth]\napi_key = \"s3cret\"\n").unwrap();
-    let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
+    let s = TestServer::start_with_config("[auth]\napi_key = \"s3cret\"\n");
     let mut c = s.client();
     // Exempt: exactly /api/0/info, OPTIONS, and static files.
     assert_eq!(c.get("/api/0/info").status, 200);
@@ -219,10 +216,7 @@ fn api_key() {
 
 #[test]
 fn empty_api_key_disables_auth() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("c.toml");
-    std::fs::write(&config, "[auth]\napi_key = \"\"\n").unwrap();
-    let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
+    let s = TestServer::start_with_config("[auth]\napi_key = \"\"\n");
     assert_eq!(s.client().get("/api/0/buckets/").status, 200);
 }
 
@@ -232,10 +226,7 @@ fn empty_api_key_disables_auth() {
 /// path does.
 #[test]
 fn api_key_guards_every_spelling_of_the_api() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("c.toml");
-    std::fs::write(&config, "[auth]\napi_key = \"s3cret\"\n").unwrap();
-    let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
+    let s = TestServer::start_with_config("[auth]\napi_key = \"s3cret\"\n");
     let mut c = s.client();
     let key = [("Authorization", "Bearer s3cret")];
     let json = |extra: &[(&'static str, &'static str)]| {
