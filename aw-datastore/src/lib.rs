@@ -54,6 +54,8 @@ mod import_document;
 mod job;
 mod legacy_import;
 mod new_event;
+mod open;
+mod pending;
 mod privacy;
 mod range_read;
 mod raw_event;
@@ -67,6 +69,8 @@ mod worker;
 pub use error::{DatastoreError, Result};
 pub use import_document::{parse_import_document, ImportDocumentError};
 pub use new_event::NewEvent;
+pub use open::OpenOptions;
+pub use pending::{Pending, PendingFuture};
 pub use privacy::PRIVACY_FILTERS_KEY;
 pub use raw_event::{EventRows, RawEvent};
 pub use schema::SCHEMA_VERSION;
@@ -75,21 +79,15 @@ pub use worker::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 use aw_models::{timestamp, Bucket, Event};
 use chrono::{DateTime, Utc};
 use crossbeam_channel::Sender;
-use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
-use std::fs::{File, TryLockError};
-use std::future::{Future, IntoFuture};
-use std::path::{Path, PathBuf};
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::path::Path;
 use tokio::sync::oneshot;
 
+use open::open_store;
 use request::Request;
 use shared::{BucketMap, Shared};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use store::Store;
 
 /// A cloneable handle to the datastore worker. Dropping the last handle makes the worker
 /// commit and stop; [`Datastore::close`] does the same and tells when it is done.
@@ -98,128 +96,6 @@ pub struct Datastore {
     requests: Sender<Request>,
     /// Buckets, counts and spans the worker publishes (read without a round trip).
     shared: Arc<Shared>,
-}
-
-/// How to open a datastore.
-#[derive(Clone, Debug, Default)]
-pub struct OpenOptions {
-    /// The Python aw-server database to import from when this database is new.
-    pub legacy_import: Option<PathBuf>,
-    /// Caps the database file at this many pages (SQLite's `max_page_count`): writes past it
-    /// fail as on a full disk. For tests of that failure; `None` in normal use.
-    pub max_page_count: Option<u64>,
-}
-
-/// The answer to one request: `.await` it in async code, or [`Pending::wait`] on a thread.
-#[must_use = "a request's answer must be awaited or waited for"]
-pub struct Pending<T> {
-    state: PendingState<T>,
-}
-
-enum PendingState<T> {
-    /// The worker will answer on this channel; `Quick` if the answer is expected within
-    /// microseconds (see [`ANSWER_SPIN`]).
-    Asked(oneshot::Receiver<Result<T>>, Wait),
-    /// Answered without the worker (a failed conversion, or a read of published state).
-    Done(Option<Result<T>>),
-}
-
-impl<T> Pending<T> {
-    fn ready(error: DatastoreError) -> Self {
-        Pending::done(Err(error))
-    }
-
-    fn done(result: Result<T>) -> Self {
-        Pending {
-            state: PendingState::Done(Some(result)),
-        }
-    }
-
-    /// Blocks the current thread until the worker answers. Must not be called from inside an
-    /// async runtime (use `.await` there).
-    pub fn wait(self) -> Result<T> {
-        match self.state {
-            PendingState::Asked(rx, _) => rx
-                .blocking_recv()
-                .unwrap_or(Err(DatastoreError::WorkerGone)),
-            PendingState::Done(result) => result.unwrap_or(Err(DatastoreError::WorkerGone)),
-        }
-    }
-}
-
-/// How an async caller waits for the worker's answer.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Wait {
-    /// Poll the channel for up to [`ANSWER_SPIN`] first, then park ([`Request::is_quick`]).
-    Quick,
-    /// Park the task at once (long requests, and quick ones after their spin).
-    Park,
-}
-
-/// How long the first poll of a quick request's answer keeps polling before the task parks.
-///
-/// A heartbeat or a small read takes the worker microseconds, while parking the async worker
-/// thread and waking it again costs a futex sleep and a cross-CPU wake-up: tens of
-/// microseconds on a virtual machine, where they dominated a small request's time. The worker
-/// thread polls its queue the same way after a quick request (`worker::IDLE_SPIN`), so a
-/// back-to-back small request crosses threads without either side sleeping. Bounded, so a
-/// worker busy with a long step costs the caller at most this much CPU before it parks.
-const ANSWER_SPIN: Duration = Duration::from_micros(100);
-
-/// Polls `rx` without registering a waker for up to [`ANSWER_SPIN`]; `None` if no answer came.
-fn spin_for_answer<T>(rx: &mut oneshot::Receiver<Result<T>>) -> Option<Result<T>> {
-    let until = Instant::now() + ANSWER_SPIN;
-    loop {
-        match rx.try_recv() {
-            Ok(answer) => return Some(answer),
-            Err(oneshot::error::TryRecvError::Closed) => {
-                return Some(Err(DatastoreError::WorkerGone))
-            }
-            Err(oneshot::error::TryRecvError::Empty) => {}
-        }
-        if Instant::now() >= until {
-            return None;
-        }
-        std::hint::spin_loop();
-    }
-}
-
-/// The future behind `Pending`'s `IntoFuture`.
-pub struct PendingFuture<T>(Pending<T>);
-
-// The answer is only ever moved out, never pinned, so the future can move freely.
-impl<T> Unpin for PendingFuture<T> {}
-
-impl<T> Future for PendingFuture<T> {
-    type Output = Result<T>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match &mut self.get_mut().0.state {
-            PendingState::Asked(rx, wait) => {
-                if *wait == Wait::Quick {
-                    *wait = Wait::Park;
-                    if let Some(answer) = spin_for_answer(rx) {
-                        return Poll::Ready(answer);
-                    }
-                }
-                Pin::new(rx)
-                    .poll(cx)
-                    .map(|r| r.unwrap_or(Err(DatastoreError::WorkerGone)))
-            }
-            PendingState::Done(result) => {
-                Poll::Ready(result.take().unwrap_or(Err(DatastoreError::WorkerGone)))
-            }
-        }
-    }
-}
-
-impl<T> IntoFuture for Pending<T> {
-    type Output = Result<T>;
-    type IntoFuture = PendingFuture<T>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        PendingFuture(self)
-    }
 }
 
 /// Nanoseconds of an optional bound, clamped to the storable range: a bound before 1677 or
@@ -277,15 +153,9 @@ impl Datastore {
     fn ask<T>(&self, make: impl FnOnce(request::Reply<T>) -> Request) -> Pending<T> {
         let (tx, rx) = oneshot::channel();
         let request = make(tx);
-        let wait = if request.is_quick() {
-            Wait::Quick
-        } else {
-            Wait::Park
-        };
+        let quick = request.is_quick();
         match self.requests.send(request) {
-            Ok(()) => Pending {
-                state: PendingState::Asked(rx, wait),
-            },
+            Ok(()) => Pending::asked(rx, quick),
             Err(_) => Pending::ready(DatastoreError::WorkerGone),
         }
     }
@@ -479,79 +349,4 @@ impl Datastore {
     pub fn close(&self) -> Pending<()> {
         self.ask(Request::Close)
     }
-}
-
-/// Opens the file, takes the cross-process lock, configures, migrates and loads the store.
-fn open_store(path: &Path, options: &OpenOptions, shared: Arc<Shared>) -> Result<(Store, File)> {
-    let mut conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
-    )
-    .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
-    // An advisory lock on the file itself: SQLite's own locks would let a second server
-    // interleave transactions with ours; this makes it fail at startup instead.
-    let lock = File::open(path)
-        .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            return Err(DatastoreError::Locked(path.display().to_string()))
-        }
-        Err(TryLockError::Error(e)) => {
-            log::warn!(
-                "Could not lock '{}' ({e}); continuing without the lock",
-                path.display()
-            )
-        }
-    }
-    conn.busy_timeout(Duration::from_secs(2))?;
-    schema::configure(&conn)?;
-    if let Some(pages) = options.max_page_count {
-        conn.pragma_update(
-            None,
-            "max_page_count",
-            i64::try_from(pages).unwrap_or(i64::MAX),
-        )?;
-    }
-    let found = schema::migrate(&mut conn).map_err(|e| match e {
-        DatastoreError::Sql(m) if m.contains("locked") || m.contains("busy") => {
-            DatastoreError::Locked(path.display().to_string())
-        }
-        other => other,
-    })?;
-    schema::repair_id_sequence(&mut conn)?;
-    schema::ensure_long_events_index(&conn)?;
-    let mut store = Store::new(conn, shared)?;
-    if found == 0 {
-        if let Some(legacy) = options.legacy_import.as_deref() {
-            if legacy.exists() {
-                log::info!(
-                    "Importing the aw-server (Python) database {}",
-                    legacy.display()
-                );
-                store.conn().execute_batch("BEGIN IMMEDIATE")?;
-                match legacy_import::import(&mut store, legacy) {
-                    Ok(n) => {
-                        store.conn().execute_batch("COMMIT")?;
-                        log::info!("Legacy import done: {n} events");
-                    }
-                    Err(e) => {
-                        let _ = store.conn().execute_batch("ROLLBACK");
-                        store.reload()?;
-                        log::error!("Legacy import failed, starting with an empty database: {e}");
-                    }
-                }
-                store.batch.clear();
-            } else {
-                log::info!(
-                    "No aw-server (Python) database at {}, nothing to import",
-                    legacy.display()
-                );
-            }
-        }
-    }
-    Ok((store, lock))
 }

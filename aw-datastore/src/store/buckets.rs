@@ -1,0 +1,128 @@
+//! Creating, importing into and deleting buckets.
+
+use aw_models::{Bucket, BucketMetadata};
+use chrono::Utc;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::{created_to_text, Store};
+use crate::batch::Change;
+use crate::error::{DatastoreError, Result};
+use crate::new_event::NewEvent;
+use crate::range_read::RangeRead;
+use crate::raw_event::EventRows;
+use crate::shared::BucketShared;
+
+impl Store {
+    /// Creates a bucket and inserts `events` into it as new events (their ids are ignored,
+    /// so a bucket document can never overwrite another bucket's events).
+    pub fn create_bucket(&mut self, mut bucket: Bucket, mut events: Vec<NewEvent>) -> Result<()> {
+        if self.buckets.contains_key(&bucket.id) {
+            return Err(DatastoreError::BucketAlreadyExists(bucket.id));
+        }
+        let created = *bucket.created.get_or_insert_with(Utc::now);
+        let columns = [
+            bucket.id.clone(),
+            bucket._type.clone(),
+            bucket.client.clone(),
+            bucket.hostname.clone(),
+            created_to_text(&created),
+            serde_json::to_string(&bucket.data).unwrap_or_else(|_| "{}".into()),
+        ];
+        self.conn
+            .prepare_cached(
+                "INSERT INTO buckets (name, type, client, hostname, created, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(rusqlite::params_from_iter(&columns))?;
+        let row = self.conn.last_insert_rowid();
+        self.batch.record(Change::CreateBucket { row, columns });
+        bucket.bid = Some(row);
+        bucket.events = None;
+        bucket.metadata = BucketMetadata::default();
+        let shared = BucketShared::new(bucket.clone());
+        // A new bucket has no events: its count is known.
+        shared.set_count(0);
+        self.buckets.insert(bucket.id.clone(), Arc::new(shared));
+        self.publish();
+        self.batch.request_commit();
+        for e in &mut events {
+            e.id = None;
+        }
+        self.insert_events(&bucket.id, events)?;
+        Ok(())
+    }
+
+    /// Prepares an import: creates the missing buckets; for existing ones, plans the read of
+    /// the events already stored in the imported span, whose copies the import then drops
+    /// (see [`ImportBucket::drop_present`]), so that importing a file twice changes nothing.
+    /// Event ids are cleared (an imported id must never address another bucket's event).
+    pub fn prepare_import(
+        &mut self,
+        buckets: Vec<(Bucket, Vec<NewEvent>)>,
+    ) -> Result<Vec<ImportBucket>> {
+        let mut pending = Vec::with_capacity(buckets.len());
+        for (bucket, mut events) in buckets {
+            for e in &mut events {
+                e.id = None;
+            }
+            let name = bucket.id.clone();
+            let mut present = None;
+            if !self.buckets.contains_key(&name) {
+                self.create_bucket(bucket, Vec::new())?;
+            } else if let (Some(lo), Some(hi)) = (
+                events.iter().map(|e| e.start.min(e.end)).min(),
+                events.iter().map(|e| e.end.max(e.start)).max(),
+            ) {
+                present = Some(self.range_read(&name, Some(lo), Some(hi), None, false)?);
+            }
+            pending.push(ImportBucket {
+                name,
+                events,
+                present,
+            });
+        }
+        Ok(pending)
+    }
+
+    /// Deletes a bucket and all its events.
+    pub fn delete_bucket(&mut self, name: &str) -> Result<()> {
+        let bid = self.bucketrow(name)?;
+        self.conn
+            .prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
+            .execute([bid])?;
+        self.conn
+            .prepare_cached("DELETE FROM buckets WHERE id = ?1")?
+            .execute([bid])?;
+        self.batch.record(Change::DeleteBucket { row: bid });
+        self.buckets.remove(name);
+        self.publish();
+        self.last_heartbeat.remove(&bid);
+        self.batch.request_commit();
+        Ok(())
+    }
+}
+
+/// One bucket of an import in progress.
+pub struct ImportBucket {
+    /// The bucket's id.
+    pub name: String,
+    /// The events still to insert.
+    pub events: Vec<NewEvent>,
+    /// For a bucket that existed, the read of its events in the imported span (run in
+    /// steps like any long read, so a re-import of a year never holds the worker long).
+    pub present: Option<RangeRead>,
+}
+
+impl ImportBucket {
+    /// Drops the events already stored (same start, end and data) from `events`.
+    pub fn drop_present(&mut self, stored: &EventRows) {
+        let seen: HashSet<(i64, i64, &str)> = stored
+            .0
+            .iter()
+            .map(|e| (e.start, e.end, e.data.as_str()))
+            .collect();
+        self.events
+            .retain(|e| !seen.contains(&(e.start, e.end, e.data.as_str())));
+    }
+}

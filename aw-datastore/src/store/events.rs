@@ -1,0 +1,264 @@
+//! Writing, reading, deleting and counting events.
+
+use rusqlite::{params, OptionalExtension};
+use std::collections::HashSet;
+
+use super::{Store, INSERT_SQL};
+use crate::batch::Change;
+use crate::error::{DatastoreError, Result};
+use crate::new_event::NewEvent;
+use crate::privacy::Verdict;
+use crate::range_read::{row_to_raw, RangeRead};
+#[cfg(test)]
+use crate::raw_event::EventRows;
+use crate::raw_event::RawEvent;
+use crate::schema::LONG_EVENT_NS;
+
+/// One event of a bucket by id (columns as `range_read::row_to_raw` reads them).
+const EVENT_BY_ID_SQL: &str =
+    "SELECT id, starttime, endtime, data FROM events WHERE bucketrow = ?1 AND id = ?2";
+
+impl Store {
+    /// Inserts events in order; an event with an `id` replaces that event of the same bucket.
+    /// An id that belongs to another bucket is refused before anything is written; an id
+    /// that names no event is not used: the event gets a fresh id, like one without an id
+    /// (HAZARDS 18: a client-chosen id must never move the id sequence, or one insert with
+    /// id `i64::MAX` would make every later insert fail). Returns the stored events, with the
+    /// ids they really have.
+    pub fn insert_events(&mut self, name: &str, events: Vec<NewEvent>) -> Result<Vec<RawEvent>> {
+        self.write_new_events(name, events, true)
+    }
+
+    /// [`Store::insert_events`] for an import's chunk: its events do not count towards the
+    /// every-100-events commit (an import commits when done, or when the batch grows large).
+    pub fn import_events(&mut self, name: &str, events: Vec<NewEvent>) -> Result<()> {
+        self.write_new_events(name, events, false).map(drop)
+    }
+
+    fn write_new_events(
+        &mut self,
+        name: &str,
+        mut events: Vec<NewEvent>,
+        counted: bool,
+    ) -> Result<Vec<RawEvent>> {
+        if !self.privacy.is_empty() {
+            events.retain_mut(|e| self.privacy.apply(name, e) == Verdict::Keep);
+        }
+        if events.is_empty() {
+            return Ok(Vec::new());
+        }
+        let bid = self.bucketrow(name)?;
+        // First pass: where do the given ids live now?
+        let mut replacing: HashSet<i64> = HashSet::new();
+        for id in events.iter().filter_map(|e| e.id) {
+            let owner: Option<i64> = self
+                .conn
+                .prepare_cached("SELECT bucketrow FROM events WHERE id = ?1")?
+                .query_row([id], |r| r.get(0))
+                .optional()?;
+            match owner {
+                Some(b) if b == bid => {
+                    replacing.insert(id);
+                }
+                Some(_) => {
+                    return Err(DatastoreError::InvalidEvent(format!(
+                        "event id {id} belongs to another bucket; omit the id to insert a new event"
+                    )))
+                }
+                None => {}
+            }
+        }
+        let mut stored = Vec::with_capacity(events.len());
+        let mut added = 0u64;
+        let result = self.write_events(bid, events, &replacing, &mut stored, &mut added);
+        // The mirror follows whatever was written, also when a later row failed.
+        let state = self.state(name)?;
+        state.add_count(added);
+        for e in &stored {
+            state.widen(e.start, e.end);
+        }
+        self.last_heartbeat.remove(&bid);
+        if counted {
+            self.batch.count_events(stored.len());
+        }
+        result.map(|()| stored)
+    }
+
+    /// Writes rows in order into `stored`, counting new rows in `added`. The insert
+    /// statement is looked up once per batch, not once per row.
+    fn write_events(
+        &mut self,
+        bid: i64,
+        events: Vec<NewEvent>,
+        replacing: &HashSet<i64>,
+        stored: &mut Vec<RawEvent>,
+        added: &mut u64,
+    ) -> Result<()> {
+        let mut insert = self.conn.prepare_cached(INSERT_SQL)?;
+        for e in events {
+            let id = match e.id {
+                Some(id) if replacing.contains(&id) => {
+                    self.conn
+                        .prepare_cached(
+                            "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
+                        )?
+                        .execute(params![e.start, e.end, e.data, id])?;
+                    self.batch.record(Change::ReplaceEvent {
+                        id,
+                        start: e.start,
+                        end: e.end,
+                        data: e.data.clone(),
+                    });
+                    id
+                }
+                _ => {
+                    insert.execute(params![bid, e.start, e.end, e.data])?;
+                    *added += 1;
+                    let id = self.conn.last_insert_rowid();
+                    self.batch.record(Change::InsertEvent {
+                        id,
+                        bucketrow: bid,
+                        start: e.start,
+                        end: e.end,
+                        data: e.data.clone(),
+                    });
+                    id
+                }
+            };
+            stored.push(RawEvent {
+                id,
+                start: e.start,
+                end: e.end,
+                data: e.data,
+            });
+        }
+        Ok(())
+    }
+
+    /// Events overlapping or touching `[lo, hi]` (absent bounds are open), newest first, at
+    /// most `limit`, clipped to the bounds when `clip` is set.
+    ///
+    /// The scan is bounded on both sides of the composite index: `starttime <= hi` above and
+    /// `starttime >= lo - LONG_EVENT_NS` below, plus the few longer events from their own
+    /// index (`range_read.rs`), so its cost follows the answer, not the bucket's history.
+    /// (Tests: the worker reads through [`Store::range_read`] in steps.)
+    #[cfg(test)]
+    pub fn get_events(
+        &self,
+        name: &str,
+        lo: Option<i64>,
+        hi: Option<i64>,
+        limit: Option<u64>,
+        clip: bool,
+    ) -> Result<EventRows> {
+        self.range_read(name, lo, hi, limit, clip)?.run(&self.conn)
+    }
+
+    /// A chunked read of [`Store::get_events`], for the worker to interleave with other
+    /// requests (see `range_read.rs`).
+    pub fn range_read(
+        &self,
+        name: &str,
+        lo: Option<i64>,
+        hi: Option<i64>,
+        limit: Option<u64>,
+        clip: bool,
+    ) -> Result<RangeRead> {
+        let bid = self.bucketrow(name)?;
+        Ok(RangeRead::new(
+            bid,
+            lo.unwrap_or(i64::MIN),
+            hi.unwrap_or(i64::MAX),
+            limit,
+            clip,
+        ))
+    }
+
+    /// One event of the bucket by id.
+    pub fn get_event(&self, name: &str, id: i64) -> Result<RawEvent> {
+        let bid = self.bucketrow(name)?;
+        self.conn
+            .prepare_cached(EVENT_BY_ID_SQL)?
+            .query_row(params![bid, id], row_to_raw)
+            .optional()?
+            .ok_or_else(|| DatastoreError::NoSuchEvent(name.to_string(), id))
+    }
+
+    /// Deletes events of the bucket by id; ids that are not the bucket's are ignored.
+    pub fn delete_events(&mut self, name: &str, ids: &[i64]) -> Result<()> {
+        let bid = self.bucketrow(name)?;
+        let mut deleted = 0u64;
+        let mut result = Ok(());
+        for &id in ids {
+            match self
+                .conn
+                .prepare_cached("DELETE FROM events WHERE bucketrow = ?1 AND id = ?2")
+                .and_then(|mut stmt| stmt.execute(params![bid, id]))
+            {
+                Ok(0) => {}
+                Ok(_) => {
+                    deleted += 1;
+                    self.batch.record(Change::DeleteEvent { id });
+                }
+                Err(e) => {
+                    result = Err(e.into());
+                    break;
+                }
+            }
+        }
+        // The mirror follows whatever was deleted, also when a later row failed.
+        if deleted > 0 {
+            self.state(name)?.sub_count(deleted);
+            self.last_heartbeat.remove(&bid);
+        }
+        result
+    }
+
+    /// Number of events overlapping `[lo, hi]` (all events when both are absent: answered
+    /// from the cache).
+    ///
+    /// Like a range read: a walk of the main index back to `lo - LONG_EVENT_NS`, plus the long
+    /// events that start before that from their own index. The total count of a bucket is
+    /// taken once, when first asked for, and kept up to date from then on.
+    pub fn count_events(&self, name: &str, lo: Option<i64>, hi: Option<i64>) -> Result<u64> {
+        let state = self.state(name)?;
+        let bid = self.bucketrow(name)?;
+        if lo.is_none() && hi.is_none() {
+            if let Some(n) = state.count() {
+                return Ok(n);
+            }
+            let n: i64 = self
+                .conn
+                .prepare_cached("SELECT COUNT(*) FROM events WHERE bucketrow = ?1")?
+                .query_row([bid], |r| r.get(0))?;
+            let n = n.max(0) as u64;
+            state.set_count(n);
+            return Ok(n);
+        }
+        let lo = lo.unwrap_or(i64::MIN);
+        let hi = hi.unwrap_or(i64::MAX);
+        if lo > hi {
+            return Ok(0);
+        }
+        let floor = lo.saturating_sub(LONG_EVENT_NS);
+        let walked: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT COUNT(*) FROM events
+                 WHERE bucketrow = ?1 AND starttime <= ?2 AND starttime >= ?3 AND endtime >= ?4",
+            )?
+            .query_row(params![bid, hi, floor, lo], |r| r.get(0))?;
+        let long: i64 = if floor == i64::MIN {
+            0
+        } else {
+            self.conn
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM events INDEXED BY events_long_by_end
+                     WHERE bucketrow = ?1 AND endtime - starttime > 3600000000000
+                       AND endtime >= ?2 AND starttime < ?3 AND starttime <= ?4",
+                )?
+                .query_row(params![bid, lo, floor, hi], |r| r.get(0))?
+        };
+        Ok((walked + long).max(0) as u64)
+    }
+}

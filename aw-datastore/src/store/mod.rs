@@ -1,0 +1,224 @@
+//! The database operations, run on the worker thread against its one connection.
+//!
+//! `Store` owns the connection and the in-memory state that mirrors the database: the bucket
+//! cache (with event count and time span per bucket) and the last-heartbeat cache. Every
+//! write updates the mirror in the same call and records its row-level change in the batch
+//! (`batch.rs`), and [`Store::reload`] rebuilds the mirror from disk after SQLite dropped a
+//! transaction, so the mirror never disagrees with what a read returns.
+//!
+//! One file per concern: this one has the state, startup (`reload`) and shared helpers;
+//! `buckets.rs`, `events.rs`, `heartbeat.rs` and `key_value.rs` the operations.
+
+mod buckets;
+mod events;
+mod heartbeat;
+mod key_value;
+#[cfg(test)]
+mod tests;
+
+pub use buckets::ImportBucket;
+
+use aw_models::{Bucket, BucketMetadata};
+use chrono::{DateTime, NaiveDateTime, Utc};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
+
+use crate::batch::Batch;
+use crate::error::{DatastoreError, Result};
+use crate::privacy::{PrivacyFilter, PRIVACY_FILTERS_KEY};
+use crate::raw_event::RawEvent;
+use crate::schema::LONG_EVENT_NS;
+use crate::shared::{BucketMap, BucketShared, Shared};
+use std::sync::Arc;
+
+/// The worker's state: the connection and the caches that mirror it.
+pub struct Store {
+    conn: Connection,
+    /// Each bucket's fields, count and span, shared with readers (see `shared.rs`).
+    buckets: HashMap<String, Arc<BucketShared>>,
+    /// Where the bucket map is published for readers.
+    shared: Arc<Shared>,
+    /// Last heartbeat event per bucket row: what the next heartbeat may merge into.
+    last_heartbeat: HashMap<i64, RawEvent>,
+    privacy: PrivacyFilter,
+    /// What was written since the last commit: the worker's commit policy reads it, and
+    /// replays it if SQLite rolls the transaction back (see `batch.rs`).
+    pub batch: Batch,
+}
+
+/// Inserts a new event with an automatic id.
+const INSERT_SQL: &str =
+    "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)";
+
+/// The text form of `buckets.created`: `YYYY-MM-DD HH:MM:SS[.fraction]+00:00`, as the
+/// reference writes it.
+fn created_to_text(dt: &DateTime<Utc>) -> String {
+    dt.format("%Y-%m-%d %H:%M:%S%.f+00:00").to_string()
+}
+
+/// Reads `buckets.created` (ours, the reference's, or the Python server's forms).
+pub(crate) fn created_from_text(text: &str) -> Option<DateTime<Utc>> {
+    if let Ok(dt) = DateTime::parse_from_rfc3339(text) {
+        return Some(dt.with_timezone(&Utc));
+    }
+    if let Ok(dt) = DateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f%:z") {
+        return Some(dt.with_timezone(&Utc));
+    }
+    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+        if let Ok(naive) = NaiveDateTime::parse_from_str(text, fmt) {
+            return Some(naive.and_utc());
+        }
+    }
+    None
+}
+
+impl Store {
+    /// Wraps an open, migrated connection and loads the caches.
+    pub fn new(conn: Connection, shared: Arc<Shared>) -> Result<Store> {
+        let mut store = Store {
+            conn,
+            buckets: HashMap::new(),
+            shared,
+            last_heartbeat: HashMap::new(),
+            privacy: PrivacyFilter::default(),
+            batch: Batch::default(),
+        };
+        store.reload()?;
+        Ok(store)
+    }
+
+    /// The connection, for transaction control by the worker.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Rebuilds every cache from the database (at open, and after a failed commit lost
+    /// writes the caches had already seen).
+    pub fn reload(&mut self) -> Result<()> {
+        self.buckets.clear();
+        self.last_heartbeat.clear();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, name, type, client, hostname, created, data FROM buckets")?;
+        let rows = stmt.query_map([], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, String>(4)?,
+                row.get::<_, String>(5)?,
+                row.get::<_, Option<String>>(6)?,
+            ))
+        })?;
+        for row in rows {
+            let (bid, name, type_, client, hostname, created, data) = row?;
+            let data = data
+                .and_then(|d| serde_json::from_str(&d).ok())
+                .unwrap_or_default();
+            let bucket = Bucket {
+                bid: Some(bid),
+                id: name.clone(),
+                _type: type_,
+                client,
+                hostname,
+                created: created_from_text(&created),
+                data,
+                metadata: BucketMetadata::default(),
+                events: None,
+                last_updated: None,
+            };
+            self.buckets
+                .insert(name, Arc::new(BucketShared::new(bucket)));
+        }
+        drop(stmt);
+        // Each bucket's time span from a few index look-ups (no scan: startup must not grow
+        // with the history); counts are taken when first asked for (`count_events`).
+        for shared in self.buckets.values() {
+            if let Some(bid) = shared.bucket().bid {
+                if let Some((start, end)) = self.span(bid)? {
+                    shared.widen(start, end);
+                }
+            }
+        }
+        self.publish();
+        let filters: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM key_value WHERE key = ?1",
+                [PRIVACY_FILTERS_KEY],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        self.load_privacy_filter(filters.as_deref());
+        Ok(())
+    }
+
+    fn load_privacy_filter(&mut self, json: Option<&str>) {
+        let (filter, problems) = PrivacyFilter::from_json(json.unwrap_or("null"));
+        for p in problems {
+            log::warn!("Privacy filter rule skipped: {p}");
+        }
+        self.privacy = filter;
+    }
+
+    /// Publishes the current bucket map for readers (after buckets were added or removed).
+    fn publish(&self) {
+        let map: BucketMap = self
+            .buckets
+            .iter()
+            .map(|(name, state)| (name.clone(), state.clone()))
+            .collect();
+        self.shared.buckets.store(Arc::new(map));
+    }
+
+    /// The earliest start and latest end of a bucket row's events (`None` without events),
+    /// from index look-ups: the first start, the last start, the ends of the events within
+    /// an hour of the last start, and the ends of the long events (their own index).
+    fn span(&self, bid: i64) -> Result<Option<(i64, i64)>> {
+        // Two statements: SQLite answers a lone MIN() or MAX() with one index seek, but
+        // scans every row for both in one statement.
+        let first: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT MIN(starttime) FROM events WHERE bucketrow = ?1")?
+            .query_row([bid], |r| r.get(0))?;
+        let last: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT MAX(starttime) FROM events WHERE bucketrow = ?1")?
+            .query_row([bid], |r| r.get(0))?;
+        let (Some(first), Some(last)) = (first, last) else {
+            return Ok(None);
+        };
+        let recent: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT MAX(endtime) FROM events WHERE bucketrow = ?1 AND starttime >= ?2",
+            )?
+            .query_row(params![bid, last.saturating_sub(LONG_EVENT_NS)], |r| {
+                r.get(0)
+            })?;
+        let long: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT MAX(endtime) FROM events INDEXED BY events_long_by_end
+                 WHERE bucketrow = ?1 AND endtime - starttime > 3600000000000",
+            )?
+            .query_row([bid], |r| r.get(0))?;
+        let end = recent.max(long).unwrap_or(last);
+        Ok(Some((first, end)))
+    }
+
+    fn state(&self, name: &str) -> Result<&Arc<BucketShared>> {
+        self.buckets
+            .get(name)
+            .ok_or_else(|| DatastoreError::NoSuchBucket(name.to_string()))
+    }
+
+    fn bucketrow(&self, name: &str) -> Result<i64> {
+        self.state(name)?
+            .bucket()
+            .bid
+            .ok_or_else(|| DatastoreError::Sql(format!("bucket '{name}' has no row id")))
+    }
+}
