@@ -2,7 +2,7 @@
 //!
 //! A year-long event read or a large import would otherwise hold the single worker for up
 //! to a second while every heartbeat waits behind it. Each step does a bounded amount of
-//! work (reads: [`STEP_TIME`] or [`READ_CHUNK_ROWS`] rows, whichever comes first; imports:
+//! work (reads: `schedule::STEP_TIME` or [`READ_CHUNK_ROWS`] rows, whichever comes first; imports:
 //! the same read steps for the events an existing bucket already holds in the imported span,
 //! then [`IMPORT_CHUNK_EVENTS`] events per step), so a small request waits at most about one
 //! step.
@@ -23,12 +23,6 @@ use crate::raw_event::EventRows;
 use crate::request::Reply;
 use crate::store::{ImportBucket, Store};
 
-/// The time one step of a long read may take: what a heartbeat may wait behind it.
-pub const STEP_TIME: Duration = Duration::from_micros(500);
-/// The same while small requests are streaming in (see `worker::run`): shorter steps cost a
-/// long read a few percent more index seeks, and keep a back-to-back heartbeat that arrives
-/// during a step from waiting a whole [`STEP_TIME`].
-pub const BUSY_STEP_TIME: Duration = Duration::from_micros(200);
 /// Rows read per step of a long read at most (a fast machine reaches this first).
 pub const READ_CHUNK_ROWS: usize = 4_000;
 /// Events inserted per step of an import (about a millisecond of work).

@@ -60,6 +60,7 @@ mod privacy;
 mod range_read;
 mod raw_event;
 mod request;
+mod schedule;
 mod schema;
 mod shared;
 mod store;
@@ -73,8 +74,8 @@ pub use open::OpenOptions;
 pub use pending::{Pending, PendingFuture};
 pub use privacy::PRIVACY_FILTERS_KEY;
 pub use raw_event::{EventRows, RawEvent};
+pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub use schema::SCHEMA_VERSION;
-pub use worker::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 
 use aw_models::{timestamp, Bucket, Event};
 use chrono::{DateTime, Utc};

@@ -67,7 +67,7 @@ enum Wait {
 /// A heartbeat or a small read takes the worker microseconds, while parking the async worker
 /// thread and waking it again costs a futex sleep and a cross-CPU wake-up: tens of
 /// microseconds on a virtual machine, where they dominated a small request's time. The worker
-/// thread polls its queue the same way after a quick request (`worker::IDLE_SPIN`), so a
+/// thread polls its queue the same way after a quick request (`schedule::IDLE_SPIN`), so a
 /// back-to-back small request crosses threads without either side sleeping. Bounded, so a
 /// worker busy with a long step costs the caller at most this much CPU before it parks.
 const ANSWER_SPIN: Duration = Duration::from_micros(100);

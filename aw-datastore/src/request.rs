@@ -47,7 +47,7 @@ impl Request {
     /// Whether the worker answers this request in microseconds (unless it is busy): a
     /// heartbeat, a small insert or read, a setting. For these, the caller polls for the
     /// answer briefly before parking, and the worker polls its queue briefly afterwards (see
-    /// `worker::IDLE_SPIN`), because clients send them back to back. (A count over a time
+    /// `schedule::IDLE_SPIN`), because clients send them back to back. (A count over a time
     /// range walks the range: milliseconds for a month, so it is not quick.)
     pub fn is_quick(&self) -> bool {
         match self {

@@ -71,10 +71,11 @@ impl Transaction {
         self.retry_at.is_none_or(|t| Instant::now() >= t)
     }
 
-    /// `due`, or the end of the retry delay if that is later: when the worker should wake
-    /// up to commit.
-    pub fn not_before_retry(&self, due: Instant) -> Instant {
-        self.retry_at.map_or(due, |t| t.max(due))
+    /// How long until a commit may be tried again after a failure (zero when it may now).
+    pub fn retry_in(&self) -> Duration {
+        self.retry_at.map_or(Duration::ZERO, |t| {
+            t.saturating_duration_since(Instant::now())
+        })
     }
 
     /// After a request or job step whose changes begin at batch mark `mark`: if SQLite

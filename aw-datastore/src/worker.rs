@@ -3,10 +3,10 @@
 //! Commit policy. Writes accumulate in one open `IMMEDIATE` transaction which is committed
 //! when any of these holds after a request:
 //! * a bucket was created or deleted, or a force-commit/close was asked for;
-//! * more than [`MAX_UNCOMMITTED_EVENTS`] events or heartbeats were written;
-//! * the batch of uncommitted changes holds more than [`MAX_BATCH_BYTES`] (an import);
-//! * the transaction is older than [`COMMIT_INTERVAL`] and holds a write;
-//! * the worker has been idle for [`IDLE_COMMIT_DELAY`] with a write pending (the reference
+//! * more than [`schedule::MAX_UNCOMMITTED_EVENTS`] events or heartbeats were written;
+//! * the batch of uncommitted changes holds more than [`schedule::MAX_BATCH_BYTES`] (an import);
+//! * the transaction is older than [`schedule::COMMIT_INTERVAL`] and holds a write;
+//! * the worker has been idle for [`schedule::IDLE_COMMIT_DELAY`] with a write pending (the reference
 //!   only checks after a request, so an idle server sat on uncommitted data; ours does not).
 //!
 //! Callers are answered as soon as their request ran, before the commit (reads see the open
@@ -20,32 +20,18 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
-use crate::job::{Job, BUSY_STEP_TIME, STEP_TIME};
+use crate::job::Job;
 use crate::request::{Reply, Request};
+use crate::schedule::{self, Otherwise, Receive, Situation};
 use crate::store::Store;
 use crate::transaction::Transaction;
-
-/// The longest a write waits for its commit while requests keep arriving.
-pub const COMMIT_INTERVAL: Duration = Duration::from_secs(15);
-/// How long the worker waits for more requests before committing pending writes.
-pub const IDLE_COMMIT_DELAY: Duration = Duration::from_millis(1000);
-/// Written events after which the transaction is committed.
-pub const MAX_UNCOMMITTED_EVENTS: usize = 100;
-/// Memory the batch of uncommitted changes may hold before it is committed (it keeps a copy
-/// of every written event's data until then; an import of a year would otherwise keep them
-/// all).
-pub const MAX_BATCH_BYTES: usize = 8 << 20;
-
-/// The longest small requests keep the worker to themselves while a long job waits: they go
-/// first, but a steady stream of them cannot stall a long read forever (the job gets at least
-/// a fifth of the worker). Counted in time, not requests: a count of 16 made every 17th
-/// heartbeat of a back-to-back stream wait behind a job step (p95 0.5 ms with one 1-year
-/// query loop), although the 16 before it had taken well under a millisecond.
-const JOB_WAIT_LIMIT: Duration = Duration::from_millis(2);
 
 /// Runs until `Close` arrives or every handle is dropped; commits before returning. Returns
 /// the `Close` request's reply channel with the final commit's result, to be answered once
 /// the connection and the file lock are released.
+///
+/// Each turn asks [`schedule::plan`] what to do next and carries it out: receive a request
+/// (and answer it, or start a long job), give a job its next step, or commit.
 pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, Result<()>)> {
     let mut tx = Transaction::begin(&store);
     let mut jobs: VecDeque<Job> = VecDeque::new();
@@ -53,46 +39,19 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
     // answered.
     let mut job_stepped = Instant::now();
     let mut last_quick: Option<Instant> = None;
-    // Whether the last turn answered a quick request: a client sending those back to back
-    // (a watcher's queue, a script) is likely to send the next one soon.
-    let mut spin = false;
+    // Whether the last turn answered a quick request.
+    let mut after_quick = false;
     loop {
-        let after_quick = std::mem::take(&mut spin);
-        let request = if !jobs.is_empty() {
-            if job_stepped.elapsed() >= JOB_WAIT_LIMIT {
-                None
-            } else if after_quick {
-                // The next small request is probably microseconds away: do not start a
-                // step just before it arrives.
-                spin_recv(&requests, JOB_GAP_SPIN)
-            } else {
-                match requests.try_recv() {
-                    Ok(r) => Some(r),
-                    Err(TryRecvError::Empty) => None,
-                    Err(TryRecvError::Disconnected) => break,
-                }
-            }
-        } else if let Some(request) = after_quick
-            .then(|| spin_recv(&requests, IDLE_SPIN))
-            .flatten()
-        {
-            Some(request)
-        } else if !store.batch.is_empty() {
-            let due = Instant::now()
-                + COMMIT_INTERVAL
-                    .saturating_sub(tx.age())
-                    .min(IDLE_COMMIT_DELAY);
-            match requests.recv_deadline(tx.not_before_retry(due)) {
-                Ok(r) => Some(r),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-        } else {
-            match requests.recv() {
-                Ok(r) => Some(r),
-                Err(_) => break,
-            }
+        let plan = schedule::plan(&Situation {
+            job_waited: (!jobs.is_empty()).then(|| job_stepped.elapsed()),
+            after_quick: std::mem::take(&mut after_quick),
+            uncommitted_age: (!store.batch.is_empty()).then(|| tx.age()),
+            retry_in: tx.retry_in(),
+        });
+        let Ok(request) = receive(&requests, plan.receive) else {
+            break;
         };
+        let step = schedule::step_time(last_quick.map(|t| t.elapsed()));
         let mark = store.batch.len();
         match request {
             Some(Request::ForceCommit(reply)) => {
@@ -117,43 +76,37 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
                     }
                 }
                 let quick = other.is_quick();
-                match handle(&mut store, other, step_time(last_quick)) {
+                match handle(&mut store, other, step) {
                     Some(job) => {
                         if jobs.is_empty() {
                             job_stepped = Instant::now();
                         }
                         jobs.push_back(job);
                     }
-                    None => spin = quick,
+                    None => after_quick = quick,
                 }
                 if quick {
                     last_quick = Some(Instant::now());
                 }
             }
-            None => match jobs.pop_front() {
-                Some(job) => {
-                    if let Some(job) = job.step(&mut store, step_time(last_quick)) {
+            None => match plan.otherwise {
+                Otherwise::StepJob => {
+                    if let Some(job) = jobs.pop_front().and_then(|job| job.step(&mut store, step)) {
                         jobs.push_back(job);
                     }
                     job_stepped = Instant::now();
                 }
-                None => {
-                    // Idle (or the interval ran out) with writes pending.
+                Otherwise::Commit => {
                     if tx.may_retry() {
                         let _ = tx.commit(&mut store);
                     }
                     continue;
                 }
+                Otherwise::Again => continue,
             },
         }
         tx.check(&mut store, mark);
-        let batch = &store.batch;
-        if tx.may_retry()
-            && (batch.commit_requested()
-                || batch.counted_events() > MAX_UNCOMMITTED_EVENTS
-                || batch.bytes() > MAX_BATCH_BYTES
-                || (!batch.is_empty() && tx.age() >= COMMIT_INTERVAL))
-        {
+        if schedule::commit_due(&store.batch, tx.age(), tx.may_retry()) {
             let _ = tx.commit(&mut store);
         }
     }
@@ -162,35 +115,30 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
     None
 }
 
-/// Quick requests this close together are a stream (a watcher's queue, a script): long jobs
-/// then run in [`BUSY_STEP_TIME`] steps instead of [`STEP_TIME`] ones.
-const QUICK_STREAM_GAP: Duration = Duration::from_millis(2);
+/// Every handle is gone.
+struct Disconnected;
 
-/// The time budget of a long job's next step.
-fn step_time(last_quick: Option<Instant>) -> Duration {
-    if last_quick.is_some_and(|t| t.elapsed() < QUICK_STREAM_GAP) {
-        BUSY_STEP_TIME
-    } else {
-        STEP_TIME
+/// Looks at the queue as the plan says: a request, or `None` if none came in time.
+fn receive(
+    requests: &Receiver<Request>,
+    how: Receive,
+) -> std::result::Result<Option<Request>, Disconnected> {
+    match how {
+        Receive::Skip => Ok(None),
+        Receive::Now => match requests.try_recv() {
+            Ok(r) => Ok(Some(r)),
+            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Disconnected) => Err(Disconnected),
+        },
+        Receive::Spin(window) => Ok(spin_recv(requests, window)),
+        Receive::Block(timeout) => match requests.recv_timeout(timeout) {
+            Ok(r) => Ok(Some(r)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(Disconnected),
+        },
+        Receive::Forever => requests.recv().map(Some).map_err(|_| Disconnected),
     }
 }
-
-/// How long the worker keeps polling its queue after answering a quick request
-/// ([`Request::is_quick`]), before it sleeps. Not after long reads and imports: their callers
-/// (the dashboard, a query thread) are busy with the answer, and a spinning worker would only
-/// take a CPU from them.
-///
-/// Sleeping on the channel means the next request's sender must wake this thread: a futex
-/// call and, on an idle CPU, a cross-CPU wake-up that costs tens of microseconds on a virtual
-/// machine, more than a heartbeat's own work. A client sending requests back to back (a
-/// watcher's queue, a script, the dashboard) sends its next one well within this window.
-/// The cost is at most this much CPU after each burst of work (0.05% of a core for a watcher
-/// sending a heartbeat a second).
-const IDLE_SPIN: Duration = Duration::from_micros(500);
-
-/// The same while a long job waits, before its next step: shorter, since the job is work
-/// waiting too (and gets its turn after [`JOB_WAIT_LIMIT`] anyway).
-const JOB_GAP_SPIN: Duration = Duration::from_micros(100);
 
 /// Polls the queue for up to `window`; `None` if nothing came (or every handle is gone,
 /// which the next receive reports).

@@ -1,0 +1,283 @@
+//! What the worker does next, decided by pure functions of its situation.
+//!
+//! The worker has four kinds of work: answering a request, giving a long job (a big read or
+//! an import) its next step, committing, and waiting. Which one comes next depends on the
+//! queue, the jobs, the open transaction's age and the time; keeping that choice here, apart
+//! from the loop that carries it out (`worker.rs`), makes the policy readable in one place and
+//! testable with made-up situations instead of by timing a running worker. Times are given as
+//! durations up to "now", so a test needs no clock.
+
+use std::time::Duration;
+
+use crate::batch::Batch;
+
+/// The longest small requests keep the worker to themselves while a long job waits: they go
+/// first, but a steady stream of them cannot stall a long read forever (the job gets at least
+/// a fifth of the worker). Counted in time, not requests: a count of 16 made every 17th
+/// heartbeat of a back-to-back stream wait behind a job step (p95 0.5 ms with one 1-year
+/// query loop), although the 16 before it had taken well under a millisecond.
+pub const JOB_WAIT_LIMIT: Duration = Duration::from_millis(2);
+
+/// How long the worker keeps polling its queue after answering a quick request
+/// (`Request::is_quick`), before it sleeps. Not after long reads and imports: their callers
+/// (the dashboard, a query thread) are busy with the answer, and a spinning worker would only
+/// take a CPU from them.
+///
+/// Sleeping on the channel means the next request's sender must wake this thread: a futex
+/// call and, on an idle CPU, a cross-CPU wake-up that costs tens of microseconds on a virtual
+/// machine, more than a heartbeat's own work. A client sending requests back to back (a
+/// watcher's queue, a script, the dashboard) sends its next one well within this window.
+/// The cost is at most this much CPU after each burst of work (0.05% of a core for a watcher
+/// sending a heartbeat a second).
+pub const IDLE_SPIN: Duration = Duration::from_micros(500);
+
+/// The same while a long job waits, before its next step: shorter, since the job is work
+/// waiting too (and gets its turn after [`JOB_WAIT_LIMIT`] anyway).
+pub const JOB_GAP_SPIN: Duration = Duration::from_micros(100);
+
+/// Quick requests this close together are a stream (a watcher's queue, a script): long jobs
+/// then run in [`BUSY_STEP_TIME`] steps instead of [`STEP_TIME`] ones.
+pub const QUICK_STREAM_GAP: Duration = Duration::from_millis(2);
+
+/// The time one step of a long read may take: what a heartbeat may wait behind it.
+pub const STEP_TIME: Duration = Duration::from_micros(500);
+
+/// The same while small requests are streaming in: shorter steps cost a long read a few
+/// percent more index seeks, and keep a back-to-back heartbeat that arrives during a step
+/// from waiting a whole [`STEP_TIME`].
+pub const BUSY_STEP_TIME: Duration = Duration::from_micros(200);
+
+/// The longest a write waits for its commit while requests keep arriving.
+pub const COMMIT_INTERVAL: Duration = Duration::from_secs(15);
+
+/// How long the worker waits for more requests before committing pending writes.
+pub const IDLE_COMMIT_DELAY: Duration = Duration::from_millis(1000);
+
+/// Written events after which the transaction is committed.
+pub const MAX_UNCOMMITTED_EVENTS: usize = 100;
+
+/// Memory the batch of uncommitted changes may hold before it is committed (it keeps a copy
+/// of every written event's data until then; an import of a year would otherwise keep them
+/// all).
+pub const MAX_BATCH_BYTES: usize = 8 << 20;
+
+/// What the worker knows when it chooses its next step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Situation {
+    /// How long the oldest waiting long job has waited for a step; `None` without jobs.
+    pub job_waited: Option<Duration>,
+    /// Whether the last turn answered a quick request (its client likely sends another).
+    pub after_quick: bool,
+    /// The open transaction's age, when it holds uncommitted writes.
+    pub uncommitted_age: Option<Duration>,
+    /// How long until a commit may be tried again after a failure (zero if it may now).
+    pub retry_in: Duration,
+}
+
+/// How to look at the request queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Receive {
+    /// Do not look: a job has waited long enough.
+    Skip,
+    /// Take a request if one is queued, else go on at once.
+    Now,
+    /// Poll the queue for up to this long without sleeping.
+    Spin(Duration),
+    /// Sleep on the queue for at most this long.
+    Block(Duration),
+    /// Sleep on the queue until a request comes.
+    Forever,
+}
+
+/// What to do when no request came.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Otherwise {
+    /// Give the oldest job its next step.
+    StepJob,
+    /// Commit the open transaction.
+    Commit,
+    /// Choose again (the situation has changed: the spin after a quick request is over).
+    Again,
+}
+
+/// The next step: how to receive, and what to do if nothing came.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// How to look at the queue.
+    pub receive: Receive,
+    /// What to do when it gave nothing.
+    pub otherwise: Otherwise,
+}
+
+/// Chooses the next step. Requests go first; a waiting job gets a step when the queue is
+/// empty or after [`JOB_WAIT_LIMIT`]; after a quick request the worker polls briefly instead
+/// of sleeping; with uncommitted writes it sleeps only until the idle commit or the commit
+/// interval is due (not before a failed commit may be retried), and without them until a
+/// request comes.
+pub fn plan(s: &Situation) -> Plan {
+    let (receive, otherwise) = match s.job_waited {
+        Some(waited) if waited >= JOB_WAIT_LIMIT => (Receive::Skip, Otherwise::StepJob),
+        // The next small request is probably microseconds away: do not start a step just
+        // before it arrives.
+        Some(_) if s.after_quick => (Receive::Spin(JOB_GAP_SPIN), Otherwise::StepJob),
+        Some(_) => (Receive::Now, Otherwise::StepJob),
+        None if s.after_quick => (Receive::Spin(IDLE_SPIN), Otherwise::Again),
+        None => match s.uncommitted_age {
+            Some(age) => {
+                let due = COMMIT_INTERVAL.saturating_sub(age).min(IDLE_COMMIT_DELAY);
+                (Receive::Block(due.max(s.retry_in)), Otherwise::Commit)
+            }
+            None => (Receive::Forever, Otherwise::Again),
+        },
+    };
+    Plan { receive, otherwise }
+}
+
+/// Whether the open transaction should be committed after a request or step: a change asked
+/// for it (bucket create/delete, an import's end), or more than [`MAX_UNCOMMITTED_EVENTS`]
+/// events or [`MAX_BATCH_BYTES`] were written, or its oldest write is [`COMMIT_INTERVAL`]
+/// old; never while a failed commit's retry delay runs.
+pub fn commit_due(batch: &Batch, age: Duration, may_retry: bool) -> bool {
+    may_retry
+        && (batch.commit_requested()
+            || batch.counted_events() > MAX_UNCOMMITTED_EVENTS
+            || batch.bytes() > MAX_BATCH_BYTES
+            || (!batch.is_empty() && age >= COMMIT_INTERVAL))
+}
+
+/// The time budget of a long job's next step, given how long ago a quick request was last
+/// answered.
+pub fn step_time(since_quick: Option<Duration>) -> Duration {
+    if since_quick.is_some_and(|d| d < QUICK_STREAM_GAP) {
+        BUSY_STEP_TIME
+    } else {
+        STEP_TIME
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::Change;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn with(f: impl FnOnce(&mut Situation)) -> Plan {
+        let mut s = Situation::default();
+        f(&mut s);
+        plan(&s)
+    }
+
+    #[test]
+    fn idle_with_nothing_to_commit_sleeps_until_a_request() {
+        assert_eq!(
+            with(|_| {}),
+            Plan {
+                receive: Receive::Forever,
+                otherwise: Otherwise::Again
+            }
+        );
+    }
+
+    #[test]
+    fn after_a_quick_request_the_worker_polls_then_chooses_again() {
+        assert_eq!(
+            with(|s| s.after_quick = true),
+            Plan {
+                receive: Receive::Spin(IDLE_SPIN),
+                otherwise: Otherwise::Again
+            }
+        );
+        // Even with writes pending: the spin comes first, the commit wait after it.
+        let p = with(|s| {
+            s.after_quick = true;
+            s.uncommitted_age = Some(COMMIT_INTERVAL);
+        });
+        assert_eq!(p.receive, Receive::Spin(IDLE_SPIN));
+    }
+
+    #[test]
+    fn uncommitted_writes_are_committed_after_an_idle_second_or_the_interval() {
+        // Fresh writes: sleep at most the idle delay, then commit.
+        let p = with(|s| s.uncommitted_age = Some(MS));
+        assert_eq!(
+            p,
+            Plan {
+                receive: Receive::Block(IDLE_COMMIT_DELAY),
+                otherwise: Otherwise::Commit
+            }
+        );
+        // Near the interval: only what is left of it.
+        let p = with(|s| s.uncommitted_age = Some(COMMIT_INTERVAL - 300 * MS));
+        assert_eq!(p.receive, Receive::Block(300 * MS));
+        // Past it: commit without sleeping.
+        let p = with(|s| s.uncommitted_age = Some(COMMIT_INTERVAL + MS));
+        assert_eq!(p.receive, Receive::Block(Duration::ZERO));
+        // Not before a failed commit may be retried.
+        let p = with(|s| {
+            s.uncommitted_age = Some(COMMIT_INTERVAL + MS);
+            s.retry_in = 700 * MS;
+        });
+        assert_eq!(p.receive, Receive::Block(700 * MS));
+    }
+
+    #[test]
+    fn requests_go_before_a_job_until_it_has_waited_its_limit() {
+        let p = with(|s| s.job_waited = Some(MS / 2));
+        assert_eq!(
+            p,
+            Plan {
+                receive: Receive::Now,
+                otherwise: Otherwise::StepJob
+            }
+        );
+        let p = with(|s| {
+            s.job_waited = Some(MS / 2);
+            s.after_quick = true;
+        });
+        assert_eq!(p.receive, Receive::Spin(JOB_GAP_SPIN));
+        for waited in [JOB_WAIT_LIMIT, JOB_WAIT_LIMIT * 10] {
+            let p = with(|s| {
+                s.job_waited = Some(waited);
+                s.after_quick = true;
+                s.uncommitted_age = Some(COMMIT_INTERVAL);
+            });
+            assert_eq!(
+                p,
+                Plan {
+                    receive: Receive::Skip,
+                    otherwise: Otherwise::StepJob
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn commits_are_due_by_request_count_size_or_age() {
+        let mut batch = Batch::default();
+        assert!(!commit_due(&batch, COMMIT_INTERVAL * 2, true));
+        batch.record(Change::DeleteEvent { id: 1 });
+        assert!(!commit_due(&batch, MS, true));
+        assert!(commit_due(&batch, COMMIT_INTERVAL, true));
+        assert!(!commit_due(&batch, COMMIT_INTERVAL, false));
+        batch.count_events(MAX_UNCOMMITTED_EVENTS + 1);
+        assert!(commit_due(&batch, MS, true));
+        let mut big = Batch::default();
+        big.record(Change::SetKeyValue {
+            key: "k".into(),
+            value: "x".repeat(MAX_BATCH_BYTES),
+            modified: 0,
+        });
+        assert!(commit_due(&big, MS, true));
+        let mut asked = Batch::default();
+        asked.request_commit();
+        assert!(commit_due(&asked, Duration::ZERO, true));
+    }
+
+    #[test]
+    fn long_jobs_take_shorter_steps_while_quick_requests_stream() {
+        assert_eq!(step_time(None), STEP_TIME);
+        assert_eq!(step_time(Some(MS)), BUSY_STEP_TIME);
+        assert_eq!(step_time(Some(QUICK_STREAM_GAP)), STEP_TIME);
+    }
+}
