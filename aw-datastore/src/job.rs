@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use crate::error::Result;
 use crate::new_event::NewEvent;
 use crate::range_read::RangeRead;
-use crate::raw_event::EventRows;
 use crate::request::Reply;
 use crate::store::{ImportBucket, Store};
+use aw_models::raw_event::EventRows;
 
 /// Rows read per step of a long read at most (a fast machine reaches this first).
 pub const READ_CHUNK_ROWS: usize = 4_000;

@@ -58,7 +58,6 @@ mod open;
 mod pending;
 mod privacy;
 mod range_read;
-mod raw_event;
 mod request;
 mod schedule;
 mod schema;
@@ -67,13 +66,13 @@ mod store;
 mod transaction;
 mod worker;
 
+pub use aw_models::raw_event::{EventRows, RawEvent};
 pub use error::{DatastoreError, Result};
 pub use import_document::{parse_import_document, ImportDocumentError};
 pub use new_event::NewEvent;
 pub use open::OpenOptions;
 pub use pending::{Pending, PendingFuture};
 pub use privacy::PRIVACY_FILTERS_KEY;
-pub use raw_event::{EventRows, RawEvent};
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub use schema::SCHEMA_VERSION;
 

@@ -3,7 +3,7 @@
 use aw_models::Event;
 
 use crate::error::{DatastoreError, Result};
-use crate::raw_event::data_to_text;
+use aw_models::raw_event::data_to_text;
 
 /// An event ready to be written: validated nanosecond bounds and serialised `data`.
 ///

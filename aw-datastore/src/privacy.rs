@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::new_event::NewEvent;
-use crate::raw_event::data_to_text;
+use aw_models::raw_event::data_to_text;
 
 /// The settings key the rules are stored under.
 pub const PRIVACY_FILTERS_KEY: &str = "settings.privacy_filters";

@@ -24,8 +24,8 @@ use rusqlite::{params, Connection};
 use std::time::Instant;
 
 use crate::error::Result;
-use crate::raw_event::{EventRows, RawEvent};
 pub use crate::schema::LONG_EVENT_NS;
+use aw_models::raw_event::{EventRows, RawEvent};
 
 /// The first chunk: `?1` bucket row, `?2` hi, `?3` floor (`lo - LONG_EVENT_NS`), `?4` lo,
 /// `?5` limit. The order is exactly the index's, so SQLite walks the index and stops after

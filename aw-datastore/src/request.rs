@@ -5,7 +5,7 @@ use tokio::sync::oneshot;
 
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
-use crate::raw_event::{EventRows, RawEvent};
+use aw_models::raw_event::{EventRows, RawEvent};
 
 /// Where the worker sends a reply; the caller awaits or blocks on the other end.
 pub type Reply<T> = oneshot::Sender<Result<T>>;

@@ -24,6 +24,7 @@ mod export;
 mod info;
 mod key_value;
 mod query;
+pub mod raw_event;
 mod time_interval;
 pub mod timestamp;
 
@@ -33,4 +34,5 @@ pub use export::BucketsExport;
 pub use info::Info;
 pub use key_value::KeyValue;
 pub use query::Query;
+pub use raw_event::{EventRows, RawEvent};
 pub use time_interval::{TimeInterval, TimeIntervalError};

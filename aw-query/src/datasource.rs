@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use aw_models::{Bucket, BucketMetadata, Event};
+use aw_models::{Bucket, BucketMetadata, Event, RawEvent};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Map;
 
@@ -34,22 +34,9 @@ pub trait DataSource: Send + Sync {
         _bucket_id: &str,
         _start: DateTime<Utc>,
         _end: DateTime<Utc>,
-    ) -> Option<Result<Vec<EventRow>, DataSourceError>> {
+    ) -> Option<Result<Vec<RawEvent>, DataSourceError>> {
         None
     }
-}
-
-/// One event as stored: nanosecond bounds and the JSON object text of its data.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventRow {
-    /// The event id.
-    pub id: i64,
-    /// Start, ns since the epoch.
-    pub start: i64,
-    /// End, ns since the epoch.
-    pub end: i64,
-    /// The data as JSON object text.
-    pub data: String,
 }
 
 /// Why a [`DataSource`] could not answer. Its `Debug` rendering is part of the query error

@@ -139,7 +139,7 @@ fn intern_on(events: Vec<Event>, workers: usize) -> Vec<QEvent> {
 /// Like [`intern`] for rows whose data is JSON text: each distinct text is parsed once and
 /// its object shared by every event with that text. Rows whose text is not a JSON object
 /// are skipped with a warning (one damaged row must not fail a query).
-pub fn intern_rows(rows: Vec<crate::datasource::EventRow>) -> Vec<QEvent> {
+pub fn intern_rows(rows: Vec<aw_models::RawEvent>) -> Vec<QEvent> {
     let mut strings = Interner::default();
     let mut seen: FxHashMap<&str, Data> = FxHashMap::default();
     let mut out = Vec::with_capacity(rows.len());

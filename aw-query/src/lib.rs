@@ -37,7 +37,7 @@ mod reaper;
 mod transforms;
 mod value;
 
-pub use datasource::{DataSource, DataSourceError, EventRow, MemoryDataSource};
+pub use datasource::{DataSource, DataSourceError, MemoryDataSource};
 pub use error::QueryError;
 pub use interpreter::MAX_QUERY_MEMORY;
 pub use parser::MAX_NESTING;

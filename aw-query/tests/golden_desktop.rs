@@ -444,11 +444,11 @@ impl aw_query::DataSource for RowSource {
         bucket_id: &str,
         start: chrono::DateTime<chrono::Utc>,
         end: chrono::DateTime<chrono::Utc>,
-    ) -> Option<Result<Vec<aw_query::EventRow>, aw_query::DataSourceError>> {
+    ) -> Option<Result<Vec<aw_models::RawEvent>, aw_query::DataSourceError>> {
         Some(self.0.query_bucket(bucket_id, start, end).map(|events| {
             events
                 .into_iter()
-                .map(|e| aw_query::EventRow {
+                .map(|e| aw_models::RawEvent {
                     id: e.id.unwrap_or(0),
                     start: e.start_ns(),
                     end: e.end_ns(),

@@ -1,8 +1,9 @@
 //! The query engine's view of the datastore.
 
 use aw_datastore::{Datastore, DatastoreError};
+use aw_models::RawEvent;
 use aw_models::{Bucket, Event};
-use aw_query::{DataSource, DataSourceError, EventRow};
+use aw_query::{DataSource, DataSourceError};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
@@ -38,22 +39,12 @@ impl DataSource for DatastoreSource {
         bucket_id: &str,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
-    ) -> Option<Result<Vec<EventRow>, DataSourceError>> {
+    ) -> Option<Result<Vec<RawEvent>, DataSourceError>> {
         let rows = self
             .0
             .get_events(bucket_id, Some(start), Some(end), None)
             .wait();
-        Some(rows.map_err(source_error).map(|rows| {
-            rows.0
-                .into_iter()
-                .map(|r| EventRow {
-                    id: r.id,
-                    start: r.start,
-                    end: r.end,
-                    data: r.data,
-                })
-                .collect()
-        }))
+        Some(rows.map_err(source_error).map(|rows| rows.0))
     }
 
     fn buckets(&self) -> Result<HashMap<String, Bucket>, DataSourceError> {

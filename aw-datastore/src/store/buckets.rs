@@ -10,8 +10,8 @@ use crate::batch::Change;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
 use crate::range_read::RangeRead;
-use crate::raw_event::EventRows;
 use crate::shared::BucketShared;
+use aw_models::raw_event::EventRows;
 
 impl Store {
     /// Creates a bucket and inserts `events` into it as new events (their ids are ignored,

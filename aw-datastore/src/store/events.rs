@@ -9,10 +9,10 @@ use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
 use crate::privacy::Verdict;
 use crate::range_read::{row_to_raw, RangeRead};
-#[cfg(test)]
-use crate::raw_event::EventRows;
-use crate::raw_event::RawEvent;
 use crate::schema::LONG_EVENT_NS;
+#[cfg(test)]
+use aw_models::raw_event::EventRows;
+use aw_models::raw_event::RawEvent;
 
 /// One event of a bucket by id (columns as `range_read::row_to_raw` reads them).
 const EVENT_BY_ID_SQL: &str =

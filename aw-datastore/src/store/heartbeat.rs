@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::new_event::NewEvent;
 use crate::privacy::Verdict;
 use crate::range_read::row_to_raw;
-use crate::raw_event::RawEvent;
+use aw_models::raw_event::RawEvent;
 
 /// The newest event of a bucket (greatest start; ties ordered as range reads order them).
 const LAST_EVENT_SQL: &str = "SELECT id, starttime, endtime, data FROM events WHERE bucketrow = ?1

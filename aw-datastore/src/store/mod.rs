@@ -26,9 +26,9 @@ use std::collections::HashMap;
 use crate::batch::Batch;
 use crate::error::{DatastoreError, Result};
 use crate::privacy::{PrivacyFilter, PRIVACY_FILTERS_KEY};
-use crate::raw_event::RawEvent;
 use crate::schema::LONG_EVENT_NS;
 use crate::shared::{BucketMap, BucketShared, Shared};
+use aw_models::raw_event::RawEvent;
 use std::sync::Arc;
 
 /// The worker's state: the connection and the caches that mirror it.

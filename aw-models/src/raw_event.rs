@@ -1,10 +1,11 @@
-//! Events as rows: integer nanoseconds and the stored JSON text of `data`.
+//! Events as rows: integer nanoseconds and the stored JSON text of `data`, the one form an
+//! event has between the datastore, the query engine and the HTTP responses.
 //!
-//! The worker thread only moves rows; turning them into [`Event`]s (a JSON parse per event)
+//! The datastore's worker thread only moves rows; turning them into [`Event`]s (a JSON parse per event)
 //! or into response JSON (no parse at all: the stored text is spliced in) happens on the
 //! caller's thread, so a large read costs the single worker as little as possible.
 
-use aw_models::{timestamp, Event};
+use crate::{timestamp, Event};
 use serde_json::{Map, Value};
 
 /// One stored event as read from the database.
