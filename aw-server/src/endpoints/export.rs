@@ -65,20 +65,68 @@ fn to_json<T: Serialize + ?Sized>(value: &T) -> ApiResult<String> {
     serde_json::to_string(value).map_err(|e| ApiError::internal(e.to_string()))
 }
 
-/// A bucket object in the reference's key order with `events` filled from `rows`.
+/// A bucket object with the fields of [`Bucket`] in its serialisation order (the
+/// reference's), each serialised on its own, and `events` written from `rows` (spliced
+/// stored text, no parse).
 fn write_bucket(out: &mut String, bucket: &Bucket, rows: &EventRows) -> ApiResult<()> {
-    let mut head = bucket.clone();
-    head.events = None;
-    let text = to_json(&head)?;
-    // The serialised bucket ends with `"events":null,"last_updated":…}`; put the events
-    // where the null is, keeping the reference's key order.
-    let marker = ",\"events\":null,\"last_updated\":";
-    let at = text
-        .rfind(marker)
-        .ok_or_else(|| ApiError::internal("unexpected bucket serialisation"))?;
-    out.push_str(&text[..at]);
-    out.push_str(",\"events\":");
+    let fields = [
+        ("id", to_json(&bucket.id)?),
+        ("type", to_json(&bucket._type)?),
+        ("client", to_json(&bucket.client)?),
+        ("hostname", to_json(&bucket.hostname)?),
+        ("created", to_json(&bucket.created)?),
+        ("data", to_json(&bucket.data)?),
+        ("metadata", to_json(&bucket.metadata)?),
+    ];
+    out.push('{');
+    for (key, value) in fields {
+        out.push('"');
+        out.push_str(key);
+        out.push_str("\":");
+        out.push_str(&value);
+        out.push(',');
+    }
+    out.push_str("\"events\":");
     rows.write_json(out);
-    out.push_str(&text[at + ",\"events\":null".len()..]);
+    out.push_str(",\"last_updated\":");
+    out.push_str(&to_json(&bucket.last_updated)?);
+    out.push('}');
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aw_datastore::RawEvent;
+
+    /// The hand-written object is exactly serde's serialisation of the same bucket, so the
+    /// export keeps the API's bucket form whatever fields it has.
+    #[test]
+    fn a_written_bucket_equals_the_serialised_model() {
+        let mut bucket: Bucket = serde_json::from_value(serde_json::json!({
+            "id": "b \"q\"", "type": "t", "client": "c", "hostname": "h",
+            "created": "2020-01-01T00:00:00.5Z", "data": {"k": [1, "x"]},
+            "metadata": {"start": "2020-01-01T00:00:00Z", "end": null},
+            "last_updated": "2021-01-01T00:00:00Z"
+        }))
+        .unwrap();
+        let rows = EventRows(vec![
+            RawEvent {
+                id: 2,
+                start: 1_000_000_000,
+                end: 2_500_000_000,
+                data: r#"{"a":1}"#.into(),
+            },
+            RawEvent {
+                id: 1,
+                start: 0,
+                end: 0,
+                data: "{}".into(),
+            },
+        ]);
+        let mut written = String::new();
+        write_bucket(&mut written, &bucket, &rows).unwrap();
+        bucket.events = Some(rows.into_events());
+        assert_eq!(written, serde_json::to_string(&bucket).unwrap());
+    }
 }
