@@ -22,6 +22,7 @@
 //! * several periods are evaluated in parallel threads.
 
 mod budget;
+mod builtin;
 mod data;
 mod datasource;
 mod error;

@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
+use crate::builtin::Builtin;
 use crate::error::{QueryError, QueryResult};
 use crate::event::QEvent;
-use crate::functions::Builtin;
 
 /// The most deeply nested list/dict value a program may build. Keeps every recursive walk
 /// over values (comparison, serialisation, dropping) within [`crate::EVAL_STACK`].

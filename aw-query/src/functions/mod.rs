@@ -1,4 +1,6 @@
-//! The built-in functions (spec §6): the name table, argument checking and dispatch.
+//! The built-in functions (spec §6): argument checking and dispatch (the name table is
+//! `builtin.rs`, a leaf module, so that values can hold a function without depending on
+//! the functions' implementations).
 //!
 //! Functions are ordinary values of the language (`f = flood; f(e)` works and assigning to a
 //! built-in's name shadows it), so a [`Builtin`] is a small copyable tag that the interpreter
@@ -10,6 +12,7 @@ mod classify;
 mod events;
 mod misc;
 
+pub use crate::builtin::Builtin;
 use crate::datasource::DataSource;
 use crate::error::QueryResult;
 use crate::value::DataType;
@@ -31,65 +34,6 @@ pub struct RunState {
     /// the same shared values in every call, so re-splitting already split events (the
     /// canonical query does) is a cheap identity check.
     pub urls: crate::transforms::split_url::UrlCache,
-}
-
-macro_rules! builtins {
-    ($($variant:ident => $name:literal),* $(,)?) => {
-        /// A built-in function.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum Builtin {
-            $(
-                #[doc = concat!("`", $name, "`")]
-                $variant,
-            )*
-        }
-
-        impl Builtin {
-            /// Every built-in.
-            #[cfg(test)]
-            pub const ALL: &'static [Builtin] = &[$(Builtin::$variant),*];
-
-            /// The name programs call it by.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $(Builtin::$variant => $name,)*
-                }
-            }
-
-            /// The built-in called `name`, if any.
-            pub fn from_name(name: &str) -> Option<Builtin> {
-                match name {
-                    $($name => Some(Builtin::$variant),)*
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
-builtins! {
-    QueryBucket => "query_bucket",
-    QueryBucketNames => "query_bucket_names",
-    FindBucket => "find_bucket",
-    Flood => "flood",
-    MergeEventsByKeys => "merge_events_by_keys",
-    ChunkEventsByKey => "chunk_events_by_key",
-    SortByDuration => "sort_by_duration",
-    SortByTimestamp => "sort_by_timestamp",
-    SumDurations => "sum_durations",
-    LimitEvents => "limit_events",
-    FilterKeyvals => "filter_keyvals",
-    ExcludeKeyvals => "exclude_keyvals",
-    FilterKeyvalsRegex => "filter_keyvals_regex",
-    FilterPeriodIntersect => "filter_period_intersect",
-    PeriodUnion => "period_union",
-    UnionNoOverlap => "union_no_overlap",
-    SplitUrlEvents => "split_url_events",
-    Concat => "concat",
-    Categorize => "categorize",
-    Tag => "tag",
-    Contains => "contains",
-    Print => "print",
 }
 
 impl Builtin {
@@ -118,21 +62,6 @@ impl Builtin {
             Builtin::Tag => classify::tag(args),
             Builtin::Contains => misc::contains(args),
             Builtin::Print => misc::print(args),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_round_trip() {
-        for b in Builtin::ALL {
-            assert_eq!(Builtin::from_name(b.name()), Some(*b));
-        }
-        for py_only in ["query_bucket_eventcount", "simplify_window_titles", "nop"] {
-            assert_eq!(Builtin::from_name(py_only), None);
         }
     }
 }
