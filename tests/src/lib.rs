@@ -15,25 +15,63 @@ use std::time::{Duration, Instant};
 
 pub use http::{Client, Response};
 
-/// The server binary: `AW_SERVER_BIN`, else the workspace's release build, else debug.
+/// The server binary: `AW_SERVER_BIN` (taken as given, e.g. for A/B runs of two builds),
+/// else the newer of the workspace's release and debug builds, which must be newer than
+/// every source file of the server: a test never silently runs a binary built from older
+/// code (it fails, saying to build it first).
 pub fn server_binary() -> PathBuf {
     if let Some(bin) = std::env::var_os("AW_SERVER_BIN") {
         return PathBuf::from(bin);
     }
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let release = target.join("release/aw-server");
-    let debug = target.join("debug/aw-server");
-    match (release.metadata(), debug.metadata()) {
-        (Ok(r), Ok(d)) => {
-            if d.modified().ok() > r.modified().ok() {
-                debug
-            } else {
-                release
-            }
-        }
-        (Ok(_), Err(_)) => release,
-        _ => debug,
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let (built, binary) = [
+        target.join("release/aw-server"),
+        target.join("debug/aw-server"),
+    ]
+    .into_iter()
+    .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+    .max()
+    .unwrap_or_else(|| {
+        panic!("no aw-server binary in {target:?}: run `cargo build --release -p aw-server`")
+    });
+    let sources = [
+        "aw-server/src",
+        "aw-server/webui",
+        "aw-datastore/src",
+        "aw-query/src",
+        "aw-models/src",
+    ];
+    if let Some((changed, file)) = sources
+        .iter()
+        .filter_map(|d| newest_file(&root.join(d)))
+        .max()
+    {
+        assert!(
+            changed <= built,
+            "{} is older than {}: run `cargo build --release -p aw-server` first",
+            binary.display(),
+            file.display()
+        );
     }
+    binary
+}
+
+/// The most recently modified file below `dir`, with its time.
+fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+    let mut newest = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let found = if path.is_dir() {
+            newest_file(&path)
+        } else {
+            entry.metadata().ok()?.modified().ok().map(|t| (t, path))
+        };
+        newest = newest.max(found);
+    }
+    newest
 }
 
 /// The port in the server's startup line `… listening on http://127.0.0.1:PORT/ …`.
@@ -121,13 +159,15 @@ impl TestServer {
         cmd
     }
 
-    /// Starts the binary with `--port 0` and learns the port it bound from its startup log
-    /// line, so parallel tests can never race for a port or talk to another test's server.
+    /// Starts the binary with `--port 0` (unless the arguments name a port) and learns the
+    /// port it bound from its startup log line, so parallel tests can never race for a port
+    /// or talk to another test's server.
     fn spawn(&mut self) {
         let mut cmd = self.command();
-        cmd.arg("--port")
-            .arg("0")
-            .arg("--dbpath")
+        if !self.args.iter().any(|a| a == "--port") {
+            cmd.arg("--port").arg("0");
+        }
+        cmd.arg("--dbpath")
             .arg(self.db_path())
             .args(&self.args)
             .env("LOG_LEVEL", "info")

@@ -560,7 +560,7 @@ async fn wait_for_start_waits_for_a_late_server() {
         async move { client.wait_for_start().await }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let _server = tokio::task::spawn_blocking(move || Server::start_on(port, None))
+    let _server = tokio::task::spawn_blocking(move || Server::start_on(port))
         .await
         .unwrap();
     waiting.await.unwrap().unwrap();
