@@ -321,6 +321,7 @@ fn main() {
         r#"{"client":"bench","type":"test","hostname":"h"}"#,
     );
     let n = if quick { 2000 } else { 10000 };
+    let server_pid = server.pid().unwrap_or(0);
     let mut base = end + DAY;
     for (name, path, event) in [
         (
@@ -340,6 +341,7 @@ fn main() {
         ),
     ] {
         let path = format!("/api/0/buckets/bench-writes/{path}");
+        let cpu_before = bench_year::process_usage(server_pid);
         let t = Instant::now();
         for i in 0..n {
             let body = event
@@ -348,6 +350,15 @@ fn main() {
             assert_eq!(c.post_json(&path, &body).status, 200);
         }
         b.value(name, n as f64 / t.elapsed().as_secs_f64(), "/s");
+        // Server CPU (user + system) per request over the whole loop, commits included:
+        // what a request costs the machine, not just how fast it returns.
+        let cpu_after = bench_year::process_usage(server_pid);
+        let cpu_ms = cpu_after[0] + cpu_after[1] - cpu_before[0] - cpu_before[1];
+        b.value(
+            &format!("{name}: server CPU per request"),
+            cpu_ms * 1000.0 / n as f64,
+            "µs",
+        );
         base += 2 * n as i64 * NS;
     }
 
