@@ -10,7 +10,7 @@
 //! So every write the store makes is also recorded here as the row-level [`Change`] it
 //! made (with the ids SQLite assigned). After a rollback the worker begins a new
 //! transaction and applies the recorded changes again, in order, up to the start of the
-//! request that failed (see `worker.rs`): only that request gets an error. Replaying rows
+//! request that failed (see `transaction.rs`): only that request gets an error. Replaying rows
 //! instead of requests makes the replay exact: ids, merges and replaced events come out as
 //! they were answered, whatever the caches held.
 //!
@@ -62,6 +62,8 @@ pub enum Change {
     ResizeEvent {
         /// The event's id.
         id: i64,
+        /// Its bucket's row id (an id of another bucket is left alone).
+        bucketrow: i64,
         /// New start in ns.
         start: i64,
         /// New end in ns.
@@ -71,6 +73,8 @@ pub enum Change {
     DeleteEvent {
         /// The event's id.
         id: i64,
+        /// Its bucket's row id (an id of another bucket is left alone).
+        bucketrow: i64,
     },
     /// A key-value row was inserted or replaced.
     SetKeyValue {
@@ -103,22 +107,27 @@ impl Change {
         std::mem::size_of::<Change>() + text
     }
 
-    /// Makes the change again on `conn`, inside the caller's transaction.
-    fn apply(&self, conn: &Connection) -> rusqlite::Result<()> {
-        match self {
+    /// Makes the change on `conn`, inside the caller's transaction, and returns the number
+    /// of rows it changed. The store's writes and the replay both come here, so a replayed
+    /// change is the very statement that was answered. Inserts with an automatic id are
+    /// the store's own (`INSERT_SQL`); what is recorded and replayed is the row with the id
+    /// it got.
+    fn apply(&self, conn: &Connection) -> rusqlite::Result<usize> {
+        let changed = match self {
             Change::CreateBucket { row, columns } => {
                 let [name, type_, client, hostname, created, data] = columns;
                 conn.prepare_cached(
                     "INSERT INTO buckets (id, name, type, client, hostname, created, data)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )?
-                .execute(params![row, name, type_, client, hostname, created, data])?;
+                .execute(params![row, name, type_, client, hostname, created, data])?
             }
             Change::DeleteBucket { row } => {
                 conn.prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
-                    .execute([row])?;
-                conn.prepare_cached("DELETE FROM buckets WHERE id = ?1")?
-                    .execute([row])?;
+                    .execute([row])?
+                    + conn
+                        .prepare_cached("DELETE FROM buckets WHERE id = ?1")?
+                        .execute([row])?
             }
             Change::InsertEvent {
                 id,
@@ -131,7 +140,7 @@ impl Change {
                     "INSERT INTO events (id, bucketrow, starttime, endtime, data)
                      VALUES (?1, ?2, ?3, ?4, ?5)",
                 )?
-                .execute(params![id, bucketrow, start, end, data])?;
+                .execute(params![id, bucketrow, start, end, data])?
             }
             Change::ReplaceEvent {
                 id,
@@ -142,18 +151,21 @@ impl Change {
                 conn.prepare_cached(
                     "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
                 )?
-                .execute(params![start, end, data, id])?;
+                .execute(params![start, end, data, id])?
             }
-            Change::ResizeEvent { id, start, end } => {
-                conn.prepare_cached(
-                    "UPDATE events SET starttime = ?1, endtime = ?2 WHERE id = ?3",
+            Change::ResizeEvent {
+                id,
+                bucketrow,
+                start,
+                end,
+            } => conn
+                .prepare_cached(
+                    "UPDATE events SET starttime = ?1, endtime = ?2 WHERE bucketrow = ?3 AND id = ?4",
                 )?
-                .execute(params![start, end, id])?;
-            }
-            Change::DeleteEvent { id } => {
-                conn.prepare_cached("DELETE FROM events WHERE id = ?1")?
-                    .execute([id])?;
-            }
+                .execute(params![start, end, bucketrow, id])?,
+            Change::DeleteEvent { id, bucketrow } => conn
+                .prepare_cached("DELETE FROM events WHERE bucketrow = ?1 AND id = ?2")?
+                .execute(params![bucketrow, id])?,
             Change::SetKeyValue {
                 key,
                 value,
@@ -163,14 +175,14 @@ impl Change {
                     "INSERT OR REPLACE INTO key_value (key, value, last_modified)
                      VALUES (?1, ?2, ?3)",
                 )?
-                .execute(params![key, value, modified])?;
+                .execute(params![key, value, modified])?
             }
             Change::DeleteKeyValue { key } => {
                 conn.prepare_cached("DELETE FROM key_value WHERE key = ?1")?
-                    .execute([key])?;
+                    .execute([key])?
             }
-        }
-        Ok(())
+        };
+        Ok(changed)
     }
 }
 
@@ -188,6 +200,16 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// Makes `change` on `conn` and records it if it changed a row; returns the number of
+    /// rows it changed.
+    pub fn apply(&mut self, conn: &Connection, change: Change) -> rusqlite::Result<usize> {
+        let changed = change.apply(conn)?;
+        if changed > 0 {
+            self.record(change);
+        }
+        Ok(changed)
+    }
+
     /// Records a change that was just made.
     pub fn record(&mut self, change: Change) {
         self.bytes += change.size();
@@ -240,7 +262,9 @@ impl Batch {
     /// Makes every recorded change again, in order, on `conn` (in a transaction the caller
     /// began). Stops at the first failure.
     pub fn replay(&self, conn: &Connection) -> rusqlite::Result<()> {
-        self.changes.iter().try_for_each(|c| c.apply(conn))
+        self.changes
+            .iter()
+            .try_for_each(|c| c.apply(conn).map(drop))
     }
 
     /// Forgets everything (after a commit).
@@ -308,6 +332,7 @@ mod tests {
             },
             Change::ResizeEvent {
                 id: 10,
+                bucketrow: 3,
                 start: 1,
                 end: 9,
             },
@@ -336,7 +361,10 @@ mod tests {
                 end: 0,
                 data: "{}".into(),
             },
-            Change::DeleteEvent { id: 13 },
+            Change::DeleteEvent {
+                id: 13,
+                bucketrow: 3,
+            },
         ];
         let mut batch = Batch::default();
         for c in changes {
@@ -365,7 +393,10 @@ mod tests {
     #[test]
     fn truncate_forgets_the_failed_request_and_its_size() {
         let mut batch = Batch::default();
-        batch.record(Change::DeleteEvent { id: 1 });
+        batch.record(Change::DeleteEvent {
+            id: 1,
+            bucketrow: 1,
+        });
         let mark = batch.len();
         let size = batch.bytes();
         batch.record(Change::SetKeyValue {

@@ -133,14 +133,21 @@ fn convert(raw: &RawValue) -> Result<NewEvent, String> {
         .and_then(|d| d.num_nanoseconds())
         .and_then(|d| start.checked_add(d))
         .ok_or("its duration is not a number of seconds that can be stored")?;
-    let data = canonical_object(e.data.get())
-        .ok_or(if e.data.get().starts_with('{') {
-            // Valid JSON (it is a `RawValue`) that serde_json will not build a tree of.
-            "its data is nested too deeply (at most 127 levels)"
-        } else {
-            "its data is not a JSON object"
-        })?
-        .into_owned();
+    let data = match canonical_object(e.data.get()) {
+        Some(data) => data.into_owned(),
+        None if e.data.get().starts_with('{') => {
+            // Valid JSON (it is a `RawValue`) that serde_json will not build a tree of:
+            // nested too deeply, or a number it cannot hold. Its own words say which.
+            let why =
+                serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(e.data.get())
+                    .err()
+                    .map_or_else(|| "it cannot be read".to_string(), |e| e.to_string());
+            return Err(format!(
+                "its data cannot be stored ({why}; at most 127 levels of nesting)"
+            ));
+        }
+        None => return Err("its data is not a JSON object".into()),
+    };
     Ok(NewEvent {
         id: None,
         start,
@@ -201,7 +208,11 @@ mod tests {
                     r#"{{"timestamp":"2020-01-01T00:00:00Z","data":{}}}"#,
                     deep(200)
                 ),
-                "nested too deeply",
+                "recursion limit exceeded",
+            ),
+            (
+                r#"{"timestamp":"2020-01-01T00:00:00Z","data":{"n":1e400}}"#.to_string(),
+                "number out of range",
             ),
         ] {
             let text = format!(

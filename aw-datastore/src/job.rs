@@ -81,6 +81,24 @@ impl Job {
         }
     }
 
+    /// Whether the job's next steps write (an import): they run only while the store is
+    /// writable, like a write request (see `Transaction::writable`).
+    pub fn is_write(&self) -> bool {
+        matches!(self, Job::Import(..))
+    }
+
+    /// Ends the job with `error` instead of its next step (what it wrote so far stays).
+    pub fn refuse(self, error: crate::error::DatastoreError) {
+        match self {
+            Job::Read(_, reply) => {
+                let _ = reply.send(Err(error));
+            }
+            Job::Import(_, reply) => {
+                let _ = reply.send(Err(error));
+            }
+        }
+    }
+
     /// Runs one step of a read for at most `time` (imports: one chunk); returns the job if it
     /// is not finished (its answer is sent when it is).
     pub fn step(self, store: &mut Store, time: Duration) -> Option<Job> {

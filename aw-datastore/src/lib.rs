@@ -48,6 +48,16 @@
 //! and data and extends its end to `max(L.end, H.end)`; otherwise `H` is stored as a new
 //! event. `L` comes from a per-bucket cache, else from the database.
 
+/// The SQL condition that makes an event "long" (longer than `schema::LONG_EVENT_NS`, one
+/// hour), as text for `concat!`: SQLite uses the partial index `events_long_by_end` only for
+/// a query that repeats the index's condition word for word, so the index and every query
+/// that uses it take it from here (a test checks the number against `LONG_EVENT_NS`).
+macro_rules! long_event_condition {
+    () => {
+        "endtime - starttime > 3600000000000"
+    };
+}
+
 mod batch;
 mod error;
 mod import_document;

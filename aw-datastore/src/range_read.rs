@@ -46,11 +46,13 @@ pub(crate) const RANGE_AFTER_SQL: &str = "SELECT id, starttime, endtime, data FR
 /// exactly as in the partial index's definition, so SQLite may use it, and `INDEXED BY`
 /// makes it: without statistics the planner prefers walking the main index in order (no
 /// sort), which walks back through the whole history.
-pub(crate) const LONG_EVENTS_SQL: &str =
+pub(crate) const LONG_EVENTS_SQL: &str = concat!(
     "SELECT id, starttime, endtime, data FROM events INDEXED BY events_long_by_end
-     WHERE bucketrow = ?1 AND endtime - starttime > 3600000000000
-       AND endtime >= ?2 AND starttime < ?3 AND starttime <= ?4
-     ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5";
+     WHERE bucketrow = ?1 AND ",
+    long_event_condition!(),
+    " AND endtime >= ?2 AND starttime < ?3 AND starttime <= ?4
+     ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5"
+);
 
 pub(crate) fn row_to_raw(row: &rusqlite::Row) -> rusqlite::Result<RawEvent> {
     Ok(RawEvent {

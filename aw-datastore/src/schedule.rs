@@ -256,7 +256,10 @@ mod tests {
     fn commits_are_due_by_request_count_size_or_age() {
         let mut batch = Batch::default();
         assert!(!commit_due(&batch, COMMIT_INTERVAL * 2, true));
-        batch.record(Change::DeleteEvent { id: 1 });
+        batch.record(Change::DeleteEvent {
+            id: 1,
+            bucketrow: 1,
+        });
         assert!(!commit_due(&batch, MS, true));
         assert!(commit_due(&batch, COMMIT_INTERVAL, true));
         assert!(!commit_due(&batch, COMMIT_INTERVAL, false));

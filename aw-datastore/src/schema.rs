@@ -102,17 +102,19 @@ pub fn migrate(conn: &mut Connection) -> Result<i64> {
 
 /// Events longer than this (ns; one hour) are "long": range reads find them through
 /// [`LONG_EVENTS_INDEX`] instead of walking the main index back to their start (see
-/// `range_read.rs`). The number also stands, as a literal, in that index's condition and in
-/// the queries that use it (SQLite uses a partial index only for a query that repeats its
-/// condition).
+/// `range_read.rs`). The number also stands, as a literal, in `long_event_condition!`
+/// (SQLite uses a partial index only for a query that repeats its condition).
 pub const LONG_EVENT_NS: i64 = 3_600_000_000_000;
 
 /// A partial index of the long events only, by bucket and end: a handful of rows per day at
 /// most (AFK nights, a window left open), so it costs writes almost nothing. Not part of the
 /// reference's schema; the reference opens and maintains a file that has it like any other
 /// index, and `user_version` stays 5.
-pub const LONG_EVENTS_INDEX: &str = "CREATE INDEX IF NOT EXISTS events_long_by_end
-     ON events(bucketrow, endtime, starttime) WHERE endtime - starttime > 3600000000000";
+pub const LONG_EVENTS_INDEX: &str = concat!(
+    "CREATE INDEX IF NOT EXISTS events_long_by_end
+     ON events(bucketrow, endtime, starttime) WHERE ",
+    long_event_condition!()
+);
 
 /// Creates [`LONG_EVENTS_INDEX`] if the file lacks it (once per file: a new database, or one
 /// written by the reference, where building it reads every event once).
@@ -167,4 +169,19 @@ pub fn repair_id_sequence(conn: &mut Connection) -> Result<()> {
     tx.commit()?;
     log::warn!("Reset the event id sequence from {seq:?} to {next}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LONG_EVENT_NS;
+
+    /// The partial index's condition and the constant the range reads compute with must be
+    /// the same hour, or long events would be missed or read twice.
+    #[test]
+    fn the_long_event_condition_is_long_event_ns() {
+        assert_eq!(
+            long_event_condition!(),
+            format!("endtime - starttime > {LONG_EVENT_NS}")
+        );
+    }
 }

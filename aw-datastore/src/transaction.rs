@@ -28,8 +28,9 @@ pub struct Transaction {
     /// When the oldest uncommitted write could have been made (the commit interval counts
     /// from here; a restored transaction keeps its original age).
     started: Instant,
-    /// Whether a transaction is open. `false` after `BEGIN` failed: requests then run in
-    /// autocommit mode (each statement durable at once), which is slower but loses nothing.
+    /// Whether a transaction is open. `false` after `BEGIN` failed (requests then run in
+    /// autocommit mode, each statement durable at once: slower, but it loses nothing) and
+    /// while `unsaved` is set (writes are then refused, see [`Transaction::writable`]).
     open: bool,
     /// The batch holds acknowledged writes that are not in any transaction: SQLite dropped
     /// it and applying them again failed.
@@ -180,5 +181,73 @@ impl Transaction {
             log::error!("Failed to reload the caches: {e}");
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::Connection;
+
+    fn bucket(id: &str) -> aw_models::Bucket {
+        aw_models::Bucket {
+            bid: None,
+            id: id.into(),
+            _type: "t".into(),
+            client: "c".into(),
+            hostname: "h".into(),
+            created: None,
+            data: Default::default(),
+            metadata: Default::default(),
+            events: None,
+            last_updated: None,
+        }
+    }
+
+    /// When SQLite drops the transaction and the acknowledged writes cannot be applied
+    /// again, writes are refused (nothing may take their ids) until a replay succeeds, and
+    /// then everything acknowledged is there.
+    #[test]
+    fn writes_wait_until_the_acknowledged_ones_are_applied_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("sqlite.db")).unwrap();
+        crate::schema::configure(&conn).unwrap();
+        crate::schema::migrate(&mut conn).unwrap();
+        let mut store = Store::new(conn, Default::default()).unwrap();
+        let mut tx = Transaction::begin(&store);
+        store.create_bucket(bucket("kept"), Vec::new()).unwrap();
+        let mark = store.batch.len();
+
+        // SQLite drops the transaction, and the replay fails too (a trigger stands in for a
+        // disk that is still full).
+        store.conn().execute_batch("ROLLBACK").unwrap();
+        store
+            .conn()
+            .execute_batch(
+                "CREATE TEMP TRIGGER refuse BEFORE INSERT ON buckets
+                 BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+            )
+            .unwrap();
+        tx.check(&mut store, mark);
+        assert!(matches!(
+            tx.writable(&mut store),
+            Err(DatastoreError::Unavailable(_))
+        ));
+        assert_eq!(store.batch.len(), mark, "the acknowledged write is kept");
+
+        // The disk has room again: after the retry delay the replay succeeds.
+        store.conn().execute_batch("DROP TRIGGER refuse").unwrap();
+        tx.retry_at = None;
+        tx.writable(&mut store).unwrap();
+        tx.commit(&mut store).unwrap();
+        let n: i64 = store
+            .conn()
+            .query_row(
+                "SELECT COUNT(*) FROM buckets WHERE name = 'kept'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 1);
     }
 }

@@ -91,10 +91,21 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
             }
             None => match plan.otherwise {
                 Otherwise::StepJob => {
-                    if let Some(job) = jobs.pop_front().and_then(|job| job.step(&mut store, step)) {
+                    job_stepped = Instant::now();
+                    let Some(job) = jobs.pop_front() else {
+                        continue;
+                    };
+                    // An import's step writes: not while acknowledged writes wait to be
+                    // applied again (it would take their ids in autocommit mode).
+                    if job.is_write() {
+                        if let Err(e) = tx.writable(&mut store) {
+                            job.refuse(e);
+                            continue;
+                        }
+                    }
+                    if let Some(job) = job.step(&mut store, step) {
                         jobs.push_back(job);
                     }
-                    job_stepped = Instant::now();
                 }
                 Otherwise::Commit => {
                     if tx.may_retry() {

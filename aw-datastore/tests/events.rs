@@ -135,7 +135,8 @@ fn range_overlap_is_inclusive_and_clipped() {
 
 #[test]
 fn long_event_found_far_before_the_range() {
-    // The scan floor (lo - longest duration) must reach an event that started long before.
+    // An event longer than an hour that started long before the range is found through the
+    // long-events index, not by walking back to its start.
     let s = TempStore::new();
     s.ds.create_bucket(&bucket("b")).wait().unwrap();
     s.ds.insert_events("b", &[ev(0, 100_000.0, json!({"long": true}))])

@@ -88,13 +88,8 @@ impl Store {
     /// Deletes a bucket and all its events.
     pub fn delete_bucket(&mut self, name: &str) -> Result<()> {
         let bid = self.bucketrow(name)?;
-        self.conn
-            .prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
-            .execute([bid])?;
-        self.conn
-            .prepare_cached("DELETE FROM buckets WHERE id = ?1")?
-            .execute([bid])?;
-        self.batch.record(Change::DeleteBucket { row: bid });
+        self.batch
+            .apply(&self.conn, Change::DeleteBucket { row: bid })?;
         self.buckets.remove(name);
         self.publish();
         self.last_heartbeat.remove(&bid);

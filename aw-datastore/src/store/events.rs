@@ -98,17 +98,15 @@ impl Store {
         for e in events {
             let id = match e.id {
                 Some(id) if replacing.contains(&id) => {
-                    self.conn
-                        .prepare_cached(
-                            "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
-                        )?
-                        .execute(params![e.start, e.end, e.data, id])?;
-                    self.batch.record(Change::ReplaceEvent {
-                        id,
-                        start: e.start,
-                        end: e.end,
-                        data: e.data.clone(),
-                    });
+                    self.batch.apply(
+                        &self.conn,
+                        Change::ReplaceEvent {
+                            id,
+                            start: e.start,
+                            end: e.end,
+                            data: e.data.clone(),
+                        },
+                    )?;
                     id
                 }
                 _ => {
@@ -191,15 +189,11 @@ impl Store {
         let mut result = Ok(());
         for &id in ids {
             match self
-                .conn
-                .prepare_cached("DELETE FROM events WHERE bucketrow = ?1 AND id = ?2")
-                .and_then(|mut stmt| stmt.execute(params![bid, id]))
+                .batch
+                .apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid })
             {
                 Ok(0) => {}
-                Ok(_) => {
-                    deleted += 1;
-                    self.batch.record(Change::DeleteEvent { id });
-                }
+                Ok(_) => deleted += 1,
                 Err(e) => {
                     result = Err(e.into());
                     break;
@@ -252,11 +246,12 @@ impl Store {
             0
         } else {
             self.conn
-                .prepare_cached(
+                .prepare_cached(concat!(
                     "SELECT COUNT(*) FROM events INDEXED BY events_long_by_end
-                     WHERE bucketrow = ?1 AND endtime - starttime > 3600000000000
-                       AND endtime >= ?2 AND starttime < ?3 AND starttime <= ?4",
-                )?
+                     WHERE bucketrow = ?1 AND ",
+                    long_event_condition!(),
+                    " AND endtime >= ?2 AND starttime < ?3 AND starttime <= ?4"
+                ))?
                 .query_row(params![bid, lo, floor, hi], |r| r.get(0))?
         };
         Ok((walked + long).max(0) as u64)

@@ -50,16 +50,13 @@ impl Store {
         };
         if let Some(last) = last {
             if let Some(merged) = merge(last, &hb, pulsetime_ns) {
-                let changed = self
-                    .conn
-                    .prepare_cached("UPDATE events SET starttime = ?1, endtime = ?2 WHERE bucketrow = ?3 AND id = ?4")?
-                    .execute(params![merged.start, merged.end, bid, merged.id])?;
-                if changed == 1 {
-                    self.batch.record(Change::ResizeEvent {
-                        id: merged.id,
-                        start: merged.start,
-                        end: merged.end,
-                    });
+                let resize = Change::ResizeEvent {
+                    id: merged.id,
+                    bucketrow: bid,
+                    start: merged.start,
+                    end: merged.end,
+                };
+                if self.batch.apply(&self.conn, resize)? == 1 {
                     self.state(name)?.widen(merged.start, merged.end);
                     self.remember_heartbeat(bid, &merged);
                     return Ok(merged);

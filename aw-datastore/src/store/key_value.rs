@@ -22,16 +22,14 @@ impl Store {
     /// Stores JSON text under `key`.
     pub fn set_key_value(&mut self, key: &str, value: &str) -> Result<()> {
         let modified = Utc::now().timestamp();
-        self.conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)",
-            )?
-            .execute(params![key, value, modified])?;
-        self.batch.record(Change::SetKeyValue {
-            key: key.to_string(),
-            value: value.to_string(),
-            modified,
-        });
+        self.batch.apply(
+            &self.conn,
+            Change::SetKeyValue {
+                key: key.to_string(),
+                value: value.to_string(),
+                modified,
+            },
+        )?;
         if key == PRIVACY_FILTERS_KEY {
             self.load_privacy_filter(Some(value));
         }
@@ -40,12 +38,12 @@ impl Store {
 
     /// Deletes `key` (a missing key is not an error).
     pub fn delete_key_value(&mut self, key: &str) -> Result<()> {
-        self.conn
-            .prepare_cached("DELETE FROM key_value WHERE key = ?1")?
-            .execute([key])?;
-        self.batch.record(Change::DeleteKeyValue {
-            key: key.to_string(),
-        });
+        self.batch.apply(
+            &self.conn,
+            Change::DeleteKeyValue {
+                key: key.to_string(),
+            },
+        )?;
         if key == PRIVACY_FILTERS_KEY {
             self.load_privacy_filter(None);
         }

@@ -92,11 +92,14 @@ impl Store {
         &self.conn
     }
 
-    /// Rebuilds every cache from the database (at open, and after a failed commit lost
-    /// writes the caches had already seen).
+    /// Rebuilds every cache from the database: at open, and whenever SQLite dropped the
+    /// open transaction (the replay of the batch may have failed, leaving the caches ahead
+    /// of what reads return).
+    ///
+    /// The new caches are built apart and replace the old ones only when every read
+    /// succeeded: a failure leaves the caches as they were, never half empty.
     pub fn reload(&mut self) -> Result<()> {
-        self.buckets.clear();
-        self.last_heartbeat.clear();
+        let mut buckets = HashMap::new();
         let mut stmt = self
             .conn
             .prepare("SELECT id, name, type, client, hostname, created, data FROM buckets")?;
@@ -128,20 +131,18 @@ impl Store {
                 events: None,
                 last_updated: None,
             };
-            self.buckets
-                .insert(name, Arc::new(BucketShared::new(bucket)));
+            buckets.insert(name, Arc::new(BucketShared::new(bucket)));
         }
         drop(stmt);
         // Each bucket's time span from a few index look-ups (no scan: startup must not grow
         // with the history); counts are taken when first asked for (`count_events`).
-        for shared in self.buckets.values() {
+        for shared in buckets.values() {
             if let Some(bid) = shared.bucket().bid {
                 if let Some((start, end)) = self.span(bid)? {
                     shared.widen(start, end);
                 }
             }
         }
-        self.publish();
         let filters: Option<String> = self
             .conn
             .query_row(
@@ -151,6 +152,9 @@ impl Store {
             )
             .optional()?
             .flatten();
+        self.buckets = buckets;
+        self.last_heartbeat.clear();
+        self.publish();
         self.load_privacy_filter(filters.as_deref());
         Ok(())
     }
@@ -200,12 +204,22 @@ impl Store {
             })?;
         let long: Option<i64> = self
             .conn
-            .prepare_cached(
+            .prepare_cached(concat!(
                 "SELECT MAX(endtime) FROM events INDEXED BY events_long_by_end
-                 WHERE bucketrow = ?1 AND endtime - starttime > 3600000000000",
-            )?
+                 WHERE bucketrow = ?1 AND ",
+                long_event_condition!()
+            ))?
             .query_row([bid], |r| r.get(0))?;
         let end = recent.max(long).unwrap_or(last);
+        if end < last {
+            // The newest events end before they start (negative durations, which imports
+            // can carry): an older event may end later, so ask the table (rare, a scan).
+            let latest: Option<i64> = self
+                .conn
+                .prepare_cached("SELECT MAX(endtime) FROM events WHERE bucketrow = ?1")?
+                .query_row([bid], |r| r.get(0))?;
+            return Ok(Some((first, latest.unwrap_or(end))));
+        }
         Ok(Some((first, end)))
     }
 

@@ -213,3 +213,36 @@ fn range_read_walks_the_index() {
     assert_eq!((sorts, scans), (0, 0));
     assert!(steps < 60 * 1_400, "a one-day read took {steps} VM steps");
 }
+
+/// The span read at startup from index seeks is exact, also when the newest events end
+/// before they start (an import can carry negative durations) and an older event, not long
+/// enough for the long-events index, ends last.
+#[test]
+fn the_startup_span_is_exact_with_negative_durations() {
+    let dir = tempfile::tempdir().unwrap();
+    let half = LONG_EVENT_NS / 2;
+    let sql = format!(
+        "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES
+         (1, 0, {a}, '{{}}'),
+         (1, {b}, {c}, '{{}}'),
+         (1, {d}, {e}, '{{}}');",
+        a = 2 * half,
+        b = 7 * half,
+        c = 9 * half,
+        d = 10 * half,
+        e = 8 * half,
+    );
+    let store = store_with(&dir, &sql);
+    let metadata = store.state("b").unwrap().to_bucket().metadata;
+    assert_eq!(
+        metadata
+            .start
+            .as_ref()
+            .and_then(aw_models::timestamp::to_ns),
+        Some(0)
+    );
+    assert_eq!(
+        metadata.end.as_ref().and_then(aw_models::timestamp::to_ns),
+        Some(9 * half)
+    );
+}
