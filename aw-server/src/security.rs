@@ -205,9 +205,7 @@ impl Fairing for Security {
         let (error, cors) = self.check(req);
         req.local_cache(|| CorsAllowed(cors));
         if let Some(error) = error {
-            req.local_cache(|| EarlyError(Some(error)));
-            req.set_method(Method::Get);
-            req.set_uri(Origin::path_only(REJECTED_PATH));
+            reject(req, error);
         }
     }
 
@@ -235,6 +233,15 @@ impl Fairing for Security {
             }
         }
     }
+}
+
+/// Makes `req` answer with `error` instead of running its handler (a fairing cannot answer
+/// itself): the error goes to the local cache and the request to [`rejected`]. The first
+/// rejection of a request wins.
+pub fn reject(req: &mut Request<'_>, error: ApiError) {
+    req.local_cache(|| EarlyError(Some(error)));
+    req.set_method(Method::Get);
+    req.set_uri(Origin::path_only(REJECTED_PATH));
 }
 
 /// Answers a request a filter rejected, with the filter's error.

@@ -6,18 +6,27 @@
 //! once, but it would also cut off a response being written: a client whose insert was
 //! stored but never answered retries it, and the event is stored twice.
 //!
-//! So the server handles the signals itself: on the first SIGTERM or SIGINT it stops
-//! accepting work only once no request is in flight (counted by the [`InFlight`] fairing,
-//! from `on_request` until Rocket drops the request after sending its response, waiting at
-//! most [`DRAIN_LIMIT`]), then
-//! asks Rocket to shut down with no grace, which closes the idle connections at once.
-//! `server::run` then makes the final commit. A second signal stops without waiting.
+//! So the server handles the signals itself: on the first SIGTERM or SIGINT it marks itself
+//! stopping, waits until no request is in flight (counted by the [`InFlight`] fairing, from
+//! `on_request` until Rocket drops the request after sending its response, waiting at most
+//! [`DRAIN_LIMIT`]), then asks Rocket to shut down with no grace, which closes the idle
+//! connections at once. `server::run` then makes the final commit. A second signal stops
+//! without waiting.
+//!
+//! A request that arrives once the server is stopping is answered 503 without running its
+//! handler: otherwise one arriving just after the drain saw zero could be stored and then
+//! cut off unanswered. Each request is counted before it looks at the flag, and the drain
+//! sets the flag before it looks at the count, so every request is either waited for or
+//! refused.
 
 use rocket::fairing::{Fairing, Info, Kind};
+use rocket::http::Status;
 use rocket::{Data, Request};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use crate::error::ApiError;
 
 /// How long a stop waits for requests in flight (a long query or export) before it closes
 /// their connections anyway.
@@ -26,9 +35,12 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 /// How often the drain looks at the in-flight count.
 const DRAIN_POLL: Duration = Duration::from_millis(5);
 
-/// Counts the requests Rocket is handling.
+/// Counts the requests Rocket is handling, and refuses new ones once the server is stopping.
 #[derive(Clone, Default)]
-pub struct InFlight(Arc<AtomicUsize>);
+pub struct InFlight {
+    count: Arc<AtomicUsize>,
+    stopping: Arc<AtomicBool>,
+}
 
 /// Kept in a request's local cache: counts the request until Rocket drops it, which is after
 /// its response was handed to the connection, or when the connection went away mid-request
@@ -52,10 +64,12 @@ impl Fairing for InFlight {
 
     async fn on_liftoff(&self, rocket: &rocket::Rocket<rocket::Orbit>) {
         let shutdown = rocket.shutdown();
-        let in_flight = self.0.clone();
+        let in_flight = self.count.clone();
+        let stopping = self.stopping.clone();
         rocket::tokio::spawn(async move {
             wait_for_signal().await;
             log::info!("Stopping: finishing the requests in flight");
+            stopping.store(true, Ordering::SeqCst);
             let deadline = Instant::now() + DRAIN_LIMIT;
             rocket::tokio::select! {
                 () = drain(&in_flight, deadline) => {}
@@ -66,11 +80,20 @@ impl Fairing for InFlight {
     }
 
     async fn on_request(&self, req: &mut Request<'_>, _: &mut Data<'_>) {
-        let count = self.0.clone();
+        let count = self.count.clone();
         req.local_cache(move || {
             count.fetch_add(1, Ordering::SeqCst);
             Counted(count)
         });
+        if self.stopping.load(Ordering::SeqCst) {
+            crate::security::reject(
+                req,
+                ApiError::new(
+                    Status::ServiceUnavailable,
+                    "The server is stopping; try again when it is back",
+                ),
+            );
+        }
     }
 }
 

@@ -253,7 +253,7 @@ fn an_event_that_cannot_be_imported_is_refused_never_dropped() {
                 r#"{{"timestamp":"2020-01-01T00:00:01Z","data":{}}}"#,
                 deep(200)
             ),
-            "nested too deeply",
+            "127 levels of nesting",
         ),
         (
             r#"{"timestamp":"2020-01-01T00:00:00Z","duration":1e13,"data":{}}"#.to_string(),

@@ -109,6 +109,42 @@ fn sigterm_finishes_the_request_in_flight() {
     );
 }
 
+/// Once SIGTERM arrived, a request that comes in while the server waits for one in flight
+/// is refused with 503 and stores nothing (it could otherwise be stored and then cut off
+/// unanswered by the stop, and the client would send it again).
+#[test]
+fn requests_arriving_while_stopping_are_refused() {
+    let mut s = TestServer::start();
+    let created = s.client().post_json(
+        "/api/0/buckets/late",
+        r#"{"type":"t","client":"c","hostname":"h"}"#,
+    );
+    assert_eq!(created.status, 200, "{}", created.body);
+    let body = aw_tests::dataset::Dataset::generate(30, "h", 0, 120).export_json();
+    let mut c = s.client();
+    let import = std::thread::spawn(move || c.post_json("/api/0/import", &body));
+    std::thread::sleep(Duration::from_millis(50));
+    let pid = s.pid().unwrap();
+    let _ = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status();
+    std::thread::sleep(Duration::from_millis(20));
+    let late = s.client().post_json(
+        "/api/0/buckets/late/events",
+        r#"[{"timestamp":"2020-01-01T00:00:00Z","duration":1,"data":{}}]"#,
+    );
+    assert_eq!(late.status, 503, "{}", late.body);
+    assert!(late.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("stopping"));
+    assert_eq!(import.join().unwrap().status, 200);
+    assert!(s.stop());
+    s.start_again();
+    assert_eq!(s.client().get("/api/0/buckets/late/events/count").body, "0");
+}
+
 #[test]
 fn sigkill_after_idle_keeps_writes() {
     let mut s = TestServer::start();
