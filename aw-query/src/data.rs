@@ -38,6 +38,39 @@ pub enum Val {
     Obj(Obj),
 }
 
+/// The size of a `serde_json::Value` (and of a map entry's overhead), for estimates.
+const JSON_SLOT: usize = std::mem::size_of::<serde_json::Value>() + 16;
+
+impl Val {
+    /// Roughly how many bytes a `serde_json` copy of this value takes.
+    pub fn json_weight(&self) -> usize {
+        match self {
+            Val::Null | Val::Bool(_) | Val::Num(_) => JSON_SLOT,
+            Val::Str(s) => JSON_SLOT + s.len(),
+            Val::Arr(items) => items
+                .iter()
+                .fold(JSON_SLOT, |sum, v| sum.saturating_add(v.json_weight())),
+            Val::Obj(o) => o.json_weight(),
+        }
+    }
+}
+
+/// Roughly how many bytes a `serde_json::Value` takes (for the memory budget, where data
+/// arrives as `serde_json` values).
+pub fn serde_weight(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match value {
+        Value::Null | Value::Bool(_) | Value::Number(_) => JSON_SLOT,
+        Value::String(s) => JSON_SLOT + s.len(),
+        Value::Array(items) => items
+            .iter()
+            .fold(JSON_SLOT, |sum, v| sum.saturating_add(serde_weight(v))),
+        Value::Object(map) => map.iter().fold(JSON_SLOT, |sum, (k, v)| {
+            sum.saturating_add(JSON_SLOT + k.len() + serde_weight(v))
+        }),
+    }
+}
+
 /// A JSON object: entries sorted by key (byte order, like `serde_json::Map`), keys unique.
 ///
 /// Immutable and cheap to clone (a reference count); changes build a new object
@@ -123,6 +156,14 @@ impl Obj {
         Obj {
             entries: Arc::from(entries),
         }
+    }
+
+    /// Roughly how many bytes a `serde_json` copy of this object takes (for the memory
+    /// budget: the JSON answer copies the data of every event it holds).
+    pub fn json_weight(&self) -> usize {
+        self.entries.iter().fold(JSON_SLOT, |sum, (k, v)| {
+            sum.saturating_add(JSON_SLOT + k.len() + v.json_weight())
+        })
     }
 
     /// Whether both are the same object (not just equal).

@@ -1,6 +1,7 @@
 //! Evaluation of a parsed program for one time period (spec §4).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use aw_models::TimeInterval;
@@ -8,6 +9,7 @@ use aw_models::TimeInterval;
 use crate::datasource::DataSource;
 use crate::error::{QueryError, QueryResult};
 use crate::functions::{Builtin, CallContext, RunState};
+use crate::memory::{Charge, MemoryBudget};
 use crate::parser::{BinOp, Expr, Stmt};
 use crate::value::{DataType, MAX_VALUE_DEPTH};
 
@@ -26,22 +28,20 @@ pub struct Interpreter<'a> {
     /// The estimated size ([`DataType::weight`]) of each variable, and their sum.
     weights: HashMap<String, usize>,
     held: usize,
-    /// The size of the values copied or moved out of variables during the current
-    /// statement (an over-estimate: they may be dropped before it ends).
+    /// The size of the values copied or moved out of variables, and of the results of
+    /// calls, during the current statement (an over-estimate: they may be dropped before it
+    /// ends).
     temp: usize,
+    /// The data text read from buckets in this period (it stays until the period ends).
+    loaded: usize,
+    /// This evaluation's share of the request's memory budget (`memory.rs`).
+    charge: Charge,
 }
-
-/// The most memory (estimated by [`DataType::weight`]) one evaluation may hold in variables
-/// and in the values copied during a statement. The language has no loops, so a value can
-/// only grow exponentially by being copied (`a = a + a;` repeated, `a = [a, a];`), and every
-/// copy is charged before it is made: such a program stops with
-/// [`QueryError::MemoryLimit`] before it uses the memory. A year of events weighs about
-/// 35 MB by this estimate.
-pub const MAX_QUERY_MEMORY: usize = 1 << 30;
 
 impl<'a> Interpreter<'a> {
     /// A fresh environment for `period`: `TIMEINTERVAL` is set to it with `+00:00` offsets.
-    pub fn new(ds: &'a dyn DataSource, period: &TimeInterval) -> Self {
+    /// What it holds is charged to `budget`, the request's.
+    pub fn new(ds: &'a dyn DataSource, period: &TimeInterval, budget: Arc<MemoryBudget>) -> Self {
         let mut vars = HashMap::new();
         vars.insert(
             "TIMEINTERVAL".to_string(),
@@ -58,6 +58,8 @@ impl<'a> Interpreter<'a> {
             weights,
             held,
             temp: 0,
+            loaded: 0,
+            charge: Charge::new(budget),
         }
     }
 
@@ -79,14 +81,21 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Runs every statement and returns the final value of `RETURN`.
-    pub fn run(mut self, program: &[Stmt]) -> QueryResult<DataType> {
+    ///
+    /// The returned [`Charge`] holds the estimated size of the answer's JSON form (checked
+    /// against the budget): keep it until the JSON is built and sent on.
+    pub fn run(mut self, program: &[Stmt]) -> QueryResult<(DataType, Charge)> {
         // The transforms' loops check the same deadline (`budget.rs`).
         let _budget = crate::budget::enter(self.deadline);
         self.block(program)?;
-        let result = self.vars.remove("RETURN").ok_or(QueryError::EmptyQuery);
+        let result = self.vars.remove("RETURN").ok_or(QueryError::EmptyQuery)?;
+        let mut charge = self.charge;
+        let output = result.weight().saturating_add(result.json_weight());
+        // The variables are given back; the answer and its JSON form are held.
+        let checked = charge.set(output, 0);
         // The other variables may hold large event lists.
         crate::reaper::drop_later((self.vars, self.state));
-        result
+        checked.map(|()| (result, charge))
     }
 
     fn block(&mut self, stmts: &[Stmt]) -> QueryResult<()> {
@@ -96,18 +105,14 @@ impl<'a> Interpreter<'a> {
         Ok(())
     }
 
-    /// Refuses a memory use of `bytes` more (a copy about to be made, or a value about to
-    /// be kept) when it would pass [`MAX_QUERY_MEMORY`].
-    fn check_memory(&self, bytes: usize) -> QueryResult<()> {
-        let total = self.held.saturating_add(self.temp).saturating_add(bytes);
-        if total > MAX_QUERY_MEMORY {
-            return Err(QueryError::MemoryLimit(format!(
-                "The query would hold about {} MB, more than the {} MB a query may use",
-                total >> 20,
-                MAX_QUERY_MEMORY >> 20
-            )));
-        }
-        Ok(())
+    /// Updates this evaluation's charge and refuses a memory use of `bytes` more (a copy
+    /// about to be made) when the request would pass its budget.
+    fn check_memory(&mut self, bytes: usize) -> QueryResult<()> {
+        let holds = self
+            .held
+            .saturating_add(self.temp)
+            .saturating_add(self.loaded);
+        self.charge.set(holds, bytes)
     }
 
     /// Stores a variable, keeping the memory estimate.
@@ -229,7 +234,15 @@ impl<'a> Interpreter<'a> {
         let result = f.call(values, &mut ctx);
         // A transform that ran out of time stopped early: its result is partial.
         self.check_deadline()?;
-        result
+        let result = result?;
+        // The result lives until the statement ends (`concat(query_bucket(b), …)` holds many
+        // at once); data read from a bucket lives until the period ends.
+        self.loaded = self
+            .loaded
+            .saturating_add(std::mem::take(&mut self.state.loaded_bytes));
+        self.temp = self.temp.saturating_add(result.weight());
+        self.check_memory(0)?;
+        Ok(result)
     }
 
     fn list(&mut self, items: &[Expr]) -> QueryResult<DataType> {

@@ -32,6 +32,7 @@ mod fxhash;
 mod interpreter;
 mod lexer;
 mod liveness;
+mod memory;
 mod parser;
 mod program;
 mod reaper;
@@ -40,7 +41,7 @@ mod value;
 
 pub use datasource::{DataSource, DataSourceError, MemoryDataSource};
 pub use error::QueryError;
-pub use interpreter::MAX_QUERY_MEMORY;
+pub use memory::MAX_QUERY_MEMORY;
 pub use parser::MAX_NESTING;
 pub use value::MAX_VALUE_DEPTH;
 
@@ -66,8 +67,9 @@ pub fn query(
     query_until(code, periods, ds, None)
 }
 
-/// [`query`] with a time budget: evaluation stops with [`QueryError::Timeout`] at the first
-/// statement or function call after `deadline`.
+/// [`query`] with a time budget: evaluation stops with [`QueryError::Timeout`] soon after
+/// `deadline` (checked at every statement and call, and inside long transform loops; see
+/// `budget.rs`).
 pub fn query_until(
     code: &str,
     periods: &[TimeInterval],

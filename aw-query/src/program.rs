@@ -1,6 +1,7 @@
 //! A parsed program and its evaluation over one or many time periods.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::Instant;
 
@@ -11,6 +12,7 @@ use crate::datasource::DataSource;
 use crate::error::{QueryError, QueryResult};
 use crate::interpreter::Interpreter;
 use crate::liveness::mark_last_uses;
+use crate::memory::MemoryBudget;
 use crate::parser::{parse, Stmt};
 
 /// A parsed, analysed query program, so that it can be parsed once and run for many periods.
@@ -28,18 +30,21 @@ impl Program {
     }
 
     /// Evaluates the program for one period in a fresh environment and serialises `RETURN`;
-    /// fails with [`QueryError::Timeout`] once `deadline` passes.
+    /// fails with [`QueryError::Timeout`] once `deadline` passes, and with
+    /// [`QueryError::MemoryLimit`] when the request would pass its memory `budget`.
     pub fn run_until(
         &self,
         period: &TimeInterval,
         ds: &dyn DataSource,
         deadline: Option<Instant>,
+        budget: &Arc<MemoryBudget>,
     ) -> QueryResult<Value> {
-        let result = Interpreter::new(ds, period)
+        let (result, charge) = Interpreter::new(ds, period, budget.clone())
             .with_deadline(deadline)
             .run(&self.stmts)?;
         let json = result.to_json();
         crate::reaper::drop_later(result);
+        drop(charge);
         json
     }
 
@@ -54,6 +59,8 @@ impl Program {
         deadline: Option<Instant>,
     ) -> QueryResult<Vec<Value>> {
         let n = periods.len();
+        // One memory budget for every period of the request (`memory.rs`).
+        let budget = MemoryBudget::new();
         let threads = thread::available_parallelism()
             .map(|p| p.get())
             .unwrap_or(1)
@@ -61,7 +68,7 @@ impl Program {
         if threads <= 1 {
             return periods
                 .iter()
-                .map(|p| self.run_until(p, ds, deadline))
+                .map(|p| self.run_until(p, ds, deadline, &budget))
                 .collect();
         }
 
@@ -77,7 +84,7 @@ impl Program {
                 let Some(period) = periods.get(i) else {
                     break;
                 };
-                let r = self.run_until(period, ds, deadline);
+                let r = self.run_until(period, ds, deadline, &budget);
                 if r.is_err() {
                     first_error.fetch_min(i, Ordering::Relaxed);
                 }

@@ -197,6 +197,31 @@ impl DataType {
         }
     }
 
+    /// Roughly how many bytes the JSON form ([`DataType::to_json`]) takes: unlike the value,
+    /// it holds a copy of each event's data per occurrence. For the query memory budget.
+    pub fn json_weight(&self) -> usize {
+        /// An event's own JSON object: four keys, the timestamp text, the numbers.
+        const EVENT: usize = 320;
+        /// A `serde_json::Value`.
+        const SLOT: usize = std::mem::size_of::<Value>();
+        match self {
+            DataType::None | DataType::Bool(_) | DataType::Number(_) | DataType::Function(_) => {
+                SLOT
+            }
+            DataType::String(s) => SLOT + s.len(),
+            DataType::Event(e) => EVENT + e.data.json_weight(),
+            DataType::Events(events) => events.iter().fold(SLOT, |sum, e| {
+                sum.saturating_add(EVENT + e.data.json_weight())
+            }),
+            DataType::List(items) => items
+                .iter()
+                .fold(SLOT, |sum, v| sum.saturating_add(v.json_weight())),
+            DataType::Dict(map) => map.iter().fold(SLOT, |sum, (k, v)| {
+                sum.saturating_add(SLOT + k.len() + v.json_weight())
+            }),
+        }
+    }
+
     /// Nesting depth of lists/dicts (scalars and events are 0).
     pub fn depth(&self) -> usize {
         match self {

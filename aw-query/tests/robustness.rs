@@ -218,6 +218,17 @@ fn values_that_double_themselves_hit_the_memory_limit() {
         })
         .collect();
     ds.add_bucket("big", "t", "host", many);
+    let fat: Vec<_> = (0..2_000)
+        .map(|i| {
+            event(
+                Some(10 + i),
+                "2024-01-01T00:00:00Z",
+                1.0,
+                serde_json::json!({"i": i, "text": "x".repeat(2_000)}),
+            )
+        })
+        .collect();
+    ds.add_bucket("fat", "t", "host", fat);
     for code in [
         doubling("\"x\"", "a + a"),
         doubling("[1]", "a + a"),
@@ -228,6 +239,17 @@ fn values_that_double_themselves_hit_the_memory_limit() {
         format!(
             "a = query_bucket(\"big\"); return concat({});",
             vec!["a"; 2_000].join(", ")
+        ),
+        // Many bucket reads alive in one statement: each call's result is charged.
+        format!(
+            "return concat({});",
+            vec!["query_bucket(\"big\")"; 2_000].join(", ")
+        ),
+        // Small values, a huge answer: the JSON form copies each event's data per
+        // occurrence, and is charged before it is built.
+        format!(
+            "a = query_bucket(\"fat\"); return [{}];",
+            vec!["a"; 400].join(", ")
         ),
     ] {
         let ds = ds.clone();

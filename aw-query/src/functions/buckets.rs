@@ -25,18 +25,23 @@ fn current_interval(ctx: &CallContext<'_>) -> QueryResult<TimeInterval> {
 }
 
 /// `query_bucket(bucket_id)`: the bucket's events in the current interval, newest first.
-pub fn query_bucket(args: Vec<DataType>, ctx: &CallContext<'_>) -> QueryResult<DataType> {
+pub fn query_bucket(args: Vec<DataType>, ctx: &mut CallContext<'_>) -> QueryResult<DataType> {
     let [id] = arity::<1>(args)?;
     let id = string(id)?;
     let interval = current_interval(ctx)?;
     let failed = |e| QueryError::BucketQueryError(format!("Failed to query bucket: {e:?}"));
     let (start, end) = (*interval.start(), *interval.end());
     if let Some(rows) = ctx.ds.query_bucket_rows(&id, start, end) {
-        return Ok(DataType::Events(crate::event::intern_rows(
-            rows.map_err(failed)?,
-        )));
+        let rows = rows.map_err(failed)?;
+        ctx.state.loaded_bytes = rows.iter().map(|r| r.data.len()).sum();
+        return Ok(DataType::Events(crate::event::intern_rows(rows)));
     }
     let events = ctx.ds.query_bucket(&id, start, end).map_err(failed)?;
+    ctx.state.loaded_bytes = events
+        .iter()
+        .flat_map(|e| e.data.iter())
+        .map(|(k, v)| k.len() + crate::data::serde_weight(v))
+        .sum();
     Ok(DataType::Events(crate::event::intern(events)))
 }
 

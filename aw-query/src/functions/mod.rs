@@ -34,6 +34,9 @@ pub struct RunState {
     /// the same shared values in every call, so re-splitting already split events (the
     /// canonical query does) is a cheap identity check.
     pub urls: crate::transforms::split_url::UrlCache,
+    /// Bytes of data text read from buckets by the last call, for the memory budget (the
+    /// interpreter takes it after each call).
+    pub loaded_bytes: usize,
 }
 
 impl Builtin {
