@@ -144,56 +144,46 @@ impl EventRows {
 
     /// Appends the JSON array of [`EventRows::to_json`] to `out`.
     ///
-    /// Long lists (a week or a month of window events) are written in parts on several
-    /// threads: writing an event is as much work as reading it from SQLite, and while the
-    /// answer is written the worker thread no longer needs a CPU for this request.
+    /// Long lists (a week or a month of window events) are written in parts on the threads
+    /// of the rayon pool this is called on (the server's CPU pool): writing an event is as
+    /// much work as reading it from SQLite. Called elsewhere, they are written in one go.
     pub fn write_json(&self, out: &mut String) {
         let parts = match self.0.len() / PARALLEL_PART_ROWS {
             0 | 1 => 1,
-            // `available_parallelism` reads cgroup files: only asked for long lists.
-            most => std::thread::available_parallelism().map_or(1, |n| n.get().min(most)),
+            // Only on a pool's thread: elsewhere (an async worker) this would start rayon's
+            // global pool beside the server's one.
+            _ if rayon::current_thread_index().is_none() => 1,
+            most => rayon::current_num_threads().min(most),
         };
         self.write_json_in(out, parts);
     }
 
-    /// [`EventRows::write_json`] in `parts` parts, each but the first on its own thread.
+    /// [`EventRows::write_json`] in `parts` parts, written in parallel on the current rayon
+    /// pool (the server calls this on its CPU pool, `aw_query::cpu_pool`).
     fn write_json_in(&self, out: &mut String, parts: usize) {
+        use rayon::prelude::*;
         out.push('[');
         if parts <= 1 {
             write_rows(&self.0, out);
         } else {
             let chunk = self.0.len().div_ceil(parts);
-            let mut chunks = self.0.chunks(chunk);
-            let head = chunks.next().unwrap_or_default();
-            std::thread::scope(|scope| {
-                let helpers: Vec<_> = chunks
-                    .map(|rows| {
-                        let spawned = std::thread::Builder::new()
-                            .name("aw-json".into())
-                            .spawn_scoped(scope, move || {
-                                let mut part = String::with_capacity(json_capacity(rows));
-                                write_rows(rows, &mut part);
-                                part
-                            });
-                        (rows, spawned)
-                    })
-                    .collect();
-                write_rows(head, out);
-                for (rows, spawned) in helpers {
-                    // A thread that could not be started (or failed) is made up for here.
-                    let part = spawned.ok().and_then(|h| h.join().ok()).unwrap_or_else(|| {
-                        let mut part = String::new();
-                        write_rows(rows, &mut part);
-                        part
-                    });
-                    if !part.is_empty() {
-                        if !out.ends_with('[') {
-                            out.push(',');
-                        }
-                        out.push_str(&part);
+            let written: Vec<String> = self
+                .0
+                .par_chunks(chunk)
+                .map(|rows| {
+                    let mut part = String::with_capacity(json_capacity(rows));
+                    write_rows(rows, &mut part);
+                    part
+                })
+                .collect();
+            for part in written {
+                if !part.is_empty() {
+                    if !out.ends_with('[') {
+                        out.push(',');
                     }
+                    out.push_str(&part);
                 }
-            });
+            }
         }
         out.push(']');
     }

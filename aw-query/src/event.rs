@@ -90,46 +90,24 @@ impl QEvent {
 /// lets `merge_events_by_keys` group by address. Sharing is invisible to the language: data
 /// objects are immutable.
 pub fn intern(events: Vec<Event>) -> Vec<QEvent> {
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    let parts = crate::cpu_pool::threads()
         .min(events.len() / PARALLEL_CHUNK)
         .max(1);
-    intern_on(events, workers)
+    intern_in(events, parts)
 }
 
-/// [`intern`] on `workers` threads.
-fn intern_on(events: Vec<Event>, workers: usize) -> Vec<QEvent> {
-    let out = if workers <= 1 {
+/// [`intern`] in `parts` parts, run in parallel on the CPU pool.
+fn intern_in(events: Vec<Event>, parts: usize) -> Vec<QEvent> {
+    let out = if parts <= 1 {
         intern_slice(&events)
     } else {
-        // Reading the source's objects is memory-bound; split the work over the cores. Each
-        // chunk shares objects only within itself, which costs little sharing.
-        let chunk = events.len().div_ceil(workers);
-        std::thread::scope(|s| {
-            // A chunk whose thread cannot be started (or fails) is done on this thread.
-            let handles: Vec<_> = events
-                .chunks(chunk)
-                .skip(1)
-                .map(|part| {
-                    std::thread::Builder::new()
-                        .spawn_scoped(s, move || intern_slice(part))
-                        .map_err(|_| part)
-                })
-                .collect();
-            let mut out = intern_slice(events.get(..chunk).unwrap_or(&[]));
-            for (i, h) in handles.into_iter().enumerate() {
-                let from = (i + 1) * chunk;
-                let part = events
-                    .get(from..(from + chunk).min(events.len()))
-                    .unwrap_or(&[]);
-                match h.map(|h| h.join()) {
-                    Ok(Ok(done)) => out.extend(done),
-                    _ => out.extend(intern_slice(part)),
-                }
-            }
-            out
-        })
+        // Reading the source's objects is memory-bound; split the work over the pool. Each
+        // part shares objects only within itself, which costs little sharing.
+        use rayon::prelude::*;
+        let chunk = events.len().div_ceil(parts);
+        let done: Vec<Vec<QEvent>> =
+            crate::cpu_pool::install(|| events.par_chunks(chunk).map(intern_slice).collect());
+        done.into_iter().flatten().collect()
     };
     // The source's objects are no longer needed; freeing them is slow, so not here.
     crate::reaper::drop_vec_later(events);
@@ -301,9 +279,9 @@ mod tests {
             })
             .collect();
         let seq = intern_slice(&events);
-        // Explicit thread counts: `intern` alone would use one thread on a one-core machine.
+        // Explicit part counts: `intern` alone would use one part on a one-core machine.
         for workers in [2, 3] {
-            let par = intern_on(events.clone(), workers);
+            let par = intern_in(events.clone(), workers);
             assert_eq!(seq.len(), par.len());
             for (a, b) in seq.iter().zip(&par) {
                 assert_eq!(a.id, b.id);

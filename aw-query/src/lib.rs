@@ -19,10 +19,12 @@
 //! * every recursive walk is bounded by [`MAX_NESTING`] (syntax) and a value depth limit, and
 //!   runs on a thread with [`EVAL_STACK`], so no input can overflow the stack; no input makes
 //!   the interpreter panic;
-//! * several periods are evaluated in parallel threads.
+//! * several periods are evaluated in parallel on the process's one CPU pool (see
+//!   [`cpu_pool`]), which the server also uses for the queries themselves.
 
 mod budget;
 mod builtin;
+pub mod cpu_pool;
 mod data;
 mod datasource;
 mod error;

@@ -2,8 +2,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread;
 use std::time::Instant;
+
+use rayon::prelude::*;
 
 use aw_models::TimeInterval;
 use serde_json::Value;
@@ -48,9 +49,9 @@ impl Program {
         json
     }
 
-    /// Evaluates the program for every period (in parallel when there are several) and
-    /// returns the results in period order. The first failing period (in period order) fails
-    /// the whole call; later periods are then not started. Fails with
+    /// Evaluates the program for every period (in parallel on the CPU pool when there are
+    /// several) and returns the results in period order. The first failing period (in
+    /// period order) fails the whole call; later periods are then not started. Fails with
     /// [`QueryError::Timeout`] once `deadline` passes.
     pub fn run_all_until(
         &self,
@@ -58,73 +59,37 @@ impl Program {
         ds: &dyn DataSource,
         deadline: Option<Instant>,
     ) -> QueryResult<Vec<Value>> {
-        let n = periods.len();
         // One memory budget for every period of the request (`memory.rs`).
         let budget = MemoryBudget::new();
-        let threads = thread::available_parallelism()
-            .map(|p| p.get())
-            .unwrap_or(1)
-            .min(n);
-        if threads <= 1 {
+        if periods.len() <= 1 || crate::cpu_pool::threads() <= 1 {
             return periods
                 .iter()
                 .map(|p| self.run_until(p, ds, deadline, &budget))
                 .collect();
         }
-
-        let next = AtomicUsize::new(0);
         let first_error = AtomicUsize::new(usize::MAX);
-        let worker = || {
-            let mut done = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n || i > first_error.load(Ordering::Relaxed) {
-                    break;
-                }
-                let Some(period) = periods.get(i) else {
-                    break;
-                };
-                let r = self.run_until(period, ds, deadline, &budget);
-                if r.is_err() {
-                    first_error.fetch_min(i, Ordering::Relaxed);
-                }
-                done.push((i, r));
-            }
-            done
-        };
-
-        let mut slots: Vec<Option<QueryResult<Value>>> = (0..n).map(|_| None).collect();
-        thread::scope(|s| {
-            let handles: Vec<_> = (1..threads)
-                .filter_map(|_| {
-                    thread::Builder::new()
-                        .name("aw-query".to_string())
-                        .stack_size(crate::EVAL_STACK)
-                        .spawn_scoped(s, worker)
-                        .ok()
+        let results: Vec<Option<QueryResult<Value>>> = crate::cpu_pool::install(|| {
+            periods
+                .par_iter()
+                .enumerate()
+                .map(|(i, period)| {
+                    if i > first_error.load(Ordering::Relaxed) {
+                        return None;
+                    }
+                    let r = self.run_until(period, ds, deadline, &budget);
+                    if r.is_err() {
+                        first_error.fetch_min(i, Ordering::Relaxed);
+                    }
+                    Some(r)
                 })
-                .collect();
-            // The calling thread works too, so progress is made even if no thread could be
-            // spawned.
-            let mut all = worker();
-            for h in handles {
-                // A panicking worker loses its results; reported below as missing periods.
-                if let Ok(done) = h.join() {
-                    all.extend(done);
-                }
-            }
-            for (i, r) in all {
-                if let Some(slot) = slots.get_mut(i) {
-                    *slot = Some(r);
-                }
-            }
+                .collect()
         });
-
-        let mut out = Vec::with_capacity(n);
-        for slot in slots {
-            match slot {
+        let mut out = Vec::with_capacity(results.len());
+        for r in results {
+            match r {
                 Some(Ok(v)) => out.push(v),
                 Some(Err(e)) => return Err(e),
+                // Skipped only after an earlier period failed, whose error returned above.
                 None => {
                     return Err(QueryError::InvalidType(
                         "internal error: a time period could not be evaluated".to_string(),

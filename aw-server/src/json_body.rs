@@ -2,7 +2,7 @@
 //!
 //! Like Rocket's `Json<T>` (400 for malformed JSON, 422 for JSON of the wrong shape, 413 over
 //! the `json` limit), but the error keeps the parser's message (for example which event field
-//! is out of range) for the JSON error body, and large bodies are parsed on the blocking pool
+//! is out of range) for the JSON error body, and large bodies are parsed on the CPU pool
 //! so an import never stalls an async worker.
 
 use rocket::data::{FromData, Limits, Outcome};
@@ -40,9 +40,7 @@ pub async fn read_body_text(
 /// Parses JSON text, classifying errors as 400 (syntax) or 422 (shape).
 pub async fn parse_json<T: DeserializeOwned + Send + 'static>(text: String) -> Result<T, ApiError> {
     let parsed = if text.len() > INLINE_PARSE_LIMIT {
-        rocket::tokio::task::spawn_blocking(move || serde_json::from_str::<T>(&text))
-            .await
-            .map_err(|e| ApiError::internal(format!("JSON parser failed: {e}")))?
+        crate::cpu::run(move || serde_json::from_str::<T>(&text)).await?
     } else {
         serde_json::from_str::<T>(&text)
     };

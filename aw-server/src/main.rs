@@ -7,6 +7,7 @@
 mod catchers;
 mod cli;
 mod config;
+mod cpu;
 mod device_id;
 mod dirs;
 mod endpoints;
@@ -16,7 +17,6 @@ mod logging;
 mod memory;
 mod normalize;
 mod params;
-mod query_pool;
 mod query_source;
 mod responses;
 mod security;

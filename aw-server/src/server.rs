@@ -16,7 +16,6 @@ use crate::endpoints;
 use crate::endpoints::webui::StaticFiles;
 use crate::memory::ReturnMemory;
 use crate::normalize::NormalizePath;
-use crate::query_pool::QueryPool;
 use crate::security::{self, Security};
 use crate::shutdown::InFlight;
 use crate::state::AppState;
@@ -159,8 +158,6 @@ pub fn build(
             settings.address
         );
     }
-    let queries = QueryPool::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
-        .map_err(|e| format!("cannot start the query threads: {e}"))?;
     let limits = Limits::default()
         .limit("json", 1000.mebibytes())
         .limit("data-form", 1000.mebibytes())
@@ -220,7 +217,6 @@ pub fn build(
         .manage(AppState {
             datastore,
             info,
-            queries,
             query_timeout: settings.config.query_budget(),
         })
         .manage(StaticFiles {

@@ -3,8 +3,6 @@
 use aw_datastore::Datastore;
 use aw_models::Info;
 
-use crate::query_pool::QueryPool;
-
 /// Rocket managed state. No mutex anywhere: the datastore handle is a channel sender, the
 /// rest is read-only.
 pub struct AppState {
@@ -12,8 +10,6 @@ pub struct AppState {
     pub datastore: Datastore,
     /// Hostname, version, testing flag and device id, as `GET /api/0/info` shows them.
     pub info: Info,
-    /// Where queries are evaluated: one low-priority thread per core.
-    pub queries: QueryPool,
     /// How long one query may evaluate (`None`: no limit).
     pub query_timeout: Option<std::time::Duration>,
 }

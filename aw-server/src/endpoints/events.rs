@@ -11,7 +11,7 @@ use crate::params::{parse_limit, parse_time, single};
 use crate::responses::{Empty, JsonText};
 use crate::state::AppState;
 
-/// Responses with more events than this are serialised on the blocking pool.
+/// Responses with more events than this are serialised on the CPU pool.
 const INLINE_JSON_ROWS: usize = 2_000;
 
 /// Events overlapping `[start, end]`, clipped, newest first, at most `limit`.
@@ -33,9 +33,7 @@ pub async fn list(
     if rows.len() <= INLINE_JSON_ROWS {
         return Ok(JsonText(rows.to_json()));
     }
-    rocket::tokio::task::spawn_blocking(move || JsonText(rows.to_json()))
-        .await
-        .map_err(|e| crate::error::ApiError::internal(e.to_string()))
+    crate::cpu::run(move || JsonText(rows.to_json())).await
 }
 
 /// Inserts events (a JSON array); an event with an `id` replaces that event of this bucket.

@@ -38,9 +38,7 @@ async fn export(datastore: &Datastore, buckets: Vec<Bucket>) -> ApiResult<Attach
         [(only, _)] => format!("aw-bucket-export_{}.json", only.id),
         _ => "aw-buckets-export.json".to_string(),
     };
-    let body = rocket::tokio::task::spawn_blocking(move || export_document(&parts))
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))??;
+    let body = crate::cpu::run(move || export_document(&parts)).await??;
     Ok(Attachment { filename, body })
 }
 

@@ -83,18 +83,14 @@ pub async fn multipart(
     import(text, state).await
 }
 
-/// Parses the document on the blocking pool (a year of data is ~100 MB) and imports it.
+/// Parses the document on the CPU pool (a year of data is ~100 MB) and imports it.
 async fn import(text: String, state: &State<AppState>) -> ApiResult<Empty> {
-    let buckets =
-        rocket::tokio::task::spawn_blocking(move || aw_datastore::parse_import_document(&text))
-            .await
-            .map_err(|e| ApiError::internal(format!("import parser failed: {e}")))?
-            .map_err(|e| match e {
-                ImportDocumentError::Json(e) => json_error(e),
-                event @ ImportDocumentError::Event { .. } => {
-                    ApiError::bad_request(event.to_string())
-                }
-            })?;
+    let buckets = crate::cpu::run(move || aw_datastore::parse_import_document(&text))
+        .await?
+        .map_err(|e| match e {
+            ImportDocumentError::Json(e) => json_error(e),
+            event @ ImportDocumentError::Event { .. } => ApiError::bad_request(event.to_string()),
+        })?;
     state.datastore.import_rows(buckets).await.map_err(|e| {
         // An event that cannot be stored is the client's fault; anything else is ours.
         let status = match ApiError::from(e.clone()).status {

@@ -13,8 +13,8 @@ use crate::state::AppState;
 /// `"\n"`. Query errors are 500 `{"message": "<Variant>(\"detail\")"}` as in the reference;
 /// a malformed time period is rejected by the body parser with 422.
 ///
-/// Evaluation runs on the [`crate::query_pool::QueryPool`]: at most one query per core at
-/// a time, at low priority, so cheap requests are never stuck behind them. A query that
+/// Evaluation runs on the CPU pool ([`crate::cpu::run`]): at most one query per core at a
+/// time, at low priority, so cheap requests are never stuck behind them. A query that
 /// evaluates longer than the config's `query_timeout` is stopped with
 /// `500 {"message": "Timeout(\"…\")"}`, in the shape of every other query error.
 #[rocket::post("/api/0/query", format = "json", data = "<body>")]
@@ -22,18 +22,16 @@ pub async fn query(body: JsonBody<Query>, state: &State<AppState>) -> ApiResult<
     let request = body.0;
     let source = DatastoreSource(state.datastore.clone());
     let budget = state.query_timeout;
-    state
-        .queries
-        .run(move || {
-            // The budget counts from the start of evaluation, not from the wait in line. A
-            // budget too large to add to the clock is no limit.
-            let deadline = budget.and_then(|b| std::time::Instant::now().checked_add(b));
-            let code = request.query.join("\n");
-            let results = aw_query::query_until(&code, &request.timeperiods, &source, deadline)
-                .map_err(|e| ApiError::internal(e.to_string()))?;
-            serde_json::to_string(&results)
-                .map(JsonText)
-                .map_err(|e| ApiError::internal(e.to_string()))
-        })
-        .await?
+    crate::cpu::run(move || {
+        // The budget counts from the start of evaluation, not from the wait in line. A
+        // budget too large to add to the clock is no limit.
+        let deadline = budget.and_then(|b| std::time::Instant::now().checked_add(b));
+        let code = request.query.join("\n");
+        let results = aw_query::query_until(&code, &request.timeperiods, &source, deadline)
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        serde_json::to_string(&results)
+            .map(JsonText)
+            .map_err(|e| ApiError::internal(e.to_string()))
+    })
+    .await?
 }
