@@ -10,11 +10,11 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::new_event::NewEvent;
-use crate::store::{created_from_text, Store};
+use crate::store::created_from_text;
 
-/// Imports every bucket and event of the Python database at `path` into `store`, inside the
-/// store's current transaction. Returns the number of events imported.
-pub fn import(store: &mut Store, path: &Path) -> Result<usize> {
+/// Reads every bucket and event of the Python database at `path` (opened read-only), for
+/// the worker to import like any import document.
+pub fn read(path: &Path) -> Result<Vec<(Bucket, Vec<NewEvent>)>> {
     let legacy = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     let mut buckets = Vec::new();
     {
@@ -34,7 +34,7 @@ pub fn import(store: &mut Store, path: &Path) -> Result<usize> {
             buckets.push(row?);
         }
     }
-    let mut total = 0;
+    let mut out = Vec::with_capacity(buckets.len());
     for (key, name, type_, client, hostname, created) in buckets {
         let mut stmt = legacy.prepare(
             "SELECT timestamp, duration, datastr FROM eventmodel WHERE bucket_id = ?1
@@ -55,7 +55,6 @@ pub fn import(store: &mut Store, path: &Path) -> Result<usize> {
                 None => log::warn!("Legacy import: skipping an unreadable event of '{name}'"),
             }
         }
-        total += events.len();
         let bucket = Bucket {
             bid: None,
             id: name.clone(),
@@ -68,10 +67,9 @@ pub fn import(store: &mut Store, path: &Path) -> Result<usize> {
             events: None,
             last_updated: None,
         };
-        store.create_bucket(bucket, events)?;
-        log::info!("Legacy import: imported bucket '{name}'");
+        out.push((bucket, events));
     }
-    Ok(total)
+    Ok(out)
 }
 
 fn legacy_event(ts: &str, duration: f64, datastr: &str) -> Option<NewEvent> {

@@ -138,9 +138,9 @@ impl Datastore {
             .name("aw-datastore".into())
             .spawn(
                 move || match open_store(&path, &options, published.clone()) {
-                    Ok((store, lock)) => {
+                    Ok((store, lock, legacy)) => {
                         published.worker_alive.store(true, Ordering::Release);
-                        let _ = ready_tx.send(Ok(()));
+                        let _ = ready_tx.send(Ok(legacy));
                         let closing = worker::run(store, receiver);
                         published.worker_alive.store(false, Ordering::Release);
                         // The lock is released only after the connection is closed (`run` has
@@ -156,8 +156,31 @@ impl Datastore {
                 },
             )
             .map_err(|e| DatastoreError::Sql(format!("cannot start the worker thread: {e}")))?;
-        ready_rx.recv().unwrap_or(Err(DatastoreError::WorkerGone))?;
-        Ok(Datastore { requests, shared })
+        let legacy = ready_rx.recv().unwrap_or(Err(DatastoreError::WorkerGone))?;
+        let datastore = Datastore { requests, shared };
+        if let Some(legacy) = legacy {
+            datastore.import_legacy(&legacy);
+        }
+        Ok(datastore)
+    }
+
+    /// The one-time import of the Python server's database into a new file: read here, then
+    /// an ordinary import request (the worker owns every transaction). A failure is logged
+    /// and the server starts with what was imported; it is not tried again (the file is no
+    /// longer new).
+    fn import_legacy(&self, legacy: &Path) {
+        log::info!(
+            "Importing the aw-server (Python) database {}",
+            legacy.display()
+        );
+        let result = legacy_import::read(legacy).and_then(|buckets| {
+            let events: usize = buckets.iter().map(|(_, events)| events.len()).sum();
+            self.import_rows(buckets).wait().map(|()| events)
+        });
+        match result {
+            Ok(events) => log::info!("Legacy import done: {events} events"),
+            Err(e) => log::error!("Legacy import failed: {e}"),
+        }
     }
 
     fn ask<T>(&self, make: impl FnOnce(request::Reply<T>) -> Request) -> Pending<T> {

@@ -1,5 +1,6 @@
-//! Opening a database file: the cross-process lock, pragmas, migrations, repairs, and the
-//! one-time import of the Python server's database.
+//! Opening a database file: the cross-process lock, pragmas, migrations, repairs, and
+//! whether the Python server's database is to be imported (the import itself is an
+//! ordinary import request to the worker, see `lib.rs`).
 
 use rusqlite::{Connection, OpenFlags};
 use std::fs::{File, TryLockError};
@@ -8,9 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{DatastoreError, Result};
+use crate::schema;
 use crate::shared::Shared;
 use crate::store::Store;
-use crate::{legacy_import, schema};
 
 /// How to open a datastore.
 #[derive(Clone, Debug, Default)]
@@ -23,11 +24,13 @@ pub struct OpenOptions {
 }
 
 /// Opens the file, takes the cross-process lock, configures, migrates and loads the store.
+/// Also returns the Python server's database to import, if this file was just created and
+/// that one exists.
 pub(crate) fn open_store(
     path: &Path,
     options: &OpenOptions,
     shared: Arc<Shared>,
-) -> Result<(Store, File)> {
+) -> Result<(Store, File, Option<PathBuf>)> {
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -69,34 +72,17 @@ pub(crate) fn open_store(
     })?;
     schema::repair_id_sequence(&mut conn)?;
     schema::ensure_long_events_index(&conn)?;
-    let mut store = Store::new(conn, shared)?;
-    if found == 0 {
-        if let Some(legacy) = options.legacy_import.as_deref() {
-            if legacy.exists() {
-                log::info!(
-                    "Importing the aw-server (Python) database {}",
-                    legacy.display()
-                );
-                store.conn().execute_batch("BEGIN IMMEDIATE")?;
-                match legacy_import::import(&mut store, legacy) {
-                    Ok(n) => {
-                        store.conn().execute_batch("COMMIT")?;
-                        log::info!("Legacy import done: {n} events");
-                    }
-                    Err(e) => {
-                        let _ = store.conn().execute_batch("ROLLBACK");
-                        store.reload()?;
-                        log::error!("Legacy import failed, starting with an empty database: {e}");
-                    }
-                }
-                store.batch.clear();
-            } else {
-                log::info!(
-                    "No aw-server (Python) database at {}, nothing to import",
-                    legacy.display()
-                );
-            }
+    let store = Store::new(conn, shared)?;
+    let legacy = match options.legacy_import.as_deref() {
+        Some(legacy) if found == 0 && legacy.exists() => Some(legacy.to_path_buf()),
+        Some(legacy) if found == 0 => {
+            log::info!(
+                "No aw-server (Python) database at {}, nothing to import",
+                legacy.display()
+            );
+            None
         }
-    }
-    Ok((store, lock))
+        _ => None,
+    };
+    Ok((store, lock, legacy))
 }
