@@ -185,11 +185,12 @@ impl Transaction {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use rusqlite::Connection;
 
-    fn bucket(id: &str) -> aw_models::Bucket {
+    /// A bucket with fixed fields.
+    pub(crate) fn bucket(id: &str) -> aw_models::Bucket {
         aw_models::Bucket {
             bid: None,
             id: id.into(),
@@ -204,22 +205,20 @@ mod tests {
         }
     }
 
-    /// When SQLite drops the transaction and the acknowledged writes cannot be applied
-    /// again, writes are refused (nothing may take their ids) until a replay succeeds, and
-    /// then everything acknowledged is there.
-    #[test]
-    fn writes_wait_until_the_acknowledged_ones_are_applied_again() {
-        let dir = tempfile::tempdir().unwrap();
+    /// A store on a new file in `dir`.
+    pub(crate) fn store_in(dir: &tempfile::TempDir) -> Store {
         let mut conn = Connection::open(dir.path().join("sqlite.db")).unwrap();
         crate::schema::configure(&conn).unwrap();
         crate::schema::migrate(&mut conn).unwrap();
-        let mut store = Store::new(conn, Default::default()).unwrap();
-        let mut tx = Transaction::begin(&store);
-        store.create_bucket(bucket("kept"), Vec::new()).unwrap();
-        let mark = store.batch.len();
+        crate::schema::ensure_long_events_index(&conn).unwrap();
+        Store::new(conn, Default::default()).unwrap()
+    }
 
-        // SQLite drops the transaction, and the replay fails too (a trigger stands in for a
-        // disk that is still full).
+    /// SQLite drops the open transaction, and applying its writes again fails (a trigger
+    /// stands in for a disk that is still full; it is gone afterwards, but no replay is
+    /// tried again within `RETRY_DELAY`).
+    pub(crate) fn unrecoverable_rollback(tx: &mut Transaction, store: &mut Store) {
+        let mark = store.batch.len();
         store.conn().execute_batch("ROLLBACK").unwrap();
         store
             .conn()
@@ -228,15 +227,29 @@ mod tests {
                  BEGIN SELECT RAISE(ABORT, 'disk full'); END",
             )
             .unwrap();
-        tx.check(&mut store, mark);
+        tx.check(store, mark);
+        store.conn().execute_batch("DROP TRIGGER refuse").unwrap();
+    }
+
+    /// When SQLite drops the transaction and the acknowledged writes cannot be applied
+    /// again, writes are refused (nothing may take their ids) until a replay succeeds, and
+    /// then everything acknowledged is there.
+    #[test]
+    fn writes_wait_until_the_acknowledged_ones_are_applied_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = store_in(&dir);
+        let mut tx = Transaction::begin(&store);
+        store.create_bucket(bucket("kept"), Vec::new()).unwrap();
+        let mark = store.batch.len();
+
+        unrecoverable_rollback(&mut tx, &mut store);
         assert!(matches!(
             tx.writable(&mut store),
             Err(DatastoreError::Unavailable(_))
         ));
         assert_eq!(store.batch.len(), mark, "the acknowledged write is kept");
 
-        // The disk has room again: after the retry delay the replay succeeds.
-        store.conn().execute_batch("DROP TRIGGER refuse").unwrap();
+        // After the retry delay the replay succeeds.
         tx.retry_at = None;
         tx.writable(&mut store).unwrap();
         tx.commit(&mut store).unwrap();

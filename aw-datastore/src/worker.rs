@@ -95,15 +95,7 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
                     let Some(job) = jobs.pop_front() else {
                         continue;
                     };
-                    // An import's step writes: not while acknowledged writes wait to be
-                    // applied again (it would take their ids in autocommit mode).
-                    if job.is_write() {
-                        if let Err(e) = tx.writable(&mut store) {
-                            job.refuse(e);
-                            continue;
-                        }
-                    }
-                    if let Some(job) = job.step(&mut store, step) {
+                    if let Some(job) = step_job(job, &mut tx, &mut store, step) {
                         jobs.push_back(job);
                     }
                 }
@@ -124,6 +116,20 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
     // Every handle is gone: keep nothing uncommitted.
     let _ = tx.commit(&mut store);
     None
+}
+
+/// Gives `job` its next step; returns it if it is not finished. A step that writes (an
+/// import's) runs only while the store is writable, like a write request: while
+/// acknowledged writes wait to be applied again it would write in autocommit mode and take
+/// their ids. The job then ends with that error; what it wrote before stays.
+fn step_job(job: Job, tx: &mut Transaction, store: &mut Store, step: Duration) -> Option<Job> {
+    if job.is_write() {
+        if let Err(e) = tx.writable(store) {
+            job.refuse(e);
+            return None;
+        }
+    }
+    job.step(store, step)
 }
 
 /// Every handle is gone.
@@ -223,4 +229,52 @@ fn handle(store: &mut Store, request: Request, step: Duration) -> Option<Job> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::DatastoreError;
+    use crate::new_event::NewEvent;
+    use crate::transaction::tests::{bucket, store_in, unrecoverable_rollback};
+
+    /// An import into an existing bucket is under way when SQLite drops the transaction and
+    /// the acknowledged writes cannot be applied again yet: its next step is refused with
+    /// `Unavailable` and writes nothing (in autocommit mode it would take the ids the
+    /// acknowledged writes were answered with).
+    #[test]
+    fn an_import_step_waits_while_acknowledged_writes_are_unsaved() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = store_in(&dir);
+        let mut tx = Transaction::begin(&store);
+        store.create_bucket(bucket("imp"), Vec::new()).unwrap();
+        tx.commit(&mut store).unwrap();
+        store.create_bucket(bucket("kept"), Vec::new()).unwrap();
+
+        let events: Vec<NewEvent> = (0..10)
+            .map(|i| NewEvent {
+                id: None,
+                start: i * 1_000_000_000,
+                end: i * 1_000_000_000 + 1,
+                data: "{}".into(),
+            })
+            .collect();
+        let (reply, mut answer) = tokio::sync::oneshot::channel();
+        let step = Duration::from_millis(50);
+        // The first step reads what the bucket already holds; the inserts come next.
+        let job = Job::import(&mut store, vec![(bucket("imp"), events)], reply, step);
+        let job = job.unwrap_or_else(|| panic!("done after one step: {:?}", answer.try_recv()));
+
+        unrecoverable_rollback(&mut tx, &mut store);
+        assert!(step_job(job, &mut tx, &mut store, step).is_none());
+        assert!(matches!(
+            answer.try_recv(),
+            Ok(Err(DatastoreError::Unavailable(_)))
+        ));
+        let written: i64 = store
+            .conn()
+            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(written, 0);
+    }
 }
