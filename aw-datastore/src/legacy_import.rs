@@ -12,9 +12,13 @@ use crate::error::Result;
 use crate::new_event::NewEvent;
 use crate::store::created_from_text;
 
-/// Reads every bucket and event of the Python database at `path` (opened read-only), for
-/// the worker to import like any import document.
-pub fn read(path: &Path) -> Result<Vec<(Bucket, Vec<NewEvent>)>> {
+/// Reads the Python database at `path` (opened read-only) one bucket at a time and hands
+/// each, with its events, to `import` (the worker's import request), so memory holds one
+/// bucket's events at most. Returns the number of events handed over.
+pub fn read_each(
+    path: &Path,
+    mut import: impl FnMut(Bucket, Vec<NewEvent>) -> Result<()>,
+) -> Result<usize> {
     let legacy = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     let mut buckets = Vec::new();
     {
@@ -34,7 +38,7 @@ pub fn read(path: &Path) -> Result<Vec<(Bucket, Vec<NewEvent>)>> {
             buckets.push(row?);
         }
     }
-    let mut out = Vec::with_capacity(buckets.len());
+    let mut total = 0;
     for (key, name, type_, client, hostname, created) in buckets {
         let mut stmt = legacy.prepare(
             "SELECT timestamp, duration, datastr FROM eventmodel WHERE bucket_id = ?1
@@ -67,9 +71,11 @@ pub fn read(path: &Path) -> Result<Vec<(Bucket, Vec<NewEvent>)>> {
             events: None,
             last_updated: None,
         };
-        out.push((bucket, events));
+        total += events.len();
+        import(bucket, events)?;
+        log::info!("Legacy import: imported bucket '{name}'");
     }
-    Ok(out)
+    Ok(total)
 }
 
 fn legacy_event(ts: &str, duration: f64, datastr: &str) -> Option<NewEvent> {

@@ -173,9 +173,8 @@ impl Datastore {
             "Importing the aw-server (Python) database {}",
             legacy.display()
         );
-        let result = legacy_import::read(legacy).and_then(|buckets| {
-            let events: usize = buckets.iter().map(|(_, events)| events.len()).sum();
-            self.import_rows(buckets).wait().map(|()| events)
+        let result = legacy_import::read_each(legacy, |bucket, events| {
+            self.import_rows(vec![(bucket, events)]).wait()
         });
         match result {
             Ok(events) => log::info!("Legacy import done: {events} events"),
