@@ -38,8 +38,9 @@ pub enum Val {
     Obj(Obj),
 }
 
-/// The size of a `serde_json::Value` (and of a map entry's overhead), for estimates.
-const JSON_SLOT: usize = std::mem::size_of::<serde_json::Value>() + 16;
+/// The size of a `serde_json::Value` (and of a map entry's overhead), for estimates of
+/// JSON forms (here and in `value.rs`).
+pub const JSON_SLOT: usize = std::mem::size_of::<serde_json::Value>() + 16;
 
 impl Val {
     /// Roughly how many bytes a `serde_json` copy of this value takes.
@@ -52,22 +53,6 @@ impl Val {
                 .fold(JSON_SLOT, |sum, v| sum.saturating_add(v.json_weight())),
             Val::Obj(o) => o.json_weight(),
         }
-    }
-}
-
-/// Roughly how many bytes a `serde_json::Value` takes (for the memory budget, where data
-/// arrives as `serde_json` values).
-pub fn serde_weight(value: &serde_json::Value) -> usize {
-    use serde_json::Value;
-    match value {
-        Value::Null | Value::Bool(_) | Value::Number(_) => JSON_SLOT,
-        Value::String(s) => JSON_SLOT + s.len(),
-        Value::Array(items) => items
-            .iter()
-            .fold(JSON_SLOT, |sum, v| sum.saturating_add(serde_weight(v))),
-        Value::Object(map) => map.iter().fold(JSON_SLOT, |sum, (k, v)| {
-            sum.saturating_add(JSON_SLOT + k.len() + serde_weight(v))
-        }),
     }
 }
 

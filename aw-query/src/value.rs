@@ -202,8 +202,7 @@ impl DataType {
     pub fn json_weight(&self) -> usize {
         /// An event's own JSON object: four keys, the timestamp text, the numbers.
         const EVENT: usize = 320;
-        /// A `serde_json::Value`.
-        const SLOT: usize = std::mem::size_of::<Value>();
+        use crate::data::JSON_SLOT as SLOT;
         match self {
             DataType::None | DataType::Bool(_) | DataType::Number(_) | DataType::Function(_) => {
                 SLOT
