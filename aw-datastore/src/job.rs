@@ -144,7 +144,7 @@ impl Job {
                 if events.is_empty() {
                     pending.pop_front();
                 }
-                if let Err(e) = store.import_events(&name, chunk) {
+                if let Err(e) = store.insert_events(&name, chunk) {
                     store.batch.request_commit();
                     let _ = reply.send(Err(e));
                     return None;

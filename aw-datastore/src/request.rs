@@ -5,6 +5,7 @@ use tokio::sync::oneshot;
 
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
+use crate::schedule::Commit;
 use aw_models::raw_event::{EventRows, RawEvent};
 
 /// Where the worker sends a reply; the caller awaits or blocks on the other end.
@@ -71,6 +72,26 @@ impl Request {
 }
 
 impl Request {
+    /// What the request's changes mean for the commit (the policy is in `schedule.rs`).
+    pub fn commit(&self) -> Commit {
+        match self {
+            Request::Heartbeat(..) | Request::InsertEvents(..) => Commit::Counted,
+            Request::CreateBucket(..) | Request::DeleteBucket(..) | Request::Import(..) => {
+                Commit::Now
+            }
+            Request::DeleteEvents(..)
+            | Request::SetKeyValue(..)
+            | Request::DeleteKeyValue(..)
+            | Request::GetEvents { .. }
+            | Request::GetEvent(..)
+            | Request::CountEvents(..)
+            | Request::GetKeyValue(..)
+            | Request::GetKeyValues(..)
+            | Request::ForceCommit(..)
+            | Request::Close(..) => Commit::Later,
+        }
+    }
+
     /// Whether the request writes to the database (and so must wait while acknowledged
     /// writes are not in a transaction: see `transaction.rs`).
     pub fn is_write(&self) -> bool {

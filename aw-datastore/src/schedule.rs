@@ -133,6 +133,31 @@ pub fn plan(s: &Situation) -> Plan {
     Plan { receive, otherwise }
 }
 
+/// What a request's changes mean for the commit: the store's operations only record the
+/// rows they changed (`batch.rs`); which requests make a commit due is decided here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// Its changes count towards [`MAX_UNCOMMITTED_EVENTS`]: heartbeats and inserts, the
+    /// writes that arrive in streams.
+    Counted,
+    /// If it changed anything, commit after it: bucket creation and deletion (as the
+    /// reference does) and an import's first step, which creates its buckets.
+    Now,
+    /// Its changes wait for the interval, the idle commit or the size bound: deletes of
+    /// events and settings, which are rare and small.
+    Later,
+}
+
+/// Notes what the changes a request made since batch mark `mark` mean for the commit.
+pub fn note_changes(batch: &mut Batch, commit: Commit, mark: usize) {
+    let changes = batch.len().saturating_sub(mark);
+    match commit {
+        Commit::Counted => batch.count_events(changes),
+        Commit::Now if changes > 0 => batch.request_commit(),
+        Commit::Now | Commit::Later => {}
+    }
+}
+
 /// Whether the open transaction should be committed after a request or step: a change asked
 /// for it (bucket create/delete, an import's end), or more than [`MAX_UNCOMMITTED_EVENTS`]
 /// events or [`MAX_BATCH_BYTES`] were written, or its oldest write is [`COMMIT_INTERVAL`]
@@ -275,6 +300,42 @@ mod tests {
         let mut asked = Batch::default();
         asked.request_commit();
         assert!(commit_due(&asked, Duration::ZERO, true));
+    }
+
+    #[test]
+    fn what_a_request_changed_decides_its_commit() {
+        let change = || Change::DeleteEvent {
+            id: 1,
+            bucketrow: 1,
+        };
+        let mut batch = Batch::default();
+        batch.record(change());
+        let mark = batch.len();
+        // A request that changed nothing (a failed create, a filtered heartbeat).
+        note_changes(&mut batch, Commit::Now, mark);
+        note_changes(&mut batch, Commit::Counted, mark);
+        assert!(!commit_due(&batch, MS, true));
+        // Streamed writes count their rows; past the limit a commit is due.
+        for _ in 0..MAX_UNCOMMITTED_EVENTS {
+            let mark = batch.len();
+            batch.record(change());
+            note_changes(&mut batch, Commit::Counted, mark);
+        }
+        assert!(!commit_due(&batch, MS, true));
+        let mark = batch.len();
+        batch.record(change());
+        note_changes(&mut batch, Commit::Later, mark);
+        assert!(!commit_due(&batch, MS, true), "deletes wait");
+        let mark = batch.len();
+        batch.record(change());
+        note_changes(&mut batch, Commit::Counted, mark);
+        assert!(commit_due(&batch, MS, true));
+        // A bucket change commits at once.
+        let mut bucket = Batch::default();
+        let mark = bucket.len();
+        bucket.record(Change::DeleteBucket { row: 1 });
+        note_changes(&mut bucket, Commit::Now, mark);
+        assert!(commit_due(&bucket, Duration::ZERO, true));
     }
 
     #[test]

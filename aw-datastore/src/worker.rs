@@ -9,6 +9,9 @@
 //! * the worker has been idle for [`schedule::IDLE_COMMIT_DELAY`] with a write pending (the reference
 //!   only checks after a request, so an idle server sat on uncommitted data; ours does not).
 //!
+//! The store's operations only record the rows they changed; which requests count or commit
+//! at once is [`Request::commit`], applied here by [`schedule::note_changes`].
+//!
 //! Callers are answered as soon as their request ran, before the commit (reads see the open
 //! transaction, so the API is read-your-writes); `ForceCommit` and `Close` are answered only
 //! after the commit succeeded. If SQLite drops the transaction (a failed statement or
@@ -22,7 +25,7 @@ use std::time::{Duration, Instant};
 use crate::error::Result;
 use crate::job::Job;
 use crate::request::{Reply, Request};
-use crate::schedule::{self, Otherwise, Receive, Situation};
+use crate::schedule::{self, Commit, Otherwise, Receive, Situation};
 use crate::store::Store;
 use crate::transaction::Transaction;
 
@@ -53,6 +56,8 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
         };
         let step = schedule::step_time(last_quick.map(|t| t.elapsed()));
         let mark = store.batch.len();
+        // What this turn's changes mean for the commit (a job step's: nothing counted).
+        let mut commit = Commit::Later;
         match request {
             Some(Request::ForceCommit(reply)) => {
                 let _ = reply.send(tx.commit(&mut store));
@@ -76,6 +81,7 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
                     }
                 }
                 let quick = other.is_quick();
+                commit = other.commit();
                 match handle(&mut store, other, step) {
                     Some(job) => {
                         if jobs.is_empty() {
@@ -109,6 +115,7 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
             },
         }
         tx.check(&mut store, mark);
+        schedule::note_changes(&mut store.batch, commit, mark);
         if schedule::commit_due(&store.batch, tx.age(), tx.may_retry()) {
             let _ = tx.commit(&mut store);
         }

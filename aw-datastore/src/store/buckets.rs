@@ -45,7 +45,6 @@ impl Store {
         shared.set_count(0);
         self.buckets.insert(bucket.id.clone(), Arc::new(shared));
         self.publish();
-        self.batch.request_commit();
         for e in &mut events {
             e.id = None;
         }
@@ -93,7 +92,6 @@ impl Store {
         self.buckets.remove(name);
         self.publish();
         self.last_heartbeat.remove(&bid);
-        self.batch.request_commit();
         Ok(())
     }
 }

@@ -25,21 +25,10 @@ impl Store {
     /// (HAZARDS 18: a client-chosen id must never move the id sequence, or one insert with
     /// id `i64::MAX` would make every later insert fail). Returns the stored events, with the
     /// ids they really have.
-    pub fn insert_events(&mut self, name: &str, events: Vec<NewEvent>) -> Result<Vec<RawEvent>> {
-        self.write_new_events(name, events, true)
-    }
-
-    /// [`Store::insert_events`] for an import's chunk: its events do not count towards the
-    /// every-100-events commit (an import commits when done, or when the batch grows large).
-    pub fn import_events(&mut self, name: &str, events: Vec<NewEvent>) -> Result<()> {
-        self.write_new_events(name, events, false).map(drop)
-    }
-
-    fn write_new_events(
+    pub fn insert_events(
         &mut self,
         name: &str,
         mut events: Vec<NewEvent>,
-        counted: bool,
     ) -> Result<Vec<RawEvent>> {
         if !self.privacy.is_empty() {
             events.retain_mut(|e| self.privacy.apply(name, e) == Verdict::Keep);
@@ -78,9 +67,6 @@ impl Store {
             state.widen(e.start, e.end);
         }
         self.last_heartbeat.remove(&bid);
-        if counted {
-            self.batch.count_events(stored.len());
-        }
         result.map(|()| stored)
     }
 

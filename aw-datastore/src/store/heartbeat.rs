@@ -41,7 +41,6 @@ impl Store {
                 data: hb.data,
             }));
         }
-        self.batch.count_events(1);
         let last = match self.last_heartbeat.remove(&bid) {
             Some(cached) => Some(cached),
             // Rows written by another server may not be in canonical form; the cache only
