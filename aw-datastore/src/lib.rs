@@ -141,7 +141,7 @@ impl Datastore {
                     Ok((store, lock, legacy)) => {
                         published.worker_alive.store(true, Ordering::Release);
                         let _ = ready_tx.send(Ok(legacy));
-                        let closing = worker::run(store, receiver);
+                        let closing = worker::run(store, receiver, &published);
                         published.worker_alive.store(false, Ordering::Release);
                         // The lock is released only after the connection is closed (`run` has
                         // dropped the store), and `close` is answered only after both.
@@ -190,6 +190,13 @@ impl Datastore {
             Ok(()) => Pending::asked(rx, quick),
             Err(_) => Pending::ready(DatastoreError::WorkerGone),
         }
+    }
+
+    /// How many long requests (event reads and imports too large for one step) the worker
+    /// has in progress. Read without asking the worker: for status, and for tests that must
+    /// know a long request is under way before they send a small one.
+    pub fn jobs_in_progress(&self) -> usize {
+        self.shared.jobs_in_progress.load(Ordering::Acquire)
     }
 
     /// Answers from the published state, like the worker would (or `WorkerGone` after it

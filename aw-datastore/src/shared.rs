@@ -14,7 +14,7 @@
 use arc_swap::ArcSwap;
 use aw_models::{timestamp, Bucket, BucketMetadata};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// [`BucketShared`]'s count while it is not known.
@@ -112,4 +112,7 @@ pub struct Shared {
     pub buckets: ArcSwap<BucketMap>,
     /// Cleared when the worker stops, so snapshot reads then fail like every other call.
     pub worker_alive: AtomicBool,
+    /// Long requests (reads and imports run in steps) the worker has in progress: for
+    /// status, and for tests that must know a long job is under way.
+    pub jobs_in_progress: AtomicUsize,
 }

@@ -20,12 +20,14 @@
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::job::Job;
 use crate::request::{Reply, Request};
 use crate::schedule::{self, Commit, Otherwise, Receive, Situation};
+use crate::shared::Shared;
 use crate::store::Store;
 use crate::transaction::Transaction;
 
@@ -35,7 +37,11 @@ use crate::transaction::Transaction;
 ///
 /// Each turn asks [`schedule::plan`] what to do next and carries it out: receive a request
 /// (and answer it, or start a long job), give a job its next step, or commit.
-pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, Result<()>)> {
+pub fn run(
+    mut store: Store,
+    requests: Receiver<Request>,
+    shared: &Shared,
+) -> Option<(Reply<()>, Result<()>)> {
     let mut tx = Transaction::begin(&store);
     let mut jobs: VecDeque<Job> = VecDeque::new();
     // When the waiting job (if any) last got a step, and when a quick request was last
@@ -45,6 +51,7 @@ pub fn run(mut store: Store, requests: Receiver<Request>) -> Option<(Reply<()>, 
     // Whether the last turn answered a quick request.
     let mut after_quick = false;
     loop {
+        shared.jobs_in_progress.store(jobs.len(), Ordering::Release);
         let plan = schedule::plan(&Situation {
             job_waited: (!jobs.is_empty()).then(|| job_stepped.elapsed()),
             after_quick: std::mem::take(&mut after_quick),

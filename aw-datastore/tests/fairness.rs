@@ -5,7 +5,6 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use std::time::Instant;
 
 fn big_bucket(s: &TempStore, n: i64) {
     s.ds.create_bucket(&bucket("big")).wait().unwrap();
@@ -16,26 +15,46 @@ fn big_bucket(s: &TempStore, n: i64) {
     s.ds.create_bucket(&bucket("b")).wait().unwrap();
 }
 
+/// Waits until the worker has a long request in progress (it was sent on another thread);
+/// fails if none shows up (a worker that ran it in one go would never show one).
+fn wait_for_a_job(s: &TempStore) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while s.ds.jobs_in_progress() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the long request never ran in steps"
+        );
+        std::thread::yield_now();
+    }
+}
+
+/// Sends a request the worker itself must answer (an unranged count would come from the
+/// published snapshot and prove nothing about the worker) and checks that it was answered
+/// while the long request was still in progress: no timestamps, so the test cannot pass by
+/// the small request simply arriving first.
+fn small_request_is_answered_between_steps(s: &TempStore, small: impl FnOnce()) {
+    wait_for_a_job(s);
+    small();
+    assert_eq!(
+        s.ds.jobs_in_progress(),
+        1,
+        "the small request waited for the whole long one"
+    );
+}
+
 #[test]
 fn heartbeat_is_answered_during_a_long_read() {
     let s = TempStore::new();
     big_bucket(&s, 200_000);
     let reader = s.ds.clone();
-    let read = std::thread::spawn(move || {
-        let rows = reader.get_events("big", None, None, None).wait().unwrap();
-        (Instant::now(), rows)
+    let read =
+        std::thread::spawn(move || reader.get_events("big", None, None, None).wait().unwrap());
+    small_request_is_answered_between_steps(&s, || {
+        s.ds.heartbeat("b", &ev(0, 0.0, json!({"a": 1})), 1.0)
+            .wait()
+            .unwrap();
     });
-    // Give the read a moment to start, then ask for something small.
-    std::thread::sleep(std::time::Duration::from_millis(5));
-    s.ds.heartbeat("b", &ev(0, 0.0, json!({"a": 1})), 1.0)
-        .wait()
-        .unwrap();
-    let heartbeat_done = Instant::now();
-    let (read_done, rows) = read.join().unwrap();
-    assert!(
-        heartbeat_done < read_done,
-        "the heartbeat waited for the whole read"
-    );
+    let rows = read.join().unwrap();
     assert_eq!(rows.len(), 200_000);
     // Still newest first and complete across chunk boundaries.
     assert!(rows.0.windows(2).all(|w| w[0].start > w[1].start));
@@ -48,23 +67,11 @@ fn reads_are_answered_during_a_large_import() {
     let mut doc = bucket("imported");
     doc.events = Some((0..100_000).map(|i| ev(i, 1.0, json!({"i": i}))).collect());
     let importer = s.ds.clone();
-    let import = std::thread::spawn(move || {
-        importer.import_buckets(vec![doc]).wait().unwrap();
-        Instant::now()
+    let import = std::thread::spawn(move || importer.import_buckets(vec![doc]).wait().unwrap());
+    small_request_is_answered_between_steps(&s, || {
+        s.ds.get_events("b", None, None, Some(1)).wait().unwrap();
     });
-    // Wait until the worker has begun the import (it creates the bucket first).
-    while s.ds.get_bucket("imported").wait().is_err() {
-        std::thread::yield_now();
-    }
-    // A request the worker itself must answer (an unranged count would come from the
-    // published snapshot and prove nothing about the worker).
-    s.ds.get_events("b", None, None, Some(1)).wait().unwrap();
-    let small_done = Instant::now();
-    let import_done = import.join().unwrap();
-    assert!(
-        small_done < import_done,
-        "the read waited for the whole import"
-    );
+    import.join().unwrap();
     assert_eq!(
         s.ds.get_event_count("imported", None, None).wait().unwrap(),
         100_000
@@ -86,18 +93,12 @@ fn reads_are_answered_while_a_reimport_checks_for_duplicates() {
         importer
             .import_rows(vec![(bucket("big"), rows)])
             .wait()
-            .unwrap();
-        Instant::now()
+            .unwrap()
     });
-    // Let the import reach the worker and start its duplicate check.
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    s.ds.get_events("b", None, None, Some(1)).wait().unwrap();
-    let small_done = Instant::now();
-    let import_done = import.join().unwrap();
-    assert!(
-        small_done < import_done,
-        "the read waited for the whole duplicate check"
-    );
+    small_request_is_answered_between_steps(&s, || {
+        s.ds.get_events("b", None, None, Some(1)).wait().unwrap();
+    });
+    import.join().unwrap();
     // Every imported event was already there.
     assert_eq!(
         s.ds.get_event_count("big", None, None).wait().unwrap(),
