@@ -362,6 +362,56 @@ fn main() {
         base += 2 * n as i64 * NS;
     }
 
+    // 16 keep-alive connections at once (what `wrk -c16` measures), each its own watcher
+    // bucket: merging heartbeats, single-event inserts, and `?limit=100` reads of the
+    // window bucket; throughput, p50 and server CPU per request.
+    const CONNECTIONS: usize = 16;
+    /// `concurrent` numbers connection k's requests from k * SPREAD.
+    const SPREAD: usize = 1_000_003;
+    for k in 0..CONNECTIONS {
+        c.post_json(
+            &format!("/api/0/buckets/bench-c{k}"),
+            r#"{"client":"bench","type":"test","hostname":"h"}"#,
+        );
+    }
+    let secs = if quick { 3.0 } else { 10.0 };
+    let limit100 = format!("/api/0/buckets/{window}/events?limit=100");
+    for (name, kind) in [
+        ("16 connections, merging heartbeats", 0),
+        ("16 connections, single-event inserts", 1),
+        ("16 connections, limit=100 reads", 2),
+    ] {
+        let cpu_before = bench_year::process_usage(server_pid);
+        let (rps, p50) = concurrent(port, CONNECTIONS, secs, |c, idx| {
+            let (k, i) = (idx / SPREAD, idx % SPREAD);
+            let at = ts(base + i as i64 * NS);
+            match kind {
+                0 => post_ok(
+                    c,
+                    &format!("/api/0/buckets/bench-c{k}/heartbeat?pulsetime=2"),
+                    &format!(r#"{{"timestamp":"{at}","duration":0,"data":{{"app":"same"}}}}"#),
+                ),
+                1 => post_ok(
+                    c,
+                    &format!("/api/0/buckets/bench-c{k}/events"),
+                    &format!(r#"[{{"timestamp":"{at}","duration":1,"data":{{"i":{i}}}}}]"#),
+                ),
+                _ => get_ok(c, &limit100),
+            };
+        });
+        let cpu_after = bench_year::process_usage(server_pid);
+        let cpu_ms = cpu_after[0] + cpu_after[1] - cpu_before[0] - cpu_before[1];
+        let requests = rps * secs;
+        b.value(&format!("{name}: throughput"), rps, "req/s");
+        b.value(&format!("{name}: p50"), p50, "ms");
+        b.value(
+            &format!("{name}: server CPU per request"),
+            cpu_ms * 1000.0 / requests.max(1.0),
+            "µs",
+        );
+        base += 2 * (rps * secs) as i64 * NS;
+    }
+
     // Heartbeats while 0, 1, 2 and 4 clients loop 1-year desktop queries.
     let year = query_body(&desktop, &[(START_DAY, end)]);
     for loops in [0, 1, 2, 4] {
