@@ -1,7 +1,15 @@
 //! One-time import of the Python aw-server's database (`peewee-sqlite.v2.db`).
 //!
 //! Runs only when our database was just created, so a user moving from the Python server
-//! keeps their history, and nothing is imported twice.
+//! keeps their history, and nothing is imported twice. It finishes before the server
+//! serves (`Datastore::open_with` waits for it).
+//!
+//! Unlike the reference, which imports everything in one transaction, each bucket is an
+//! ordinary import request to the worker (the one owner of transactions), committed when
+//! it is done (or in parts, for a history larger than the batch bound). So a bucket the
+//! Python file cannot give (a damaged table) or a failure midway costs only what was not
+//! imported yet, not the buckets already imported: a user keeps as much history as could be
+//! read, rather than none. Either way the import is not tried again at the next start.
 
 use aw_models::Bucket;
 use rusqlite::{Connection, OpenFlags};
