@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
 # Runs every test of the project: the Rust workspace (unit, integration and end-to-end tests
 # against the real server binary), then the Python-client tests, the OpenAPI contract fuzzed
-# by Schemathesis, and the browser tests, which install what they need themselves. Used by
-# the README and by .ci/run.
+# by Schemathesis, and the browser tests, which install what they need themselves; then the
+# same again on encrypted databases with the SQLCipher build. Used by the README and by
+# .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The suites that drive the server binary from outside (AW_SERVER_BIN, or the release build).
+run_outside_suites() {
+    for suite in tests/python/run.sh tests/schemathesis/run.sh tests/browser/run.sh; do
+        if [ -x "$suite" ]; then
+            echo "== $suite"
+            "$suite"
+        fi
+    done
+}
 
 # The end-to-end tests start the release binary, as users run it.
 cargo build --release -p aw-server
 cargo test --workspace --all-targets --release
+run_outside_suites
 
-for suite in tests/python/run.sh tests/schemathesis/run.sh tests/browser/run.sh; do
-    if [ -x "$suite" ]; then
-        echo "== $suite"
-        "$suite"
-    fi
-done
+# The same tests on encrypted databases (issue 16): the SQLCipher build (OpenSSL built from
+# source, nothing needed from the system), the datastore's tests on it, and every test that
+# starts the server with a database password.
+echo "== encrypted databases"
+cargo build --release -p aw-server --features aw-server/encryption-vendored
+encrypted=target/release/aw-server-encrypted
+cp target/release/aw-server "$encrypted"
+cargo test --release -p aw-datastore --features aw-datastore/encryption-vendored
+AW_SERVER_BIN="$encrypted" AW_TEST_DB_PASSWORD="test suite password" \
+    cargo test --release -p aw-tests -p aw-client-rust
+AW_SERVER_BIN="$(pwd)/$encrypted" AW_DB_PASSWORD="test suite password" run_outside_suites
+# Leave the default build in place.
+cargo build --release -p aw-server

@@ -37,6 +37,10 @@ pub enum DatastoreError {
     /// already acknowledged are kept in memory and written when it can (`transaction.rs`).
     #[error("Database unavailable: {0}")]
     Unavailable(String),
+    /// The database cannot be read with the password given (or without one), or this build
+    /// cannot encrypt. The message never contains the password.
+    #[error("{0}")]
+    Encryption(String),
     /// SQLite failed: disk full, read-only file, I/O error, corrupt file.
     #[error("Database error: {0}")]
     Sql(String),

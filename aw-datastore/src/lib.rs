@@ -59,6 +59,7 @@ macro_rules! long_event_condition {
 }
 
 mod batch;
+mod encryption;
 mod error;
 mod import_document;
 mod job;
@@ -77,6 +78,9 @@ mod transaction;
 mod worker;
 
 pub use aw_models::raw_event::{EventRows, RawEvent};
+pub use encryption::{
+    convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
+};
 pub use error::{DatastoreError, Result};
 pub use import_document::{parse_import_document, ImportDocumentError};
 pub use new_event::NewEvent;

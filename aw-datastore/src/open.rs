@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::encryption::{self, DbPassword};
 use crate::error::{DatastoreError, Result};
 use crate::schema;
 use crate::shared::Shared;
@@ -21,6 +22,30 @@ pub struct OpenOptions {
     /// Caps the database file at this many pages (SQLite's `max_page_count`): writes past it
     /// fail as on a full disk. For tests of that failure; `None` in normal use.
     pub max_page_count: Option<u64>,
+    /// The password of an encrypted database (builds with the `encryption` feature; see
+    /// `encryption.rs`).
+    pub password: Option<DbPassword>,
+}
+
+/// Takes the advisory lock on the database file itself: SQLite's own locks would let a
+/// second server (or a conversion) interleave transactions with ours; this makes it fail at
+/// once instead. The lock lasts as long as the returned file is open.
+pub(crate) fn lock(path: &Path) -> Result<File> {
+    let lock = File::open(path)
+        .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            return Err(DatastoreError::Locked(path.display().to_string()))
+        }
+        Err(TryLockError::Error(e)) => {
+            log::warn!(
+                "Could not lock '{}' ({e}); continuing without the lock",
+                path.display()
+            )
+        }
+    }
+    Ok(lock)
 }
 
 /// Opens the file, takes the cross-process lock, configures, migrates and loads the store.
@@ -39,22 +64,9 @@ pub(crate) fn open_store(
             | OpenFlags::SQLITE_OPEN_URI,
     )
     .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
-    // An advisory lock on the file itself: SQLite's own locks would let a second server
-    // interleave transactions with ours; this makes it fail at startup instead.
-    let lock = File::open(path)
-        .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            return Err(DatastoreError::Locked(path.display().to_string()))
-        }
-        Err(TryLockError::Error(e)) => {
-            log::warn!(
-                "Could not lock '{}' ({e}); continuing without the lock",
-                path.display()
-            )
-        }
-    }
+    // The key (if any) before any other statement touches the file.
+    encryption::unlock(&conn, options.password.as_ref(), path)?;
+    let lock = lock(path)?;
     conn.busy_timeout(Duration::from_secs(2))?;
     schema::configure(&conn)?;
     if let Some(pages) = options.max_page_count {

@@ -37,6 +37,45 @@ pub struct Cli {
     /// Do not import the Python aw-server's database on first start.
     #[arg(long)]
     pub no_legacy_import: bool,
+    /// The password of the encrypted database (not empty). Prefer the environment variable:
+    /// a command line is visible to other users of the machine.
+    #[cfg(feature = "encryption")]
+    #[arg(long, env = "AW_DB_PASSWORD", hide_env_values = true, value_parser = parse_password)]
+    pub db_password: Option<aw_datastore::DbPassword>,
+    /// Instead of serving: convert the database (the server must be stopped).
+    #[cfg(feature = "encryption")]
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What to do instead of serving.
+#[cfg(feature = "encryption")]
+#[derive(clap::Subcommand, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Encrypt the (plain) database in place with --db-password / AW_DB_PASSWORD. The
+    /// encrypted copy is verified before it replaces the original.
+    EncryptDb,
+    /// Decrypt the encrypted database in place (back to a plain SQLite file). The plain copy
+    /// is verified before it replaces the original.
+    DecryptDb,
+}
+
+/// The password as a [`aw_datastore::DbPassword`] (wiped when dropped; never printed).
+#[cfg(feature = "encryption")]
+fn parse_password(text: &str) -> Result<aw_datastore::DbPassword, String> {
+    aw_datastore::DbPassword::new(text.to_string()).map_err(|e| e.to_string())
+}
+
+/// The database file: `--dbpath`, else `sqlite.db` (`sqlite-testing.db` with `--testing`)
+/// in the data directory.
+pub fn db_path(cli: &Cli) -> PathBuf {
+    cli.dbpath.clone().unwrap_or_else(|| {
+        crate::dirs::data_dir().join(if cli.testing {
+            "sqlite-testing.db"
+        } else {
+            "sqlite.db"
+        })
+    })
 }
 
 /// Parses `name1=/path1,name2=/path2`; an item without `=` is an error.

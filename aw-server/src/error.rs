@@ -56,6 +56,7 @@ impl From<DatastoreError> for ApiError {
             DatastoreError::Locked(_)
             | DatastoreError::UnsupportedDbVersion(..)
             | DatastoreError::WorkerGone
+            | DatastoreError::Encryption(_)
             | DatastoreError::Sql(_) => Status::InternalServerError,
         };
         ApiError::new(status, e.to_string())

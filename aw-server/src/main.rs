@@ -33,6 +33,36 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
+/// `encrypt-db` / `decrypt-db`: converts the database in place and says what it copied.
+#[cfg(feature = "encryption")]
+fn convert(cli: &cli::Cli, command: cli::Command) -> ExitCode {
+    use aw_datastore::Direction;
+    let Some(password) = &cli.db_password else {
+        log::error!("{command:?} needs the password: --db-password or AW_DB_PASSWORD");
+        return ExitCode::FAILURE;
+    };
+    let direction = match command {
+        cli::Command::EncryptDb => Direction::Encrypt,
+        cli::Command::DecryptDb => Direction::Decrypt,
+    };
+    let path = cli::db_path(cli);
+    match aw_datastore::convert(&path, password, direction) {
+        Ok(done) => {
+            log::info!(
+                "{direction:?}ed {}: {} buckets, {} events, verified",
+                path.display(),
+                done.buckets,
+                done.events
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            log::error!("Cannot convert {}: {e}", path.display());
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     memory::configure();
     let cli = cli::Cli::parse();
@@ -42,9 +72,23 @@ fn main() -> ExitCode {
         &log_dir,
         cli.testing,
     );
-    if std::env::var_os("AW_DB_PASSWORD").is_some() {
-        log::error!("AW_DB_PASSWORD is set, but this build has no database encryption; refusing to write plaintext");
-        return ExitCode::FAILURE;
+    // The password was read into `cli` (wiped when dropped); it leaves the environment at
+    // once, so nothing this process starts can see it.
+    let password_in_env = std::env::var_os("AW_DB_PASSWORD");
+    std::env::remove_var("AW_DB_PASSWORD");
+    if let Some(password) = password_in_env {
+        if !aw_datastore::ENCRYPTION_AVAILABLE {
+            log::error!("AW_DB_PASSWORD is set, but this build has no database encryption; refusing to write plaintext");
+            return ExitCode::FAILURE;
+        }
+        if password.is_empty() {
+            log::error!("AW_DB_PASSWORD is empty; refusing to start");
+            return ExitCode::FAILURE;
+        }
+    }
+    #[cfg(feature = "encryption")]
+    if let Some(command) = cli.command {
+        return convert(&cli, command);
     }
     let result = server::Settings::resolve(&cli).and_then(server::run);
     match result {

@@ -36,6 +36,8 @@ pub struct Settings {
     pub config_path: PathBuf,
     /// The database file.
     pub db_path: PathBuf,
+    /// The database password (encryption builds only).
+    pub password: Option<aw_datastore::DbPassword>,
     /// The Python database to import on first start, if enabled.
     pub legacy_import: Option<PathBuf>,
     /// The device id.
@@ -91,13 +93,7 @@ impl Settings {
         }
 
         let data_dir = dirs::data_dir();
-        let db_path = cli.dbpath.clone().unwrap_or_else(|| {
-            data_dir.join(if cli.testing {
-                "sqlite-testing.db"
-            } else {
-                "sqlite.db"
-            })
-        });
+        let db_path = crate::cli::db_path(cli);
         if let Some(parent) = db_path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
@@ -120,6 +116,10 @@ impl Settings {
             port,
             config_path,
             db_path,
+            #[cfg(feature = "encryption")]
+            password: cli.db_password.clone(),
+            #[cfg(not(feature = "encryption"))]
+            password: None,
             legacy_import,
             device_id,
             webpath: cli.webpath.clone(),
@@ -246,6 +246,7 @@ fn notify_systemd() {
 pub fn run(settings: Settings) -> Result<(), String> {
     let options = OpenOptions {
         legacy_import: settings.legacy_import.clone(),
+        password: settings.password.clone(),
         ..OpenOptions::default()
     };
     let datastore = Datastore::open_with(&settings.db_path, options).map_err(|e| {

@@ -102,7 +102,21 @@ pub struct TestServer {
     pub port: u16,
     /// Extra arguments it was started with (reused by [`TestServer::restart`]).
     pub args: Vec<String>,
+    /// The database password it is started with (as `AW_DB_PASSWORD`): by default
+    /// `AW_TEST_DB_PASSWORD`, so the whole suite can run on encrypted databases against an
+    /// `encryption` build.
+    pub password: Option<String>,
     child: Option<Child>,
+}
+
+/// Whether the server binary is built with database encryption (it then has
+/// `--db-password`).
+pub fn encrypted_build() -> bool {
+    Command::new(server_binary())
+        .arg("--help")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("--db-password"))
+        .unwrap_or(false)
 }
 
 impl TestServer {
@@ -125,11 +139,26 @@ impl TestServer {
         TestServer::start_in(tempfile::tempdir().expect("tempdir"), args)
     }
 
+    /// Starts a server on a fresh database with this password (`None`: a plain database),
+    /// whatever `AW_TEST_DB_PASSWORD` says.
+    pub fn start_with_password(password: Option<&str>) -> TestServer {
+        TestServer::start_as(
+            tempfile::tempdir().expect("tempdir"),
+            &[],
+            password.map(str::to_string),
+        )
+    }
+
     fn start_in(dir: tempfile::TempDir, args: &[&str]) -> TestServer {
+        TestServer::start_as(dir, args, std::env::var("AW_TEST_DB_PASSWORD").ok())
+    }
+
+    fn start_as(dir: tempfile::TempDir, args: &[&str], password: Option<String>) -> TestServer {
         let mut server = TestServer {
             dir,
             port: 0,
             args: args.iter().map(|s| s.to_string()).collect(),
+            password,
             child: None,
         };
         server.spawn();
@@ -156,6 +185,9 @@ impl TestServer {
             .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
             .env_remove("LOG_LEVEL")
             .env_remove("AW_DB_PASSWORD");
+        if let Some(password) = &self.password {
+            cmd.env("AW_DB_PASSWORD", password);
+        }
         cmd
     }
 

@@ -1,0 +1,289 @@
+//! Encryption at rest (DATASTORE.md §10): the SQLCipher build, the password, and moving a
+//! database between plain and encrypted.
+//!
+//! With the `encryption` feature the crate is built on SQLCipher instead of plain SQLite
+//! (`encryption-vendored` also builds OpenSSL from source, so the build needs nothing from
+//! the system). A database opened with a [`DbPassword`] gets `PRAGMA key` before any other
+//! statement touches the file, with SQLCipher's defaults, as the reference's encrypted
+//! build does: a file moves between the two servers unchanged. Right after the key, one
+//! read of the schema tells a wrong password (or an encrypted file opened without one)
+//! apart from a damaged file, so startup fails with a clear message instead of a
+//! corrupt-database error later.
+//!
+//! [`convert`] writes an encrypted copy of a plain database or a plain copy of an encrypted
+//! one (`sqlcipher_export`), verifies it against the original (integrity check, schema
+//! version, row counts and sums), and only then puts it in the original's place; on any
+//! failure the original is untouched.
+//!
+//! Without the feature, SQLite cannot read encrypted files: a password is refused at open
+//! ([`DatastoreError::Encryption`]).
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+use std::path::{Path, PathBuf};
+use zeroize::Zeroizing;
+
+use crate::error::{DatastoreError, Result};
+
+/// A database password: never empty, never printed (`Debug` shows no characters), and wiped
+/// from memory when dropped. Copies made by whoever handed it over (a command-line parser,
+/// the environment) are theirs to clear.
+#[derive(Clone)]
+pub struct DbPassword(Zeroizing<String>);
+
+impl DbPassword {
+    /// Takes `password`; an empty one is refused (it would mean "not encrypted" to SQLCipher,
+    /// writing plaintext the user asked to have encrypted).
+    pub fn new(password: String) -> Result<DbPassword> {
+        let password = Zeroizing::new(password);
+        if password.is_empty() {
+            return Err(DatastoreError::Encryption(
+                "the database password is empty; refusing to start".into(),
+            ));
+        }
+        Ok(DbPassword(password))
+    }
+
+    fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for DbPassword {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DbPassword(..)")
+    }
+}
+
+/// Whether this build can read and write encrypted databases.
+pub const AVAILABLE: bool = cfg!(feature = "encryption");
+
+/// Applies `password` to a connection that has run no statement yet, then checks that the
+/// file can be read: with the right password (or none, for a plain file) its schema reads;
+/// otherwise the error says which case it is, never the password.
+pub(crate) fn unlock(conn: &Connection, password: Option<&DbPassword>, path: &Path) -> Result<()> {
+    if let Some(password) = password {
+        if !AVAILABLE {
+            return Err(DatastoreError::Encryption(
+                "this build has no database encryption (build with the `encryption` feature)"
+                    .into(),
+            ));
+        }
+        // `PRAGMA key` takes no bound parameter; the value is written as a quoted literal.
+        conn.pragma_update(None, "key", password.as_str())
+            .map_err(|_| DatastoreError::Encryption("the database key could not be set".into()))?;
+    }
+    match conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    }) {
+        Ok(_) => Ok(()),
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::NotADatabase => {
+            Err(DatastoreError::Encryption(match password {
+                Some(_) => format!(
+                    "cannot read '{}' with this password: the password is wrong, or the file \
+                     is not an encrypted ActivityWatch database (a plain one is encrypted with \
+                     `aw-server encrypt-db`)",
+                    path.display()
+                ),
+                None => format!(
+                    "cannot read '{}': it is encrypted (start with --db-password or \
+                     AW_DB_PASSWORD) or it is not a database",
+                    path.display()
+                ),
+            }))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Which way [`convert`] goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// A plain database becomes an encrypted one.
+    Encrypt,
+    /// An encrypted database becomes a plain one.
+    Decrypt,
+}
+
+/// What a conversion copied (and verified).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Converted {
+    /// Buckets in the database.
+    pub buckets: i64,
+    /// Events in the database.
+    pub events: i64,
+}
+
+/// Encrypts the plain database at `path` with `password`, or decrypts it (`Direction`), in
+/// place: the new file is written beside it, verified against it, and only then renamed over
+/// it. The server must not be running on the file (its lock is taken). Nothing of the
+/// original changes if any step fails.
+pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Result<Converted> {
+    if !AVAILABLE {
+        return Err(DatastoreError::Encryption(
+            "this build has no database encryption (build with the `encryption` feature)".into(),
+        ));
+    }
+    if !path.exists() {
+        return Err(DatastoreError::Sql(format!(
+            "no database at '{}'",
+            path.display()
+        )));
+    }
+    let lock = crate::open::lock(path)?;
+    let (source_key, target_key) = match direction {
+        Direction::Encrypt => (None, Some(password)),
+        Direction::Decrypt => (Some(password), None),
+    };
+    let target = sibling(path, "converting");
+    remove_with_side_files(&target)?;
+    let expected = {
+        // CREATE: the connection's flags are the ones ATTACH creates the copy with.
+        let source = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        )?;
+        unlock(&source, source_key, path)?;
+        // Everything in the WAL goes into the main file first: the copy reads one file, and
+        // no WAL of the original may be left to be applied to the new file.
+        source.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        let expected = fingerprint(&source)?;
+        let version: i64 = source.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        source.execute(
+            "ATTACH DATABASE ?1 AS target KEY ?2",
+            (
+                target.to_string_lossy().as_ref(),
+                target_key.map_or("", DbPassword::as_str),
+            ),
+        )?;
+        source.query_row("SELECT sqlcipher_export('target')", [], |_| Ok(()))?;
+        // `sqlcipher_export` copies the schema and rows, not the schema version.
+        source.execute_batch(&format!("PRAGMA target.user_version = {version}"))?;
+        source.execute_batch("DETACH DATABASE target")?;
+        source.close().map_err(|(_, e)| DatastoreError::from(e))?;
+        expected
+    };
+    // Verify the copy as the server will open it.
+    {
+        let copy = Connection::open_with_flags(&target, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+        unlock(&copy, target_key, &target)?;
+        let check: String = copy.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+        let found = fingerprint(&copy)?;
+        if check != "ok" || found != expected {
+            drop(copy);
+            let _ = remove_with_side_files(&target);
+            return Err(DatastoreError::Sql(format!(
+                "the converted copy does not match the original (integrity {check}, \
+                 {found:?} vs {expected:?}); the original is unchanged"
+            )));
+        }
+    }
+    for side in ["-wal", "-shm"] {
+        let file = with_suffix(path, side);
+        if file.metadata().is_ok_and(|m| m.len() > 0) && side == "-wal" {
+            let _ = remove_with_side_files(&target);
+            return Err(DatastoreError::Sql(format!(
+                "'{}' still has a write-ahead log; the original is unchanged",
+                path.display()
+            )));
+        }
+        let _ = std::fs::remove_file(file);
+    }
+    std::fs::rename(&target, path).map_err(|e| {
+        DatastoreError::Sql(format!(
+            "cannot put the converted copy in place of '{}': {e}; the original is unchanged",
+            path.display()
+        ))
+    })?;
+    drop(lock);
+    Ok(Converted {
+        buckets: expected.buckets,
+        events: expected.events,
+    })
+}
+
+/// What must come out of a copy unchanged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Fingerprint {
+    buckets: i64,
+    events: i64,
+    settings: i64,
+    event_sum: f64,
+    data_bytes: f64,
+    version: i64,
+}
+
+fn fingerprint(conn: &Connection) -> Result<Fingerprint> {
+    let count = |table: &str| -> Result<i64> {
+        // A new file may not have every table yet.
+        let exists: i64 = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [table],
+            |r| r.get(0),
+        )?;
+        if exists == 0 {
+            return Ok(0);
+        }
+        Ok(conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?)
+    };
+    let (events, event_sum, data_bytes) = if count("events")? > 0 {
+        conn.query_row(
+            "SELECT count(*), total(id + starttime % 1000003 + endtime % 1000033),
+                    total(length(data)) FROM events",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?
+    } else {
+        (0, 0.0, 0.0)
+    };
+    Ok(Fingerprint {
+        buckets: count("buckets")?,
+        events,
+        settings: count("key_value")?,
+        event_sum,
+        data_bytes,
+        version: conn.query_row("PRAGMA user_version", [], |r| r.get(0))?,
+    })
+}
+
+/// `path` with `.{what}` added to its file name.
+fn sibling(path: &Path, what: &str) -> PathBuf {
+    with_suffix(path, &format!(".{what}"))
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Removes a database file and its journal side files, if they exist.
+fn remove_with_side_files(path: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        match std::fs::remove_file(with_suffix(path, suffix)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(DatastoreError::Sql(format!(
+                    "cannot remove '{}': {e}",
+                    with_suffix(path, suffix).display()
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_password_is_refused_and_none_is_ever_printed() {
+        assert!(matches!(
+            DbPassword::new(String::new()),
+            Err(DatastoreError::Encryption(_))
+        ));
+        let password = DbPassword::new("hunter2".into()).unwrap();
+        assert!(!format!("{password:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,181 @@
+//! Encryption at rest, through the real binary (DATASTORE.md §10, issue 16).
+//!
+//! Against a default build: a set `AW_DB_PASSWORD` refuses to start (no plaintext is written
+//! for a user who asked for encryption). Against an `encryption` build: the file on disk is
+//! not readable without the password, a wrong, empty or missing password is refused at
+//! startup with a clear message that never contains the password, and `encrypt-db` /
+//! `decrypt-db` move a database between plain and encrypted with nothing lost.
+
+use aw_tests::dataset::Dataset;
+use aw_tests::{encrypted_build, TestServer};
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PASSWORD: &str = "correct horse battery staple";
+
+/// Runs `cmd` until it exits (killing it after 30 s); returns whether it succeeded and what
+/// it printed.
+fn run_to_exit(mut cmd: Command) -> (bool, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("LOG_LEVEL", "info")
+        .spawn()
+        .expect("cannot start aw-server");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("aw-server kept running; it should have refused to start");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    for mut pipe in [
+        child.stdout.take().map(|p| Box::new(p) as Box<dyn Read>),
+        child.stderr.take().map(|p| Box::new(p) as Box<dyn Read>),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let _ = pipe.read_to_string(&mut out);
+    }
+    (status.success(), out)
+}
+
+/// The server's command on its own database, with `password` (or none) in the environment.
+fn command(s: &TestServer, password: Option<&str>) -> Command {
+    let mut cmd = s.command();
+    cmd.env_remove("AW_DB_PASSWORD");
+    if let Some(p) = password {
+        cmd.env("AW_DB_PASSWORD", p);
+    }
+    cmd.arg("--dbpath").arg(s.db_path()).arg("--port").arg("0");
+    cmd
+}
+
+/// Every bucket with its events, as the export shows them.
+fn export(s: &TestServer) -> serde_json::Value {
+    let r = s.client().get("/api/0/export");
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()
+}
+
+#[test]
+fn a_default_build_refuses_a_password() {
+    if encrypted_build() {
+        return;
+    }
+    let mut s = TestServer::start_with_password(None);
+    assert!(s.stop());
+    let (ok, out) = run_to_exit(command(&s, Some(PASSWORD)));
+    assert!(!ok);
+    assert!(out.contains("no database encryption"), "{out}");
+    assert!(!out.contains(PASSWORD));
+}
+
+#[test]
+fn an_encrypted_database_is_unreadable_without_its_password() {
+    if !encrypted_build() {
+        return;
+    }
+    let mut s = TestServer::start_with_password(Some(PASSWORD));
+    let marker = "a-window-title-nobody-else-writes";
+    let r = s.client().post_json(
+        "/api/0/buckets/w",
+        r#"{"type":"currentwindow","client":"c","hostname":"h"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let body = format!(
+        r#"[{{"timestamp":"2024-05-01T10:00:00Z","duration":5,"data":{{"title":"{marker}"}}}}]"#
+    );
+    assert_eq!(
+        s.client()
+            .post_json("/api/0/buckets/w/events", &body)
+            .status,
+        200
+    );
+    let before = export(&s);
+    assert!(s.stop());
+
+    // On disk: no SQLite header, no event text (the WAL was checkpointed at the stop).
+    let mut bytes = std::fs::read(s.db_path()).unwrap();
+    if let Ok(wal) = std::fs::read(format!("{}-wal", s.db_path().display())) {
+        bytes.extend(wal);
+    }
+    assert!(!bytes.starts_with(b"SQLite format 3\0"));
+    assert!(!bytes.windows(marker.len()).any(|w| w == marker.as_bytes()));
+
+    // Wrong, empty and missing passwords are refused at startup, never echoing a password.
+    for (password, says) in [
+        (Some("wrong password"), "password is wrong"),
+        (Some(""), "empty"),
+        (None, "encrypted"),
+    ] {
+        let (ok, out) = run_to_exit(command(&s, password));
+        assert!(!ok, "started with {password:?}: {out}");
+        assert!(out.contains(says), "{password:?}: {out}");
+        assert!(!out.contains(PASSWORD) && !out.contains("wrong password"));
+    }
+
+    // The right password reads everything.
+    s.start_again();
+    assert_eq!(export(&s), before);
+}
+
+/// `decrypt-db` and `encrypt-db` on a generated year of history: every event survives both
+/// ways, and the files are what they claim to be.
+#[test]
+fn encrypt_and_decrypt_round_trip_a_year_exactly() {
+    if !encrypted_build() {
+        return;
+    }
+    let mut s = TestServer::start_with_password(None);
+    let data = Dataset::generate(7, "h", 0, 365);
+    let r = s.client().post_json("/api/0/import", &data.export_json());
+    assert_eq!(r.status, 200, "{}", r.body);
+    let before = export(&s);
+    assert!(s.stop());
+    let header = |s: &TestServer| std::fs::read(s.db_path()).unwrap()[..16].to_vec();
+    assert_eq!(header(&s), b"SQLite format 3\0");
+
+    let mut encrypt = command(&s, Some(PASSWORD));
+    encrypt.arg("encrypt-db");
+    let (ok, out) = run_to_exit(encrypt);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains(&format!("{} events", data.event_count())),
+        "{out}"
+    );
+    assert_ne!(header(&s), b"SQLite format 3\0");
+    s.password = Some(PASSWORD.into());
+    s.start_again();
+    assert_eq!(export(&s), before);
+    assert!(s.stop());
+
+    let mut decrypt = command(&s, Some(PASSWORD));
+    decrypt.arg("decrypt-db");
+    let (ok, out) = run_to_exit(decrypt);
+    assert!(ok, "{out}");
+    assert_eq!(header(&s), b"SQLite format 3\0");
+    s.password = None;
+    s.start_again();
+    assert_eq!(export(&s), before);
+}
+
+/// When the suite runs on encrypted databases (`AW_TEST_DB_PASSWORD`, the second pass of
+/// `scripts/test-all.sh`), every test server's file really is encrypted.
+#[test]
+fn the_suite_runs_on_encrypted_files_when_asked() {
+    if std::env::var_os("AW_TEST_DB_PASSWORD").is_none() {
+        return;
+    }
+    let mut s = TestServer::start();
+    assert!(s.stop());
+    let bytes = std::fs::read(s.db_path()).unwrap();
+    assert!(!bytes.starts_with(b"SQLite format 3\0"));
+}
