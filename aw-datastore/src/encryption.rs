@@ -77,19 +77,25 @@ pub(crate) fn unlock(conn: &Connection, password: Option<&DbPassword>, path: &Pa
     }) {
         Ok(_) => Ok(()),
         Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::NotADatabase => {
-            Err(DatastoreError::Encryption(match password {
-                Some(_) => format!(
+            Err(match password {
+                Some(_) => DatastoreError::Encryption(format!(
                     "cannot read '{}' with this password: the password is wrong, or the file \
                      is not an encrypted ActivityWatch database (a plain one is encrypted with \
                      `aw-server encrypt-db`)",
                     path.display()
-                ),
-                None => format!(
+                )),
+                // Without a password this is what a damaged file gives too.
+                None if AVAILABLE => DatastoreError::Sql(format!(
                     "cannot read '{}': it is encrypted (start with --db-password or \
                      AW_DB_PASSWORD) or it is not a database",
                     path.display()
-                ),
-            }))
+                )),
+                None => DatastoreError::Sql(format!(
+                    "cannot read '{}': it is not a database, or it is encrypted (which needs \
+                     a build with the `encryption` feature)",
+                    path.display()
+                )),
+            })
         }
         Err(e) => Err(e.into()),
     }
