@@ -72,7 +72,10 @@ fn sigterm_exits_promptly_with_idle_keep_alive_connections() {
     let started = Instant::now();
     assert!(s.stop());
     let took = started.elapsed();
-    assert!(took < Duration::from_secs(1), "the stop took {took:?}");
+    // Alone it takes a few milliseconds; the bound leaves room for the final commit's and
+    // checkpoint's fsyncs while the other tests of this file write (once 1.006 s in a full
+    // run), and still fails on the two-second grace period it guards against.
+    assert!(took < Duration::from_millis(1500), "the stop took {took:?}");
 }
 
 /// A request in flight when SIGTERM arrives is finished and answered before the server
