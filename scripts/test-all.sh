@@ -27,11 +27,12 @@ run_outside_suites
 # starts the server with a database password.
 echo "== encrypted databases"
 cargo build --release -p aw-server --features aw-server/encryption-vendored
-encrypted=target/release/aw-server-encrypted
+# Absolute: each test crate runs in its own directory.
+encrypted="$(pwd)/target/release/aw-server-encrypted"
 cp target/release/aw-server "$encrypted"
 cargo test --release -p aw-datastore --features aw-datastore/encryption-vendored
 AW_SERVER_BIN="$encrypted" AW_TEST_DB_PASSWORD="test suite password" \
     cargo test --release -p aw-tests -p aw-client-rust
-AW_SERVER_BIN="$(pwd)/$encrypted" AW_DB_PASSWORD="test suite password" run_outside_suites
+AW_SERVER_BIN="$encrypted" AW_DB_PASSWORD="test suite password" run_outside_suites
 # Leave the default build in place.
 cargo build --release -p aw-server
