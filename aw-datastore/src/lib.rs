@@ -140,8 +140,12 @@ impl Datastore {
         let published = shared.clone();
         std::thread::Builder::new()
             .name("aw-datastore".into())
-            .spawn(
-                move || match open_store(&path, &options, published.clone()) {
+            .spawn(move || {
+                let opened = open_store(&path, &options, published.clone());
+                // The password (if any) is no longer needed once the file is open: wiped now,
+                // not when the worker ends.
+                drop(options);
+                match opened {
                     Ok((store, lock, legacy)) => {
                         published.worker_alive.store(true, Ordering::Release);
                         let _ = ready_tx.send(Ok(legacy));
@@ -157,8 +161,8 @@ impl Datastore {
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
                     }
-                },
-            )
+                }
+            })
             .map_err(|e| DatastoreError::Sql(format!("cannot start the worker thread: {e}")))?;
         let legacy = ready_rx.recv().unwrap_or(Err(DatastoreError::WorkerGone))?;
         let datastore = Datastore { requests, shared };

@@ -32,12 +32,17 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
+use zeroize::Zeroize;
 
 /// `encrypt-db` / `decrypt-db`: converts the database in place and says what it copied.
 #[cfg(feature = "encryption")]
-fn convert(cli: &cli::Cli, command: cli::Command) -> ExitCode {
+fn convert(
+    cli: &cli::Cli,
+    command: cli::Command,
+    password: Option<aw_datastore::DbPassword>,
+) -> ExitCode {
     use aw_datastore::Direction;
-    let Some(password) = &cli.db_password else {
+    let Some(password) = &password else {
         log::error!("{command:?} needs the password: --db-password or AW_DB_PASSWORD");
         return ExitCode::FAILURE;
     };
@@ -65,32 +70,44 @@ fn convert(cli: &cli::Cli, command: cli::Command) -> ExitCode {
 
 fn main() -> ExitCode {
     memory::configure();
-    let cli = cli::Cli::parse();
+    #[cfg_attr(not(feature = "encryption"), allow(unused_mut))]
+    let mut cli = cli::Cli::parse();
     let log_dir = dirs::log_dir();
     logging::init(
         logging::level(cli.testing, cli.verbose),
         &log_dir,
         cli.testing,
     );
-    // The password was read into `cli` (wiped when dropped); it leaves the environment at
-    // once, so nothing this process starts can see it.
-    let password_in_env = std::env::var_os("AW_DB_PASSWORD");
+    // The password was read into a `DbPassword` (wiped when dropped); it leaves the
+    // environment at once, so nothing this process starts can see it. (The copies clap and
+    // the C library made on the way are theirs: not wiped.)
+    let env_password_empty = std::env::var_os("AW_DB_PASSWORD").map(|value| {
+        let mut bytes = value.into_encoded_bytes();
+        let empty = bytes.is_empty();
+        bytes.zeroize();
+        empty
+    });
     std::env::remove_var("AW_DB_PASSWORD");
-    if let Some(password) = password_in_env {
+    if let Some(empty) = env_password_empty {
         if !aw_datastore::ENCRYPTION_AVAILABLE {
             log::error!("AW_DB_PASSWORD is set, but this build has no database encryption; refusing to write plaintext");
             return ExitCode::FAILURE;
         }
-        if password.is_empty() {
+        if empty {
             log::error!("AW_DB_PASSWORD is empty; refusing to start");
             return ExitCode::FAILURE;
         }
     }
+    // Taken out of `cli`, so the only copy moves on to the datastore.
+    #[cfg(feature = "encryption")]
+    let password = cli.db_password.take();
+    #[cfg(not(feature = "encryption"))]
+    let password = None;
     #[cfg(feature = "encryption")]
     if let Some(command) = cli.command {
-        return convert(&cli, command);
+        return convert(&cli, command, password);
     }
-    let result = server::Settings::resolve(&cli).and_then(server::run);
+    let result = server::Settings::resolve(&cli, password).and_then(server::run);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

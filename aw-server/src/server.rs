@@ -51,8 +51,12 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Resolves settings; the error is a message for the user (startup aborts).
-    pub fn resolve(cli: &Cli) -> Result<Settings, String> {
+    /// Resolves settings; the error is a message for the user (startup aborts). The
+    /// password, taken out of the command line, moves on to the datastore.
+    pub fn resolve(
+        cli: &Cli,
+        password: Option<aw_datastore::DbPassword>,
+    ) -> Result<Settings, String> {
         let config_path = cli.config.clone().unwrap_or_else(|| {
             dirs::config_dir().join(if cli.testing {
                 "config-testing.toml"
@@ -116,10 +120,7 @@ impl Settings {
             port,
             config_path,
             db_path,
-            #[cfg(feature = "encryption")]
-            password: cli.db_password.clone(),
-            #[cfg(not(feature = "encryption"))]
-            password: None,
+            password,
             legacy_import,
             device_id,
             webpath: cli.webpath.clone(),
@@ -243,10 +244,11 @@ fn notify_systemd() {
 }
 
 /// Runs the server until SIGINT/SIGTERM, then commits every pending write before returning.
-pub fn run(settings: Settings) -> Result<(), String> {
+pub fn run(mut settings: Settings) -> Result<(), String> {
     let options = OpenOptions {
         legacy_import: settings.legacy_import.clone(),
-        password: settings.password.clone(),
+        // Moved, not copied: the datastore drops it once the file is open.
+        password: settings.password.take(),
         ..OpenOptions::default()
     };
     let datastore = Datastore::open_with(&settings.db_path, options).map_err(|e| {
