@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the official Python aw-client (from PyPI) against the real aw-server binary.
+# Runs the official Python aw-client (from PyPI) against the real aw-server binary, and (on
+# encrypted databases) checks our files against an independent SQLCipher build.
 # Creates its own virtualenv in tests/python/.venv on first use.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -11,4 +12,4 @@ if [ ! -x "$venv/bin/pytest" ] || ! cmp -s "$here/requirements.txt" "$venv/.requ
 fi
 export AW_SERVER_BIN="${AW_SERVER_BIN:-$here/../../target/release/aw-server}"
 cd "$here"
-exec "$venv/bin/pytest" -q -p no:cacheprovider test_aw_client.py
+exec "$venv/bin/pytest" -q -p no:cacheprovider test_aw_client.py test_sqlcipher_format.py

@@ -6,7 +6,6 @@
 //! startup with a clear message that never contains the password, and `encrypt-db` /
 //! `decrypt-db` move a database between plain and encrypted with nothing lost.
 
-use aw_tests::dataset::Dataset;
 use aw_tests::{encrypted_build, TestServer};
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -127,15 +126,15 @@ fn an_encrypted_database_is_unreadable_without_its_password() {
     assert_eq!(export(&s), before);
 }
 
-/// `decrypt-db` and `encrypt-db` on a generated year of history: every event survives both
-/// ways, and the files are what they claim to be.
+/// `encrypt-db` and `decrypt-db` on the benchmark's generated year: every event survives
+/// both ways, and the files are what they claim to be.
 #[test]
 fn encrypt_and_decrypt_round_trip_a_year_exactly() {
     if !encrypted_build() {
         return;
     }
     let mut s = TestServer::start_with_password(None);
-    let data = Dataset::generate(7, "h", 0, 365);
+    let data = aw_tests::bench_year::generate(365);
     let r = s.client().post_json("/api/0/import", &data.export_json());
     assert_eq!(r.status, 200, "{}", r.body);
     let before = export(&s);
