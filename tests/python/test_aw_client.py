@@ -5,9 +5,6 @@ temporary database and private XDG directories, and talks to it only through the
 """
 
 import os
-import signal
-import socket
-import subprocess
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
@@ -15,39 +12,17 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import requests
 
-BIN = os.environ.get("AW_SERVER_BIN", "../../target/release/aw-server")
+from aw_server_process import Server
+
 T0 = datetime(2024, 5, 1, 9, 0, 0, tzinfo=timezone.utc)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server():
     tmp = tempfile.TemporaryDirectory()
-    env = dict(os.environ)
-    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
-        env[var] = os.path.join(tmp.name, sub)
-    port = free_port()
-    proc = subprocess.Popen(
-        [BIN, "--port", str(port), "--dbpath", os.path.join(tmp.name, "sqlite.db")],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield port
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=20) == 0
+    s = Server(tmp.name, os.path.join(tmp.name, "sqlite.db"))
+    yield s.port
+    s.stop()
     tmp.cleanup()
 
 

@@ -8,57 +8,18 @@ second pass of scripts/test-all.sh does.
 """
 
 import os
-import signal
-import socket
-import subprocess
 import tempfile
-import time
 
 import pytest
 import requests
 
-BIN = os.environ.get("AW_SERVER_BIN", "../../target/release/aw-server")
+from aw_server_process import Server
+
 PASSWORD = os.environ.get("AW_DB_PASSWORD")
 
 pytestmark = pytest.mark.skipif(
     not PASSWORD, reason="the suite runs on plain databases (AW_DB_PASSWORD unset)"
 )
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """Our server on `db`, started with the password, stopped with SIGTERM."""
-
-    def __init__(self, tmp, db):
-        env = dict(os.environ)
-        for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
-            env[var] = os.path.join(tmp, sub)
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}/api/0"
-        self.proc = subprocess.Popen(
-            [BIN, "--port", str(self.port), "--dbpath", db, "--no-legacy-import"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                assert self.proc.poll() is None, "aw-server exited at startup"
-                time.sleep(0.05)
-        raise AssertionError("aw-server did not start")
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(timeout=20) == 0
 
 
 def test_stock_sqlcipher_reads_what_our_server_wrote():
