@@ -59,6 +59,7 @@ macro_rules! long_event_condition {
 }
 
 mod batch;
+mod changes;
 mod encryption;
 mod error;
 mod import_document;
@@ -78,6 +79,7 @@ mod transaction;
 mod worker;
 
 pub use aw_models::raw_event::{EventRows, RawEvent};
+pub use changes::{ChangeListener, Touched};
 pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
 };
@@ -198,6 +200,12 @@ impl Datastore {
             Ok(()) => Pending::asked(rx, quick),
             Err(_) => Pending::ready(DatastoreError::WorkerGone),
         }
+    }
+
+    /// Makes `listener` hear of every write from now on, before the write is answered (see
+    /// [`ChangeListener`]): how a cache of answers derived from the events stays correct.
+    pub fn add_change_listener(&self, listener: Arc<dyn ChangeListener>) {
+        self.shared.listeners.add(listener);
     }
 
     /// How many long requests (event reads and imports too large for one step) the worker

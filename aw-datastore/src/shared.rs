@@ -115,4 +115,6 @@ pub struct Shared {
     /// Long requests (reads and imports run in steps) the worker has in progress: for
     /// status, and for tests that must know a long job is under way.
     pub jobs_in_progress: AtomicUsize,
+    /// Who hears of every write (`changes.rs`).
+    pub listeners: crate::changes::Listeners,
 }

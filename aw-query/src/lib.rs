@@ -24,6 +24,7 @@
 
 mod budget;
 mod builtin;
+mod cache;
 pub mod cpu_pool;
 mod data;
 mod datasource;
@@ -41,6 +42,7 @@ mod reaper;
 mod transforms;
 mod value;
 
+pub use cache::{CacheStats, ResultCache, DEFAULT_CACHE_BYTES};
 pub use datasource::{DataSource, DataSourceError, MemoryDataSource};
 pub use error::QueryError;
 pub use memory::MAX_QUERY_MEMORY;
@@ -82,4 +84,39 @@ pub fn query_until(
         return Ok(Vec::new());
     }
     Program::parse(code)?.run_all_until(periods, ds, deadline)
+}
+
+/// [`query_until`] answered as the response's JSON text (an array, one result per period),
+/// with each period's result taken from `cache` when it holds it and stored there when it
+/// is computed (see [`ResultCache`] for when an entry is valid). Only results of programs
+/// that parsed and ran are stored: errors are evaluated again every time.
+pub fn query_json(
+    code: &str,
+    periods: &[TimeInterval],
+    ds: &dyn DataSource,
+    deadline: Option<std::time::Instant>,
+    cache: Option<&ResultCache>,
+) -> Result<String, QueryError> {
+    let parts: Vec<std::sync::Arc<str>> = match cache {
+        _ if periods.is_empty() => Vec::new(),
+        Some(cache) => {
+            let code: std::sync::Arc<str> = std::sync::Arc::from(code);
+            Program::parse(&code)?.run_all_cached(&code, periods, ds, deadline, cache)?
+        }
+        None => Program::parse(code)?
+            .run_all_until(periods, ds, deadline)?
+            .iter()
+            .map(program::to_text)
+            .collect::<Result<_, _>>()?,
+    };
+    let mut out = String::with_capacity(2 + parts.iter().map(|p| p.len() + 1).sum::<usize>());
+    out.push('[');
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(part);
+    }
+    out.push(']');
+    Ok(out)
 }

@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use aw_models::TimeInterval;
 use serde_json::Value;
 
+use crate::cache::{Key, Recording, ResultCache};
 use crate::datasource::DataSource;
 use crate::error::{QueryError, QueryResult};
 use crate::interpreter::Interpreter;
@@ -61,42 +62,82 @@ impl Program {
     ) -> QueryResult<Vec<Value>> {
         // One memory budget for every period of the request (`memory.rs`).
         let budget = MemoryBudget::new();
-        if periods.len() <= 1 || crate::cpu_pool::threads() <= 1 {
-            return periods
-                .iter()
-                .map(|p| self.run_until(p, ds, deadline, &budget))
-                .collect();
-        }
-        let first_error = AtomicUsize::new(usize::MAX);
-        let results: Vec<Option<QueryResult<Value>>> = crate::cpu_pool::install(|| {
-            periods
-                .par_iter()
-                .enumerate()
-                .map(|(i, period)| {
-                    if i > first_error.load(Ordering::Relaxed) {
-                        return None;
-                    }
-                    let r = self.run_until(period, ds, deadline, &budget);
-                    if r.is_err() {
-                        first_error.fetch_min(i, Ordering::Relaxed);
-                    }
-                    Some(r)
-                })
-                .collect()
-        });
-        let mut out = Vec::with_capacity(results.len());
-        for r in results {
-            match r {
-                Some(Ok(v)) => out.push(v),
-                Some(Err(e)) => return Err(e),
-                // Skipped only after an earlier period failed, whose error returned above.
-                None => {
-                    return Err(QueryError::InvalidType(
-                        "internal error: a time period could not be evaluated".to_string(),
-                    ))
+        each_period(periods, |p| self.run_until(p, ds, deadline, &budget))
+    }
+
+    /// Like [`Program::run_all_until`], but each period's result as JSON text, taken from
+    /// `cache` when it holds it and stored there when computed (`cache.rs`). `code` is the
+    /// text this program was parsed from: the cache key.
+    pub fn run_all_cached(
+        &self,
+        code: &Arc<str>,
+        periods: &[TimeInterval],
+        ds: &dyn DataSource,
+        deadline: Option<Instant>,
+        cache: &ResultCache,
+    ) -> QueryResult<Vec<Arc<str>>> {
+        let budget = MemoryBudget::new();
+        each_period(periods, |p| {
+            let key = Key::new(code, *p.start(), *p.end());
+            if let Some(hit) = cache.get(&key) {
+                return Ok(hit);
+            }
+            // Taken before the first read: writes from here on are checked at insert.
+            let ticket = cache.ticket();
+            let recording = Recording::new(ds);
+            let text = to_text(&self.run_until(p, &recording, deadline, &budget)?)?;
+            cache.insert(ticket, key, recording.into_reads(), text.clone());
+            Ok(text)
+        })
+    }
+}
+
+/// One result's JSON text.
+pub(crate) fn to_text(value: &Value) -> QueryResult<Arc<str>> {
+    serde_json::to_string(value)
+        .map(Arc::from)
+        .map_err(|e| QueryError::InvalidType(format!("result is not serialisable: {e}")))
+}
+
+/// Runs `run` for every period (in parallel on the CPU pool when there are several) and
+/// returns the results in period order. The first failing period (in period order) fails
+/// the whole call; later periods are then not started.
+fn each_period<T: Send>(
+    periods: &[TimeInterval],
+    run: impl Fn(&TimeInterval) -> QueryResult<T> + Sync,
+) -> QueryResult<Vec<T>> {
+    if periods.len() <= 1 || crate::cpu_pool::threads() <= 1 {
+        return periods.iter().map(run).collect();
+    }
+    let first_error = AtomicUsize::new(usize::MAX);
+    let results: Vec<Option<QueryResult<T>>> = crate::cpu_pool::install(|| {
+        periods
+            .par_iter()
+            .enumerate()
+            .map(|(i, period)| {
+                if i > first_error.load(Ordering::Relaxed) {
+                    return None;
                 }
+                let r = run(period);
+                if r.is_err() {
+                    first_error.fetch_min(i, Ordering::Relaxed);
+                }
+                Some(r)
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Some(Ok(v)) => out.push(v),
+            Some(Err(e)) => return Err(e),
+            // Skipped only after an earlier period failed, whose error returned above.
+            None => {
+                return Err(QueryError::InvalidType(
+                    "internal error: a time period could not be evaluated".to_string(),
+                ))
             }
         }
-        Ok(out)
     }
+    Ok(out)
 }

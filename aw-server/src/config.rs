@@ -24,6 +24,9 @@ pub struct Config {
     /// no limit. Not a reference key (the reference has no limit); unknown to it, harmless.
     /// See [`Config::query_budget`] for the values that mean "no limit".
     pub query_timeout: f64,
+    /// Bytes of query results kept to answer repeated dashboard queries at once (see
+    /// `aw_query::ResultCache`); `0` turns the cache off. Not a reference key.
+    pub query_cache_bytes: u64,
 }
 
 impl Config {
@@ -70,6 +73,7 @@ impl Config {
             auth: AuthConfig::default(),
             custom_static: BTreeMap::new(),
             query_timeout: DEFAULT_QUERY_TIMEOUT,
+            query_cache_bytes: aw_query::DEFAULT_CACHE_BYTES as u64,
         }
     }
 
@@ -150,6 +154,17 @@ mod tests {
                 .query_timeout,
             2.5
         );
+    }
+
+    #[test]
+    fn the_query_cache_budget_is_read() {
+        assert_eq!(
+            Config::defaults(false).query_cache_bytes,
+            aw_query::DEFAULT_CACHE_BYTES as u64
+        );
+        let c = Config::parse("query_cache_bytes = 0", false).unwrap();
+        assert_eq!(c.query_cache_bytes, 0);
+        assert!(Config::parse("query_cache_bytes = -1", false).is_err());
     }
 
     #[test]

@@ -17,6 +17,8 @@ mod logging;
 mod memory;
 mod normalize;
 mod params;
+#[cfg(test)]
+mod query_cache_tests;
 mod query_source;
 mod responses;
 mod security;

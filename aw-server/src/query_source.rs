@@ -1,11 +1,13 @@
-//! The query engine's view of the datastore.
+//! The query engine's view of the datastore, and what keeps its result cache correct.
 
-use aw_datastore::{Datastore, DatastoreError};
+use aw_datastore::{ChangeListener, Datastore, DatastoreError, Touched};
 use aw_models::RawEvent;
 use aw_models::{Bucket, Event};
+use aw_query::ResultCache;
 use aw_query::{DataSource, DataSourceError};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Serves `query_bucket`/`find_bucket` from the datastore. Used on blocking-pool threads
 /// (query evaluation never runs on an async worker), so it may wait for the worker.
@@ -50,4 +52,31 @@ impl DataSource for DatastoreSource {
     fn buckets(&self) -> Result<HashMap<String, Bucket>, DataSourceError> {
         self.0.get_buckets().wait().map_err(source_error)
     }
+}
+
+/// Makes every datastore write drop the cached query results it could change: the
+/// datastore tells the cache before it answers the write (`aw_datastore::ChangeListener`).
+struct DropStaleResults(Arc<ResultCache>);
+
+impl ChangeListener for DropStaleResults {
+    fn touched(&self, change: Touched<'_>) {
+        match change {
+            Touched::Events { bucket, start, end } => self.0.events_changed(bucket, start, end),
+            Touched::Bucket(bucket) => self.0.bucket_changed(bucket),
+            Touched::Everything => self.0.clear(),
+        }
+    }
+}
+
+/// The query-result cache of `budget` bytes, kept correct by `datastore`'s writes; `None`
+/// when the budget is 0 (the cache is off).
+pub fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<ResultCache>> {
+    if budget == 0 {
+        return None;
+    }
+    let cache = Arc::new(ResultCache::new(
+        usize::try_from(budget).unwrap_or(usize::MAX),
+    ));
+    datastore.add_change_listener(Arc::new(DropStaleResults(cache.clone())));
+    Some(cache)
 }

@@ -216,6 +216,10 @@ pub fn build(
             })
         }))
         .manage(AppState {
+            query_cache: crate::query_source::attach_cache(
+                &datastore,
+                settings.config.query_cache_bytes,
+            ),
             datastore,
             info,
             query_timeout: settings.config.query_budget(),

@@ -3,8 +3,8 @@
 use aw_datastore::Datastore;
 use aw_models::Info;
 
-/// Rocket managed state. No mutex anywhere: the datastore handle is a channel sender, the
-/// rest is read-only.
+/// Rocket managed state. The datastore handle is a channel sender; the query cache has
+/// its own short lock (held for map look-ups only); the rest is read-only.
 pub struct AppState {
     /// The handle to the datastore worker.
     pub datastore: Datastore,
@@ -12,4 +12,6 @@ pub struct AppState {
     pub info: Info,
     /// How long one query may evaluate (`None`: no limit).
     pub query_timeout: Option<std::time::Duration>,
+    /// Query results per (program, period), dropped by the datastore's writes (`None`: off).
+    pub query_cache: Option<std::sync::Arc<aw_query::ResultCache>>,
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::{created_to_text, Store};
 use crate::batch::Change;
+use crate::changes::Touched;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
 use crate::range_read::RangeRead;
@@ -45,6 +46,7 @@ impl Store {
         shared.set_count(0);
         self.buckets.insert(bucket.id.clone(), Arc::new(shared));
         self.publish();
+        self.tell(Touched::Bucket(&bucket.id));
         for e in &mut events {
             e.id = None;
         }
@@ -92,6 +94,7 @@ impl Store {
         self.buckets.remove(name);
         self.publish();
         self.last_heartbeat.remove(&bid);
+        self.tell(Touched::Bucket(name));
         Ok(())
     }
 }

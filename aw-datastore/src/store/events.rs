@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use super::{Store, INSERT_SQL};
 use crate::batch::Change;
+use crate::changes::Extent;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
 use crate::privacy::Verdict;
@@ -17,6 +18,10 @@ use aw_models::raw_event::RawEvent;
 /// One event of a bucket by id (columns as `range_read::row_to_raw` reads them).
 const EVENT_BY_ID_SQL: &str =
     "SELECT id, starttime, endtime, data FROM events WHERE bucketrow = ?1 AND id = ?2";
+
+/// Start and end of one event of a bucket by id.
+const EVENT_SPAN_BY_ID_SQL: &str =
+    "SELECT starttime, endtime FROM events WHERE bucketrow = ?1 AND id = ?2";
 
 impl Store {
     /// Inserts events in order; an event with an `id` replaces that event of the same bucket.
@@ -37,17 +42,20 @@ impl Store {
             return Ok(Vec::new());
         }
         let bid = self.bucketrow(name)?;
+        // What the request changes: the events it writes and those it replaces.
+        let mut extent = Extent::new();
         // First pass: where do the given ids live now?
         let mut replacing: HashSet<i64> = HashSet::new();
         for id in events.iter().filter_map(|e| e.id) {
-            let owner: Option<i64> = self
+            let owner: Option<(i64, i64, i64)> = self
                 .conn
-                .prepare_cached("SELECT bucketrow FROM events WHERE id = ?1")?
-                .query_row([id], |r| r.get(0))
+                .prepare_cached("SELECT bucketrow, starttime, endtime FROM events WHERE id = ?1")?
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                 .optional()?;
             match owner {
-                Some(b) if b == bid => {
+                Some((b, start, end)) if b == bid => {
                     replacing.insert(id);
+                    extent.add(start, end);
                 }
                 Some(_) => {
                     return Err(DatastoreError::InvalidEvent(format!(
@@ -65,8 +73,10 @@ impl Store {
         state.add_count(added);
         for e in &stored {
             state.widen(e.start, e.end);
+            extent.add(e.start, e.end);
         }
         self.last_heartbeat.remove(&bid);
+        self.tell_events(name, extent);
         result.map(|()| stored)
     }
 
@@ -172,14 +182,34 @@ impl Store {
     pub fn delete_events(&mut self, name: &str, ids: &[i64]) -> Result<()> {
         let bid = self.bucketrow(name)?;
         let mut deleted = 0u64;
+        let mut extent = Extent::new();
         let mut result = Ok(());
         for &id in ids {
+            // The event's extent, for the change listeners (an id of another bucket or of
+            // no event deletes nothing).
+            let span = match self
+                .conn
+                .prepare_cached(EVENT_SPAN_BY_ID_SQL)
+                .and_then(|mut s| {
+                    s.query_row(params![bid, id], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .optional()
+                }) {
+                Ok(span) => span,
+                Err(e) => {
+                    result = Err(e.into());
+                    break;
+                }
+            };
+            let Some((start, end)) = span else { continue };
             match self
                 .batch
                 .apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid })
             {
                 Ok(0) => {}
-                Ok(_) => deleted += 1,
+                Ok(_) => {
+                    deleted += 1;
+                    extent.add(start, end);
+                }
                 Err(e) => {
                     result = Err(e.into());
                     break;
@@ -191,6 +221,7 @@ impl Store {
             self.state(name)?.sub_count(deleted);
             self.last_heartbeat.remove(&bid);
         }
+        self.tell_events(name, extent);
         result
     }
 

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use super::{Store, INSERT_SQL};
 use crate::batch::Change;
+use crate::changes::Extent;
 use crate::error::Result;
 use crate::new_event::NewEvent;
 use crate::privacy::Verdict;
@@ -48,6 +49,7 @@ impl Store {
             None => self.last_event(bid)?.map(with_canonical_data),
         };
         if let Some(last) = last {
+            let (last_start, last_end) = (last.start, last.end);
             if let Some(merged) = merge(last, &hb, pulsetime_ns) {
                 let resize = Change::ResizeEvent {
                     id: merged.id,
@@ -57,6 +59,9 @@ impl Store {
                 };
                 if self.batch.apply(&self.conn, resize)? == 1 {
                     self.state(name)?.widen(merged.start, merged.end);
+                    let mut extent = Extent::of(last_start, last_end);
+                    extent.add(merged.start, merged.end);
+                    self.tell_events(name, extent);
                     self.remember_heartbeat(bid, &merged);
                     return Ok(merged);
                 }
@@ -85,6 +90,7 @@ impl Store {
         let state = self.state(name)?;
         state.add_count(1);
         state.widen(stored.start, stored.end);
+        self.tell_events(name, Extent::of(stored.start, stored.end));
         self.remember_heartbeat(bid, &stored);
         Ok(stored)
     }

@@ -24,6 +24,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 
 use crate::batch::Batch;
+use crate::changes::{Extent, Touched};
 use crate::error::{DatastoreError, Result};
 use crate::privacy::{PrivacyFilter, PRIVACY_FILTERS_KEY};
 use crate::schema::LONG_EVENT_NS;
@@ -156,7 +157,21 @@ impl Store {
         self.last_heartbeat.clear();
         self.publish();
         self.load_privacy_filter(filters.as_deref());
+        self.tell(Touched::Everything);
         Ok(())
+    }
+
+    /// Tells the change listeners what a write just changed (`changes.rs`).
+    fn tell(&self, change: Touched<'_>) {
+        self.shared.listeners.tell(change);
+    }
+
+    /// Tells the change listeners that the events of `name` within `extent` changed (if
+    /// anything was added to it).
+    fn tell_events(&self, name: &str, extent: Extent) {
+        if let Some(change) = extent.touched(name) {
+            self.tell(change);
+        }
     }
 
     fn load_privacy_filter(&mut self, json: Option<&str>) {

@@ -31,6 +31,7 @@ pub fn api_routes() -> Vec<rocket::Route> {
         import::json,
         import::multipart,
         query::query,
+        query::cache_stats,
         settings::list,
         settings::get,
         settings::set,

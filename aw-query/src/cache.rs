@@ -1,0 +1,588 @@
+//! The query-result cache: one result per (program text, period), kept while no write
+//! could have changed it.
+//!
+//! Dashboards ask the same questions again and again: every page load re-runs the same
+//! program for the same past days. A result depends only on the program text (which holds
+//! the categories and filters), the period, and the data the evaluation read: the events of
+//! the buckets it queried in the ranges it queried them (`TIMEINTERVAL` may be reassigned,
+//! so the ranges are recorded as read, not assumed), and the bucket list when it called
+//! `find_bucket` or `query_bucket_names`. So each entry keeps the list of its reads
+//! ([`Read`]), and the owner of the data tells the cache of every write
+//! ([`ResultCache::events_changed`], [`ResultCache::bucket_changed`],
+//! [`ResultCache::clear`]) before the write is acknowledged; every entry a write could
+//! reach is dropped. A heartbeat into today drops today's entries only.
+//!
+//! **Writes during an evaluation.** An evaluation that started before a write may have read
+//! the data before or after it. It holds a [`Ticket`] from before its first read; every
+//! write while the ticket is out is noted on it (per bucket, as one covering range), and
+//! the result is stored only if none of those writes reaches what it read.
+//!
+//! **Bounded.** Entries are charged by the bytes of their JSON text, key and read list;
+//! past the budget the least recently used go. [`ResultCache::stats`] tells the size and
+//! hit rate.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::datasource::{DataSource, DataSourceError};
+use aw_models::{Bucket, Event, RawEvent};
+
+/// The default memory budget of the server's cache: room for thousands of day results and
+/// dozens of year results, small next to what one year-long query holds while it runs.
+pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
+
+/// What one cached result was computed for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Key {
+    /// The program text as sent (lines joined with `\n`).
+    code: Arc<str>,
+    /// The period's start.
+    start: DateTime<Utc>,
+    /// The period's end.
+    end: DateTime<Utc>,
+}
+
+impl Key {
+    /// The key of `code` over `[start, end]`.
+    pub fn new(code: &Arc<str>, start: DateTime<Utc>, end: DateTime<Utc>) -> Key {
+        Key {
+            code: code.clone(),
+            start,
+            end,
+        }
+    }
+}
+
+/// One read an evaluation made from its [`DataSource`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Read {
+    /// The events of `bucket` overlapping `[start, end]` (ns).
+    Events {
+        bucket: String,
+        start: i64,
+        end: i64,
+    },
+    /// The list of buckets (with their hostnames).
+    BucketList,
+}
+
+/// How big and how useful the cache is, for the stats route and the log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CacheStats {
+    /// Results held.
+    pub entries: usize,
+    /// Bytes they are charged.
+    pub bytes: usize,
+    /// The memory budget in bytes.
+    pub budget: usize,
+    /// Periods answered from the cache.
+    pub hits: u64,
+    /// Periods evaluated because they were not cached.
+    pub misses: u64,
+    /// Results dropped because a write reached what they read.
+    pub invalidated: u64,
+    /// Results dropped to stay within the budget (least recently used first).
+    pub evicted: u64,
+    /// Results not stored: a write during their evaluation reached what they read, or they
+    /// were larger than a quarter of the budget.
+    pub not_stored: u64,
+}
+
+/// A cache of query results per (program, period); see the module docs.
+#[derive(Debug)]
+pub struct ResultCache {
+    budget: usize,
+    inner: Mutex<Inner>,
+}
+
+/// One cached result.
+#[derive(Debug)]
+struct Entry {
+    key: Arc<Key>,
+    /// The period's result as JSON text.
+    value: Arc<str>,
+    reads: Vec<Read>,
+    bytes: usize,
+    /// When it was last used, on the cache's own clock (the LRU order).
+    used: u64,
+}
+
+/// The writes seen while one evaluation was in flight.
+#[derive(Debug, Default)]
+struct Dirty {
+    /// Per bucket, the range covering every change to its events.
+    events: HashMap<String, (i64, i64)>,
+    bucket_list: bool,
+    everything: bool,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    /// Entry ids and ticket ids, and the LRU clock.
+    clock: u64,
+    entries: HashMap<u64, Entry>,
+    by_key: HashMap<Arc<Key>, u64>,
+    /// Entry ids by last use: the first is the least recently used.
+    lru: BTreeMap<u64, u64>,
+    /// Per bucket, the entries that read its events: `(read end, entry, read start)`, so a
+    /// write finds the entries whose reads end at or after its start by a range walk.
+    by_bucket: HashMap<String, BTreeSet<(i64, u64, i64)>>,
+    /// Entries that read the bucket list.
+    list_readers: HashSet<u64>,
+    in_flight: HashMap<u64, Dirty>,
+    bytes: usize,
+    stats: CacheStats,
+}
+
+/// Leave for one evaluation to store its result; see the module docs. Dropping it unused
+/// (the evaluation failed) just forgets it.
+#[derive(Debug)]
+pub(crate) struct Ticket<'a> {
+    cache: &'a ResultCache,
+    id: u64,
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        self.cache.lock().in_flight.remove(&self.id);
+    }
+}
+
+/// Whether `[a0, a1]` and `[b0, b1]` overlap or touch.
+fn overlaps(a0: i64, a1: i64, b0: i64, b1: i64) -> bool {
+    a0 <= b1 && b0 <= a1
+}
+
+impl ResultCache {
+    /// A cache holding at most `budget` bytes of results (0 stores nothing).
+    pub fn new(budget: usize) -> ResultCache {
+        ResultCache {
+            budget,
+            inner: Mutex::new(Inner {
+                stats: CacheStats {
+                    budget,
+                    ..CacheStats::default()
+                },
+                ..Inner::default()
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Nothing here panics while holding the lock; if something did, the maps are still
+        // consistent enough to drop: start over rather than fail every query.
+        self.inner.lock().unwrap_or_else(|poisoned| {
+            let mut inner = poisoned.into_inner();
+            inner.clear_entries();
+            inner
+        })
+    }
+
+    /// Size and hit rate.
+    pub fn stats(&self) -> CacheStats {
+        let inner = self.lock();
+        CacheStats {
+            entries: inner.entries.len(),
+            bytes: inner.bytes,
+            ..inner.stats
+        }
+    }
+
+    /// The events of `bucket` overlapping or touching `[start, end]` (ns) changed: drops
+    /// every result that read them.
+    pub fn events_changed(&self, bucket: &str, start: i64, end: i64) {
+        let mut inner = self.lock();
+        for dirty in inner.in_flight.values_mut() {
+            let range = dirty
+                .events
+                .entry(bucket.to_string())
+                .or_insert((start, end));
+            *range = (range.0.min(start), range.1.max(end));
+        }
+        let Some(reads) = inner.by_bucket.get(bucket) else {
+            return;
+        };
+        let reached: Vec<u64> = reads
+            .range((start, 0, i64::MIN)..)
+            .filter(|&&(_, _, read_start)| read_start <= end)
+            .map(|&(_, id, _)| id)
+            .collect();
+        inner.invalidate(reached);
+    }
+
+    /// The bucket was created or deleted: drops every result that read its events or the
+    /// bucket list.
+    pub fn bucket_changed(&self, bucket: &str) {
+        let mut inner = self.lock();
+        for dirty in inner.in_flight.values_mut() {
+            dirty
+                .events
+                .insert(bucket.to_string(), (i64::MIN, i64::MAX));
+            dirty.bucket_list = true;
+        }
+        let mut reached: Vec<u64> = inner.list_readers.iter().copied().collect();
+        if let Some(reads) = inner.by_bucket.get(bucket) {
+            reached.extend(reads.iter().map(|&(_, id, _)| id));
+        }
+        inner.invalidate(reached);
+    }
+
+    /// Anything may have changed: drops every result.
+    pub fn clear(&self) {
+        let mut inner = self.lock();
+        for dirty in inner.in_flight.values_mut() {
+            dirty.everything = true;
+        }
+        let n = inner.entries.len() as u64;
+        inner.clear_entries();
+        inner.stats.invalidated += n;
+    }
+
+    /// The cached result for `key`, if any (counted as a hit or a miss).
+    pub(crate) fn get(&self, key: &Key) -> Option<Arc<str>> {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        let Some(&id) = inner.by_key.get(key) else {
+            inner.stats.misses += 1;
+            return None;
+        };
+        inner.clock += 1;
+        let now = inner.clock;
+        let entry = inner.entries.get_mut(&id)?;
+        let old = std::mem::replace(&mut entry.used, now);
+        let value = entry.value.clone();
+        inner.lru.remove(&old);
+        inner.lru.insert(now, id);
+        inner.stats.hits += 1;
+        Some(value)
+    }
+
+    /// Starts watching writes for one evaluation: take it before the evaluation reads
+    /// anything.
+    pub(crate) fn ticket(&self) -> Ticket<'_> {
+        let mut inner = self.lock();
+        inner.clock += 1;
+        let id = inner.clock;
+        inner.in_flight.insert(id, Dirty::default());
+        Ticket { cache: self, id }
+    }
+
+    /// Stores `value`, the result for `key` computed from `reads` by the evaluation that
+    /// holds `ticket`, unless a write since the ticket was taken reaches those reads.
+    pub(crate) fn insert(&self, ticket: Ticket<'_>, key: Key, reads: Vec<Read>, value: Arc<str>) {
+        // The ticket ends here, under the lock below, not in its `Drop` (which locks).
+        let ticket_id = ticket.id;
+        std::mem::forget(ticket);
+        let mut inner = self.lock();
+        let dirty = inner.in_flight.remove(&ticket_id).unwrap_or(Dirty {
+            everything: true,
+            ..Dirty::default()
+        });
+        let bytes = value.len()
+            + key.code.len()
+            + reads
+                .iter()
+                .map(|r| match r {
+                    Read::Events { bucket, .. } => bucket.len() + 64,
+                    Read::BucketList => 16,
+                })
+                .sum::<usize>()
+            + 256;
+        let stale = dirty.everything
+            || reads.iter().any(|r| match r {
+                Read::BucketList => dirty.bucket_list,
+                Read::Events { bucket, start, end } => dirty
+                    .events
+                    .get(bucket)
+                    .is_some_and(|&(s, e)| overlaps(s, e, *start, *end)),
+            });
+        if stale || bytes > self.budget / 4 {
+            inner.stats.not_stored += 1;
+            return;
+        }
+        // Two evaluations of the same key at once: the later result replaces the earlier.
+        if let Some(&old) = inner.by_key.get(&key) {
+            inner.remove(old);
+        }
+        inner.clock += 1;
+        let (id, used) = (inner.clock, inner.clock);
+        let key = Arc::new(key);
+        for read in &reads {
+            match read {
+                Read::Events { bucket, start, end } => {
+                    inner
+                        .by_bucket
+                        .entry(bucket.clone())
+                        .or_default()
+                        .insert((*end, id, *start));
+                }
+                Read::BucketList => {
+                    inner.list_readers.insert(id);
+                }
+            }
+        }
+        inner.by_key.insert(key.clone(), id);
+        inner.lru.insert(used, id);
+        inner.bytes += bytes;
+        inner.entries.insert(
+            id,
+            Entry {
+                key,
+                value,
+                reads,
+                bytes,
+                used,
+            },
+        );
+        while inner.bytes > self.budget {
+            let Some((_, oldest)) = inner.lru.pop_first() else {
+                break;
+            };
+            inner.remove(oldest);
+            inner.stats.evicted += 1;
+        }
+    }
+}
+
+impl Inner {
+    /// Drops the entries `ids` (duplicates allowed) because a write reached them.
+    fn invalidate(&mut self, ids: Vec<u64>) {
+        for id in ids {
+            if self.remove(id) {
+                self.stats.invalidated += 1;
+            }
+        }
+    }
+
+    /// Drops one entry from every map; false if it was not there.
+    fn remove(&mut self, id: u64) -> bool {
+        let Some(entry) = self.entries.remove(&id) else {
+            return false;
+        };
+        self.by_key.remove(&entry.key);
+        self.lru.remove(&entry.used);
+        for read in &entry.reads {
+            match read {
+                Read::Events { bucket, start, end } => {
+                    if let Some(set) = self.by_bucket.get_mut(bucket) {
+                        set.remove(&(*end, id, *start));
+                        if set.is_empty() {
+                            self.by_bucket.remove(bucket);
+                        }
+                    }
+                }
+                Read::BucketList => {
+                    self.list_readers.remove(&id);
+                }
+            }
+        }
+        self.bytes -= entry.bytes;
+        true
+    }
+
+    /// Drops every entry (in-flight tickets stay).
+    fn clear_entries(&mut self) {
+        self.entries.clear();
+        self.by_key.clear();
+        self.lru.clear();
+        self.by_bucket.clear();
+        self.list_readers.clear();
+        self.bytes = 0;
+    }
+}
+
+/// Nanoseconds of `t`, saturated to the `i64` range.
+fn ns(t: DateTime<Utc>) -> i64 {
+    t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 {
+        i64::MIN
+    } else {
+        i64::MAX
+    })
+}
+
+/// A [`DataSource`] that notes every read it passes on, so a result can be stored with what
+/// it depends on.
+pub(crate) struct Recording<'a> {
+    inner: &'a dyn DataSource,
+    reads: Mutex<Vec<Read>>,
+}
+
+impl<'a> Recording<'a> {
+    /// Records the reads made from `inner`.
+    pub fn new(inner: &'a dyn DataSource) -> Recording<'a> {
+        Recording {
+            inner,
+            reads: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The reads made so far.
+    pub fn into_reads(self) -> Vec<Read> {
+        self.reads.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn note(&self, read: Read) {
+        let mut reads = self.reads.lock().unwrap_or_else(|e| e.into_inner());
+        if !reads.contains(&read) {
+            reads.push(read);
+        }
+    }
+
+    fn note_events(&self, bucket: &str, start: DateTime<Utc>, end: DateTime<Utc>) {
+        self.note(Read::Events {
+            bucket: bucket.to_string(),
+            start: ns(start),
+            end: ns(end),
+        });
+    }
+}
+
+impl DataSource for Recording<'_> {
+    fn query_bucket(
+        &self,
+        bucket_id: &str,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+    ) -> Result<Vec<Event>, DataSourceError> {
+        self.note_events(bucket_id, start, end);
+        self.inner.query_bucket(bucket_id, start, end)
+    }
+
+    fn buckets(&self) -> Result<HashMap<String, Bucket>, DataSourceError> {
+        self.note(Read::BucketList);
+        self.inner.buckets()
+    }
+
+    fn query_bucket_rows(
+        &self,
+        bucket_id: &str,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+    ) -> Option<Result<Vec<RawEvent>, DataSourceError>> {
+        self.note_events(bucket_id, start, end);
+        self.inner.query_bucket_rows(bucket_id, start, end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(s: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(s, 0).unwrap()
+    }
+
+    fn key(code: &str, s: i64, e: i64) -> Key {
+        Key::new(&Arc::from(code), at(s), at(e))
+    }
+
+    fn events(bucket: &str, s: i64, e: i64) -> Read {
+        Read::Events {
+            bucket: bucket.into(),
+            start: s * 1_000_000_000,
+            end: e * 1_000_000_000,
+        }
+    }
+
+    fn store(c: &ResultCache, k: Key, reads: Vec<Read>, v: &str) {
+        let t = c.ticket();
+        c.insert(t, k, reads, Arc::from(v));
+    }
+
+    const S: i64 = 1_000_000_000;
+
+    #[test]
+    fn a_write_drops_only_the_results_whose_reads_it_reaches() {
+        let c = ResultCache::new(1 << 20);
+        store(&c, key("q", 0, 10), vec![events("w", 0, 10)], "a");
+        store(&c, key("q", 10, 20), vec![events("w", 10, 20)], "b");
+        store(&c, key("q", 20, 30), vec![events("afk", 20, 30)], "c");
+        // Another bucket, and a range after every read: nothing.
+        c.events_changed("x", 0, 100 * S);
+        c.events_changed("w", 21 * S, 25 * S);
+        assert_eq!(c.stats().entries, 3);
+        // Touching the end of the first period reaches the first two (they share 10 s).
+        c.events_changed("w", 10 * S, 10 * S);
+        assert!(c.get(&key("q", 0, 10)).is_none());
+        assert!(c.get(&key("q", 10, 20)).is_none());
+        assert_eq!(c.get(&key("q", 20, 30)).as_deref(), Some("c"));
+        assert_eq!(c.stats().invalidated, 2);
+    }
+
+    #[test]
+    fn a_write_during_the_evaluation_keeps_its_result_out() {
+        let c = ResultCache::new(1 << 20);
+        let t = c.ticket();
+        c.events_changed("w", 5 * S, 6 * S);
+        c.insert(t, key("q", 0, 10), vec![events("w", 0, 10)], Arc::from("x"));
+        assert!(c.get(&key("q", 0, 10)).is_none());
+        // A write elsewhere does not.
+        let t = c.ticket();
+        c.events_changed("w", 50 * S, 60 * S);
+        c.events_changed("afk", 5 * S, 6 * S);
+        c.insert(t, key("q", 0, 10), vec![events("w", 0, 10)], Arc::from("x"));
+        assert_eq!(c.get(&key("q", 0, 10)).as_deref(), Some("x"));
+        // Bucket list changes reach list readers in flight; `clear` reaches everyone.
+        let t = c.ticket();
+        c.bucket_changed("new");
+        c.insert(t, key("l", 0, 1), vec![Read::BucketList], Arc::from("y"));
+        let t = c.ticket();
+        c.clear();
+        c.insert(t, key("m", 0, 1), vec![], Arc::from("z"));
+        assert!(c.get(&key("l", 0, 1)).is_none());
+        assert!(c.get(&key("m", 0, 1)).is_none());
+        assert_eq!(c.stats().not_stored, 3);
+        // A dropped ticket leaves nothing behind.
+        drop(c.ticket());
+        assert!(c.lock().in_flight.is_empty());
+    }
+
+    #[test]
+    fn bucket_create_and_delete_reach_its_readers_and_list_readers() {
+        let c = ResultCache::new(1 << 20);
+        store(&c, key("q", 0, 10), vec![events("w", 0, 10)], "a");
+        store(&c, key("l", 0, 10), vec![Read::BucketList], "b");
+        store(&c, key("o", 0, 10), vec![events("afk", 0, 10)], "c");
+        c.bucket_changed("w");
+        assert!(c.get(&key("q", 0, 10)).is_none());
+        assert!(c.get(&key("l", 0, 10)).is_none());
+        assert!(c.get(&key("o", 0, 10)).is_some());
+        c.clear();
+        assert_eq!(c.stats().entries, 0);
+        assert_eq!(c.stats().bytes, 0);
+    }
+
+    #[test]
+    fn the_least_recently_used_go_first_and_the_budget_holds() {
+        let big = "x".repeat(1000);
+        let c = ResultCache::new(6 * 1400);
+        for i in 0..8 {
+            store(&c, key("q", i, i + 1), vec![events("w", i, i + 1)], &big);
+            // Keep the first one in use.
+            assert!(c.get(&key("q", 0, 1)).is_some());
+        }
+        let s = c.stats();
+        assert!(s.bytes <= s.budget, "{s:?}");
+        assert!(s.evicted > 0);
+        assert!(c.get(&key("q", 0, 1)).is_some());
+        assert!(c.get(&key("q", 1, 2)).is_none());
+        // Too large for the budget: not stored at all.
+        store(&c, key("huge", 0, 1), vec![], &"y".repeat(4000));
+        assert!(c.get(&key("huge", 0, 1)).is_none());
+        // The index follows evictions: a write finds nothing stale.
+        c.events_changed("w", 0, i64::MAX);
+        let inner = c.lock();
+        assert!(inner.entries.is_empty() && inner.by_bucket.is_empty() && inner.lru.is_empty());
+    }
+
+    #[test]
+    fn a_zero_budget_stores_nothing() {
+        let c = ResultCache::new(0);
+        store(&c, key("q", 0, 1), vec![], "a");
+        assert!(c.get(&key("q", 0, 1)).is_none());
+    }
+}

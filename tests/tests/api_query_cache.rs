@@ -1,0 +1,223 @@
+//! The query-result cache through the real binary: a repeated query is answered from the
+//! cache, and every kind of write into the period makes the next answer fresh again, while
+//! writes elsewhere leave it cached.
+
+use aw_tests::{Client, TestServer};
+use serde_json::{json, Value};
+
+/// The day the queries ask for, and a day far from it.
+const DAY: &str = "2024-01-10T00:00:00+00:00/2024-01-11T00:00:00+00:00";
+const IN_DAY: &str = "2024-01-10T12:00:00Z";
+const ELSEWHERE: &str = "2024-01-02T12:00:00Z";
+
+const EVENTS: &str = r#"events = query_bucket("w");
+RETURN = {"events": events, "sum": sum_durations(events), "buckets": query_bucket_names()};"#;
+
+struct Fixture {
+    _server: TestServer,
+    c: Client,
+    /// Makes every fresh evaluation's program text unique (a different cache key).
+    nonce: u32,
+}
+
+fn ev(ts: &str, dur: f64, app: &str) -> Value {
+    json!({"timestamp": ts, "duration": dur, "data": {"app": app}})
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let server = TestServer::start();
+        let mut f = Fixture {
+            c: server.client(),
+            _server: server,
+            nonce: 0,
+        };
+        f.create_bucket("w");
+        f.insert(&[ev(IN_DAY, 60.0, "a"), ev(ELSEWHERE, 60.0, "a")]);
+        f
+    }
+
+    fn create_bucket(&mut self, id: &str) {
+        let r = self.c.post_json(
+            &format!("/api/0/buckets/{id}"),
+            r#"{"client":"c","type":"currentwindow","hostname":"h"}"#,
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+
+    fn insert(&mut self, events: &[Value]) -> Value {
+        let r = self
+            .c
+            .post_json("/api/0/buckets/w/events", &json!(events).to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.json()
+    }
+
+    fn heartbeat(&mut self, event: Value) {
+        let r = self.c.post_json(
+            "/api/0/buckets/w/heartbeat?pulsetime=120",
+            &event.to_string(),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+
+    fn query_text(&mut self, code: &str) -> String {
+        let body = json!({"timeperiods": [DAY], "query": [code]}).to_string();
+        let r = self.c.post_json("/api/0/query/", &body);
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body
+    }
+
+    /// The answer of a program no cached entry can match.
+    fn fresh(&mut self, code: &str) -> String {
+        self.nonce += 1;
+        self.query_text(&format!("{code}\n# fresh {}", self.nonce))
+    }
+
+    fn stats(&mut self) -> Value {
+        let r = self.c.get("/api/0/query/cache");
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.json()
+    }
+
+    /// Asks twice: the second answer comes from the cache and is the same.
+    fn cached(&mut self) -> String {
+        let first = self.query_text(EVENTS);
+        let hits = self.stats()["hits"].as_u64().unwrap();
+        assert_eq!(self.query_text(EVENTS), first);
+        assert_eq!(self.stats()["hits"].as_u64().unwrap(), hits + 1);
+        first
+    }
+
+    /// After `write` into the day, the answer changed and equals a fresh evaluation.
+    fn check_write(&mut self, what: &str, write: impl FnOnce(&mut Fixture)) {
+        let before = self.cached();
+        write(self);
+        let after = self.query_text(EVENTS);
+        assert_ne!(after, before, "{what}: the cached answer was kept");
+        assert_eq!(after, self.fresh(EVENTS), "{what}");
+    }
+}
+
+#[test]
+fn every_kind_of_write_into_the_period_refreshes_the_answer() {
+    let mut f = Fixture::new();
+    f.check_write("insert", |f| {
+        f.insert(&[ev("2024-01-10T13:00:00Z", 10.0, "b")]);
+    });
+    f.check_write("heartbeat, new event", |f| {
+        f.heartbeat(ev("2024-01-10T14:00:00Z", 0.0, "c"));
+    });
+    f.check_write("heartbeat, merged", |f| {
+        f.heartbeat(ev("2024-01-10T14:01:00Z", 0.0, "c"));
+    });
+    // An event that starts the day before and reaches into it.
+    f.check_write("insert across the period's start", |f| {
+        f.insert(&[ev("2024-01-09T23:00:00Z", 7200.0, "d")]);
+    });
+    let id = f.insert(&[ev("2024-01-10T15:00:00Z", 5.0, "e")])[0]["id"].clone();
+    f.check_write("replace by id", |f| {
+        let mut e = ev("2024-01-10T15:00:00Z", 50.0, "e2");
+        e["id"] = id.clone();
+        f.insert(&[e]);
+    });
+    // Replacing moves the event out of the day: its old place must be refreshed too.
+    f.check_write("replace by id, moved away", |f| {
+        let mut e = ev(ELSEWHERE, 50.0, "e3");
+        e["id"] = id.clone();
+        f.insert(&[e]);
+    });
+    let id = f.insert(&[ev("2024-01-10T16:00:00Z", 5.0, "f")])[0]["id"].clone();
+    f.check_write("delete event", |f| {
+        let r = f.c.delete(&format!("/api/0/buckets/w/events/{id}"));
+        assert_eq!(r.status, 200, "{}", r.body);
+    });
+    f.check_write("import", |f| {
+        let doc = json!({"buckets": {"w": {
+            "id": "w", "type": "currentwindow", "client": "c", "hostname": "h",
+            "events": [ev("2024-01-10T17:00:00Z", 30.0, "g")]
+        }}});
+        let r = f.c.post_json("/api/0/import", &doc.to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+    });
+    f.check_write("bucket created", |f| f.create_bucket("other"));
+    f.check_write("bucket deleted and created again", |f| {
+        let r = f.c.delete("/api/0/buckets/w");
+        assert_eq!(r.status, 200, "{}", r.body);
+        f.create_bucket("w");
+    });
+}
+
+#[test]
+fn writes_elsewhere_keep_the_answer_cached() {
+    let mut f = Fixture::new();
+    let before = f.cached();
+    let invalidated = f.stats()["invalidated"].as_u64().unwrap();
+    f.insert(&[ev(ELSEWHERE, 5.0, "x")]);
+    f.heartbeat(ev("2024-01-20T12:00:00Z", 0.0, "x"));
+    f.create_bucket("untouched-bucket-events");
+    // The bucket list changed: entries that read it go (this one does), so ask again.
+    let again = f.query_text(EVENTS);
+    assert_ne!(again, before);
+    // Now writes outside the day and to other buckets leave it alone.
+    let hits = f.stats()["hits"].as_u64().unwrap();
+    f.insert(&[ev(ELSEWHERE, 6.0, "y")]);
+    let r = f.c.post_json(
+        "/api/0/buckets/untouched-bucket-events/heartbeat?pulsetime=1",
+        &ev(IN_DAY, 1.0, "z").to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(f.query_text(EVENTS), again);
+    let stats = f.stats();
+    assert_eq!(stats["hits"].as_u64().unwrap(), hits + 1);
+    assert!(stats["invalidated"].as_u64().unwrap() > invalidated);
+    assert!(stats["entries"].as_u64().unwrap() >= 1);
+    assert!(stats["bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_week_view_after_one_changed_day_recomputes_that_day() {
+    let mut f = Fixture::new();
+    let week: Vec<String> = (10..17)
+        .map(|d| {
+            format!(
+                "2024-01-{d}T00:00:00+00:00/2024-01-{}T00:00:00+00:00",
+                d + 1
+            )
+        })
+        .collect();
+    let body = json!({"timeperiods": week, "query": [EVENTS]}).to_string();
+    let first = f.c.post_json("/api/0/query/", &body).body;
+    let s0 = f.stats();
+    f.heartbeat(ev("2024-01-12T09:00:00Z", 0.0, "new"));
+    let second = f.c.post_json("/api/0/query/", &body).body;
+    let s1 = f.stats();
+    assert_eq!(
+        s1["misses"].as_u64().unwrap() - s0["misses"].as_u64().unwrap(),
+        1
+    );
+    assert_eq!(
+        s1["hits"].as_u64().unwrap() - s0["hits"].as_u64().unwrap(),
+        6
+    );
+    let (a, b): (Value, Value) = (
+        serde_json::from_str(&first).unwrap(),
+        serde_json::from_str(&second).unwrap(),
+    );
+    for d in 0..7 {
+        assert_eq!(a[d] == b[d], d != 2, "day {d}");
+    }
+}
+
+#[test]
+fn the_cache_can_be_turned_off() {
+    let server = TestServer::start_with_config("query_cache_bytes = 0\n");
+    let mut c = server.client();
+    let body = json!({"timeperiods": [DAY], "query": ["RETURN = 1;"]}).to_string();
+    for _ in 0..2 {
+        assert_eq!(c.post_json("/api/0/query/", &body).body, "[1.0]");
+    }
+    let stats = c.get("/api/0/query/cache").json();
+    assert_eq!(stats["hits"], 0);
+    assert_eq!(stats["entries"], 0);
+}
