@@ -15,18 +15,23 @@ fn main() {
     let s = bench_year::server_with(&data);
     let mut c = s.client();
     let code = full_desktop_query(&bench_year::desktop_params(&data));
-    let body = bench_year::query_body(&code, &[(data.end - 365 * DAY, data.end)]);
+    let year = [(data.end - 365 * DAY, data.end)];
     c.post_json(
         "/api/0/buckets/hb",
         r#"{"client":"c","type":"t","hostname":"h"}"#,
     );
     let stop = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..loops)
-        .map(|_| {
-            let (stop, body, port) = (stop.clone(), body.clone(), s.port);
+        .map(|w| {
+            let (stop, code, port) = (stop.clone(), code.clone(), s.port);
             std::thread::spawn(move || {
                 let mut c = aw_tests::Client::new(port);
+                let mut k = 0;
                 while !stop.load(Ordering::Relaxed) {
+                    // Cold: a new period each time (one per loop), never a cache hit.
+                    k += 1;
+                    let body =
+                        bench_year::cold_query_body(&code, &year, k * loops as i64 + w as i64);
                     assert_eq!(c.post_json("/api/0/query/", &body).status, 200);
                 }
             })

@@ -1,5 +1,6 @@
 //! Loops the dashboard's desktop query over the last N days of the benchmark year and reports
-//! p50, min and the server's CPU time and page faults per query (for A/B runs and profiling).
+//! p50, min and the server's CPU time and page faults per query (for A/B runs and profiling),
+//! cold: each request asks for a period one second earlier, so no answer comes from the cache.
 //!
 //! `query_probe [seconds] [days]`
 use aw_client_rust::queries::full_desktop_query;
@@ -13,7 +14,7 @@ fn main() {
     let s = bench_year::server_with(&data);
     let mut c = s.client();
     let code = full_desktop_query(&bench_year::desktop_params(&data));
-    let body = bench_year::query_body(&code, &[(data.end - days * DAY, data.end)]);
+    let period = [(data.end - days * DAY, data.end)];
     let pid = s.pid().unwrap_or(0);
     println!("pid {pid} ready");
     let stat = || bench_year::process_usage(pid);
@@ -21,6 +22,8 @@ fn main() {
     let t = Instant::now();
     let mut lat = Vec::new();
     while lat.is_empty() || t.elapsed().as_secs_f64() < secs {
+        // Cold: a new period each time, never answered by the result cache.
+        let body = bench_year::cold_query_body(&code, &period, lat.len() as i64 + 1);
         let q = Instant::now();
         assert_eq!(c.post_json("/api/0/query/", &body).status, 200);
         lat.push(q.elapsed().as_secs_f64() * 1e3);

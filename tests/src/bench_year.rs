@@ -47,6 +47,18 @@ pub fn query_body(code: &str, periods: &[(i64, i64)]) -> String {
     json!({"timeperiods": periods, "query": code.split('\n').collect::<Vec<_>>()}).to_string()
 }
 
+/// [`query_body`] with every period moved `k` seconds earlier: a loop that sends request
+/// `k` = 1, 2, 3… asks for a new period each time, so the server's result cache never
+/// answers it and the loop measures evaluation ("cold").
+pub fn cold_query_body(code: &str, periods: &[(i64, i64)], k: i64) -> String {
+    let shift = k * NS;
+    let moved: Vec<(i64, i64)> = periods
+        .iter()
+        .map(|&(a, b)| (a - shift, b - shift))
+        .collect();
+    query_body(code, &moved)
+}
+
 /// A fresh server with `data` imported through `POST /api/0/import`.
 pub fn server_with(data: &Dataset) -> TestServer {
     let server = TestServer::start();

@@ -10,7 +10,7 @@
 //! (before/after a change) can be compared.
 
 use aw_client_rust::queries::{browser_query, full_desktop_query};
-use aw_tests::bench_year::{self, query_body, ts, DAY, NS, START_DAY};
+use aw_tests::bench_year::{self, cold_query_body, query_body, ts, DAY, NS, START_DAY};
 use aw_tests::{Client, TestServer};
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,20 +126,24 @@ fn post_ok(c: &mut Client, path: &str, body: &str) -> usize {
 fn heartbeats_under_query_load(
     port: u16,
     loops: usize,
-    body: &str,
+    code: &str,
+    (lo, hi): (i64, i64),
     n: usize,
     base: i64,
 ) -> (f64, f64, f64) {
     let stop = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..loops)
-        .map(|_| {
+        .map(|w| {
             let stop = stop.clone();
-            let body = body.to_string();
+            let code = code.to_string();
             std::thread::spawn(move || {
                 let mut c = Client::new(port);
                 let started = Instant::now();
                 let mut done = 0u64;
                 while !stop.load(Ordering::Relaxed) {
+                    // A period of its own each time: evaluated, never a cache hit.
+                    let k = done as i64 * loops as i64 + w as i64 + 1;
+                    let body = cold_query_body(&code, &[(lo, hi)], k);
                     post_ok(&mut c, "/api/0/query/", &body);
                     done += 1;
                 }
@@ -170,11 +174,26 @@ fn heartbeats_under_query_load(
     (percentile(&lat, 0.5), percentile(&lat, 0.95), queries)
 }
 
+/// A request loop body that sends `code` over `periods`, cold ([`cold_query_body`]).
+fn cold<'a>(c: &'a mut Client, code: &'a str, periods: &'a [(i64, i64)]) -> impl FnMut() + 'a {
+    let mut k = 0;
+    move || {
+        k += 1;
+        post_ok(c, "/api/0/query/", &cold_query_body(code, periods, k));
+    }
+}
+
+/// Peak resident memory of `pid` in MB.
 fn vm_hwm_mb(pid: u32) -> f64 {
+    proc_status_mb(pid, "VmHWM:")
+}
+
+/// A memory line of `/proc/PID/status` (`VmHWM:`, `VmRSS:`) in MB.
+fn proc_status_mb(pid: u32, field: &str) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find(|l| l.starts_with("VmHWM:"))
+        .find(|l| l.starts_with(field))
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|kb| kb.parse::<f64>().ok())
         .map_or(f64::NAN, |kb| kb / 1024.0)
@@ -262,33 +281,104 @@ fn main() {
     let params = bench_year::desktop_params(&data);
     let desktop = full_desktop_query(&params);
     let browser = browser_query(&params.bid_browsers);
+    // These rows measure evaluation (cold): each request asks for a period one second
+    // earlier than the last, so the result cache never answers them. Cached rows follow.
     for (name, span, reps) in [
         ("desktop query, 1 day", DAY, 20),
         ("desktop query, 1 week", 7 * DAY, 10),
         ("desktop query, 30 days", 30 * DAY, 5),
         ("desktop query, 365 days", 365 * DAY, 3),
     ] {
-        let body = query_body(&desktop, &[(end - span.min(end - START_DAY), end)]);
-        b.latency(name, reps, || {
-            post_ok(&mut c, "/api/0/query/", &body);
-        });
+        let lo = end - span.min(end - START_DAY);
+        b.latency(name, reps, cold(&mut c, &desktop, &[(lo, end)]));
     }
-    let body = query_body(&browser, &[(end - 7 * DAY, end)]);
-    b.latency("browser query, 1 week", 10, || {
-        post_ok(&mut c, "/api/0/query/", &body);
-    });
+    b.latency(
+        "browser query, 1 week",
+        10,
+        cold(&mut c, &browser, &[(end - 7 * DAY, end)]),
+    );
     let week: Vec<(i64, i64)> = (1..=7)
         .map(|d| (end - d * DAY, end - (d - 1) * DAY))
         .collect();
-    let body = query_body(&desktop, &week);
-    b.latency("desktop query, 7 x 1-day periods", 10, || {
-        post_ok(&mut c, "/api/0/query/", &body);
+    b.latency(
+        "desktop query, 7 x 1-day periods",
+        10,
+        cold(&mut c, &desktop, &week),
+    );
+
+    // The result cache (issue 14): the same request again; a week view after a heartbeat
+    // into one of its days (that day is evaluated again, the other six come from the cache).
+    let year_body = query_body(&desktop, &[(end - (365 * DAY).min(end - START_DAY), end)]);
+    b.latency("desktop query, 365 days, repeated (cached)", 50, || {
+        post_ok(&mut c, "/api/0/query/", &year_body);
     });
+    let week_body = query_body(&desktop, &week);
+    b.latency(
+        "desktop query, 7 x 1-day periods, repeated (cached)",
+        50,
+        || {
+            post_ok(&mut c, "/api/0/query/", &week_body);
+        },
+    );
+    let mut k = 0;
+    b.latency(
+        "desktop query, 7 x 1-day periods, after a heartbeat into one day",
+        20,
+        || {
+            k += 1;
+            let hb = format!(
+                r#"{{"timestamp":"{}","duration":1,"data":{{"app":"bench","title":"{k}"}}}}"#,
+                ts(end - 3 * DAY + k * NS)
+            );
+            post_ok(
+                &mut c,
+                &format!("/api/0/buckets/{window}/heartbeat?pulsetime=0"),
+                &hb,
+            );
+            post_ok(&mut c, "/api/0/query/", &week_body);
+        },
+    );
+    // The cache full: 1-day desktop results of distinct days until it holds 90% of its
+    // budget (or a request limit), then its size and the server's resident memory.
+    let cache_stats = |c: &mut Client| c.get("/api/0/query/cache").json();
+    let budget = cache_stats(&mut c)["budget"].as_f64().unwrap_or(0.0);
+    let limit = if quick { 400 } else { 4000 };
+    let mut sent = 0;
+    while sent < limit && cache_stats(&mut c)["bytes"].as_f64().unwrap_or(0.0) < 0.9 * budget {
+        for _ in 0..50 {
+            let day = sent % (days - 1).max(1);
+            let lo = START_DAY + day * DAY + (sent / days) * NS;
+            post_ok(
+                &mut c,
+                "/api/0/query/",
+                &query_body(&desktop, &[(lo, lo + DAY)]),
+            );
+            sent += 1;
+        }
+    }
+    let stats = cache_stats(&mut c);
+    let name = "query cache after filling it with 1-day results";
+    let text = format!(
+        "{} entries, {:.1} of {:.1} MB, after {sent} requests",
+        stats["entries"],
+        stats["bytes"].as_f64().unwrap_or(0.0) / 1e6,
+        budget / 1e6
+    );
+    println!("{name:<55} {text}");
+    b.json.insert(name.into(), stats);
+    b.rows.push((name.into(), text));
+    b.value(
+        "server RSS (VmRSS) with that cache",
+        proc_status_mb(server.pid().unwrap_or(0), "VmRSS:"),
+        "MB",
+    );
+
     let secs_q = if quick { 3.0 } else { 10.0 };
     let desktop_for_clients = desktop.clone();
     let (rps, p50) = concurrent(port, 8, secs_q, |c, i| {
         let day = (i as i64 * 7919) % days;
-        let lo = START_DAY + day * DAY;
+        // A second later on each pass over the days: cold, like the rows above.
+        let lo = START_DAY + day * DAY + (i as i64 / days) * NS;
         post_ok(
             c,
             "/api/0/query/",
@@ -412,11 +502,11 @@ fn main() {
         base += 2 * (rps * secs) as i64 * NS;
     }
 
-    // Heartbeats while 0, 1, 2 and 4 clients loop 1-year desktop queries.
-    let year = query_body(&desktop, &[(START_DAY, end)]);
+    // Heartbeats while 0, 1, 2 and 4 clients loop 1-year desktop queries (cold).
     for loops in [0, 1, 2, 4] {
         let hb = if quick { 1000 } else { 5000 };
-        let (p50, p95, qps) = heartbeats_under_query_load(port, loops, &year, hb, base);
+        let (p50, p95, qps) =
+            heartbeats_under_query_load(port, loops, &desktop, (START_DAY, end), hb, base);
         base += 2 * hb as i64 * NS;
         let name = format!("heartbeat with {loops} 1-year query loops");
         b.rows.push((
@@ -478,10 +568,11 @@ fn main() {
             get_ok(&mut c, &count_path);
         },
     );
-    let day_query = query_body(&desktop, &[(end - DAY, end)]);
-    b.latency("desktop query, 1 day, with a 300-day event", 10, || {
-        post_ok(&mut c, "/api/0/query/", &day_query);
-    });
+    b.latency(
+        "desktop query, 1 day, with a 300-day event",
+        10,
+        cold(&mut c, &desktop, &[(end - DAY, end)]),
+    );
     let db = server.db_path();
     let size: u64 = ["", "-wal"]
         .iter()
