@@ -125,6 +125,8 @@ struct Inner {
     clock: u64,
     entries: HashMap<u64, Entry>,
     by_key: HashMap<Arc<Key>, u64>,
+    /// Each distinct program text once, shared by its entries' keys.
+    codes: HashSet<Arc<str>>,
     /// Entry ids by last use: the first is the least recently used.
     lru: BTreeMap<u64, u64>,
     /// Per bucket, the entries that read its events: `(read end, entry, read start)`, so a
@@ -309,7 +311,14 @@ impl ResultCache {
         }
         inner.clock += 1;
         let (id, used) = (inner.clock, inner.clock);
-        let key = Arc::new(key);
+        let code = match inner.codes.get(&key.code) {
+            Some(code) => code.clone(),
+            None => {
+                inner.codes.insert(key.code.clone());
+                key.code.clone()
+            }
+        };
+        let key = Arc::new(Key { code, ..key });
         for read in &reads {
             match read {
                 Read::Events { bucket, start, end } => {
@@ -363,6 +372,10 @@ impl Inner {
             return false;
         };
         self.by_key.remove(&entry.key);
+        // The last entry of its program (the set holds one more reference).
+        if Arc::strong_count(&entry.key.code) <= 2 {
+            self.codes.remove(&entry.key.code);
+        }
         self.lru.remove(&entry.used);
         for read in &entry.reads {
             match read {
@@ -385,6 +398,7 @@ impl Inner {
 
     /// Drops every entry (in-flight tickets stay).
     fn clear_entries(&mut self) {
+        self.codes.clear();
         self.entries.clear();
         self.by_key.clear();
         self.lru.clear();
@@ -488,9 +502,13 @@ mod tests {
         }
     }
 
+    fn text(v: &str) -> Arc<str> {
+        Arc::from(v)
+    }
+
     fn store(c: &ResultCache, k: Key, reads: Vec<Read>, v: &str) {
         let t = c.ticket();
-        c.insert(t, k, reads, Arc::from(v));
+        c.insert(t, k, reads, text(v));
     }
 
     const S: i64 = 1_000_000_000;
@@ -518,21 +536,21 @@ mod tests {
         let c = ResultCache::new(1 << 20);
         let t = c.ticket();
         c.events_changed("w", 5 * S, 6 * S);
-        c.insert(t, key("q", 0, 10), vec![events("w", 0, 10)], Arc::from("x"));
+        c.insert(t, key("q", 0, 10), vec![events("w", 0, 10)], text("x"));
         assert!(c.get(&key("q", 0, 10)).is_none());
         // A write elsewhere does not.
         let t = c.ticket();
         c.events_changed("w", 50 * S, 60 * S);
         c.events_changed("afk", 5 * S, 6 * S);
-        c.insert(t, key("q", 0, 10), vec![events("w", 0, 10)], Arc::from("x"));
+        c.insert(t, key("q", 0, 10), vec![events("w", 0, 10)], text("x"));
         assert_eq!(c.get(&key("q", 0, 10)).as_deref(), Some("x"));
         // Bucket list changes reach list readers in flight; `clear` reaches everyone.
         let t = c.ticket();
         c.bucket_changed("new");
-        c.insert(t, key("l", 0, 1), vec![Read::BucketList], Arc::from("y"));
+        c.insert(t, key("l", 0, 1), vec![Read::BucketList], text("y"));
         let t = c.ticket();
         c.clear();
-        c.insert(t, key("m", 0, 1), vec![], Arc::from("z"));
+        c.insert(t, key("m", 0, 1), vec![], text("z"));
         assert!(c.get(&key("l", 0, 1)).is_none());
         assert!(c.get(&key("m", 0, 1)).is_none());
         assert_eq!(c.stats().not_stored, 3);
@@ -577,6 +595,21 @@ mod tests {
         c.events_changed("w", 0, i64::MAX);
         let inner = c.lock();
         assert!(inner.entries.is_empty() && inner.by_bucket.is_empty() && inner.lru.is_empty());
+        assert!(inner.codes.is_empty());
+    }
+
+    #[test]
+    fn entries_of_one_program_share_its_text() {
+        let c = ResultCache::new(1 << 20);
+        // Each request brings its own copy of the text.
+        store(&c, key("program", 0, 1), vec![events("w", 0, 1)], "a");
+        store(&c, key("program", 1, 2), vec![events("w", 1, 2)], "b");
+        store(&c, key("other", 1, 2), vec![events("w", 1, 2)], "c");
+        assert_eq!(c.lock().codes.len(), 2);
+        c.events_changed("w", 0, 0);
+        assert_eq!(c.lock().codes.len(), 2);
+        c.events_changed("w", S, S);
+        assert!(c.lock().codes.is_empty());
     }
 
     #[test]
