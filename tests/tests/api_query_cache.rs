@@ -221,3 +221,20 @@ fn the_cache_can_be_turned_off() {
     assert_eq!(stats["hits"], 0);
     assert_eq!(stats["entries"], 0);
 }
+
+#[test]
+fn the_stats_route_needs_the_api_key_like_the_rest_of_the_api() {
+    let server = TestServer::start_with_config("[auth]\napi_key = \"k\"\n");
+    let mut c = server.client();
+    assert_eq!(c.get("/api/0/query/cache").status, 401);
+    assert_eq!(c.get("/api/0/query/%63ache").status, 401);
+    let r = c.request(
+        "GET",
+        "/api/0/query/cache",
+        &[("Authorization", "Bearer k")],
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    // The default `query_cache_bytes`: 64 MiB.
+    assert_eq!(r.json()["budget"], 64 << 20);
+}
