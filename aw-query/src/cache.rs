@@ -198,11 +198,12 @@ impl ResultCache {
     pub fn events_changed(&self, bucket: &str, start: i64, end: i64) {
         let mut inner = self.lock();
         for dirty in inner.in_flight.values_mut() {
-            let range = dirty
-                .events
-                .entry(bucket.to_string())
-                .or_insert((start, end));
-            *range = (range.0.min(start), range.1.max(end));
+            match dirty.events.get_mut(bucket) {
+                Some(range) => *range = (range.0.min(start), range.1.max(end)),
+                None => {
+                    dirty.events.insert(bucket.to_string(), (start, end));
+                }
+            }
         }
         let Some(reads) = inner.by_bucket.get(bucket) else {
             return;
