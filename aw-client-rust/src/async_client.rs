@@ -209,18 +209,7 @@ impl AwClient {
     }
 
     pub(crate) fn simple_bucket(&self, bucketname: &str, buckettype: &str) -> Bucket {
-        Bucket {
-            bid: None,
-            id: bucketname.to_string(),
-            _type: buckettype.to_string(),
-            client: self.name.clone(),
-            hostname: self.hostname.clone(),
-            created: None,
-            data: Map::new(),
-            metadata: Default::default(),
-            events: None,
-            last_updated: None,
-        }
+        Bucket::new(bucketname, buckettype, &self.name, &self.hostname)
     }
 
     /// Deletes a bucket and all its events.

@@ -191,18 +191,7 @@ pub(crate) mod tests {
 
     /// A bucket with fixed fields.
     pub(crate) fn bucket(id: &str) -> aw_models::Bucket {
-        aw_models::Bucket {
-            bid: None,
-            id: id.into(),
-            _type: "t".into(),
-            client: "c".into(),
-            hostname: "h".into(),
-            created: None,
-            data: Default::default(),
-            metadata: Default::default(),
-            events: None,
-            last_updated: None,
-        }
+        aw_models::Bucket::new(id, "t", "c", "h")
     }
 
     /// A store on a new file in `dir`.

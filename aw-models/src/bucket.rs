@@ -45,6 +45,25 @@ pub struct Bucket {
     pub last_updated: Option<DateTime<Utc>>,
 }
 
+impl Bucket {
+    /// A bucket with its identity fields set and everything else empty: what a watcher
+    /// creates, and what the server fills in (`created`) or computes (`metadata`).
+    pub fn new(id: &str, bucket_type: &str, client: &str, hostname: &str) -> Bucket {
+        Bucket {
+            bid: None,
+            id: id.to_string(),
+            _type: bucket_type.to_string(),
+            client: client.to_string(),
+            hostname: hostname.to_string(),
+            created: None,
+            data: Map::new(),
+            metadata: BucketMetadata::default(),
+            events: None,
+            last_updated: None,
+        }
+    }
+}
+
 /// The time span a bucket's events cover; `None` while the bucket has no events.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BucketMetadata {

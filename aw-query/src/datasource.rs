@@ -4,9 +4,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use aw_models::{Bucket, BucketMetadata, Event, RawEvent};
+use aw_models::{Bucket, Event, RawEvent};
 use chrono::{DateTime, Duration, Utc};
-use serde_json::Map;
 
 /// The storage the interpreter reads buckets and events from.
 ///
@@ -103,18 +102,7 @@ impl MemoryDataSource {
 
     /// Convenience for tests: adds a bucket built from an id, type and hostname.
     pub fn add_bucket(&mut self, id: &str, bucket_type: &str, hostname: &str, events: Vec<Event>) {
-        let bucket = Bucket {
-            bid: None,
-            id: id.to_string(),
-            _type: bucket_type.to_string(),
-            client: "aw-query-test".to_string(),
-            hostname: hostname.to_string(),
-            created: None,
-            data: Map::new(),
-            metadata: BucketMetadata::default(),
-            events: None,
-            last_updated: None,
-        };
+        let bucket = Bucket::new(id, bucket_type, "aw-query-test", hostname);
         self.insert_bucket(bucket, events);
     }
 }
@@ -170,6 +158,7 @@ impl DataSource for MemoryDataSource {
 mod tests {
     use super::*;
     use chrono::TimeZone;
+    use serde_json::Map;
 
     fn ev(s: i64, d: i64) -> Event {
         Event::new(

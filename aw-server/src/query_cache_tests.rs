@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use aw_datastore::Datastore;
-use aw_models::{Bucket, BucketMetadata, Event, TimeInterval};
+use aw_models::{Bucket, Event, TimeInterval};
 use aw_query::ResultCache;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use proptest::prelude::*;
@@ -47,16 +47,8 @@ fn event(id: Option<i64>, t: i64, dur: i64, k: u8) -> Event {
 
 fn bucket(id: &str, events: Option<Vec<Event>>) -> Bucket {
     Bucket {
-        bid: None,
-        id: id.into(),
-        _type: "t".into(),
-        client: "c".into(),
-        hostname: "h".into(),
-        created: None,
-        data: Map::new(),
-        metadata: BucketMetadata::default(),
         events,
-        last_updated: None,
+        ..Bucket::new(id, "t", "c", "h")
     }
 }
 
