@@ -12,7 +12,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration as StdDuration, Instant};
 
 use aw_models::{Bucket, Event, TimeInterval};
-use aw_query::{query, DataSource, DataSourceError, MemoryDataSource};
+use aw_query::{
+    query, query_json, DataSource, DataSourceError, MemoryDataSource, ResultCache,
+    DEFAULT_CACHE_BYTES,
+};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{json, Map, Value};
 
@@ -414,6 +417,35 @@ fn ms(d: StdDuration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// Requests answered from the result cache: what a dashboard reload costs once its periods
+/// were computed (parsing the request's program, the look-ups, joining the texts).
+fn cached(ds: &MemoryDataSource, code: &str, start: DateTime<Utc>) {
+    println!("\nfull desktop query, answered from the result cache:");
+    let cache = ResultCache::new(DEFAULT_CACHE_BYTES);
+    let week: Vec<TimeInterval> = (0..7)
+        .map(|d| {
+            TimeInterval::new(
+                start + Duration::days(180 + d),
+                start + Duration::days(181 + d),
+            )
+        })
+        .collect();
+    let year = vec![TimeInterval::new(start, start + Duration::days(365))];
+    for (label, periods) in [("week view, 7 x 1 day", week), ("365 days", year)] {
+        let first = query_json(code, &periods, ds, None, Some(&cache));
+        let n = 500;
+        let t0 = Instant::now();
+        for _ in 0..n {
+            assert_eq!(query_json(code, &periods, ds, None, Some(&cache)), first);
+        }
+        println!(
+            "  {label:<28} {:.3} ms per request ({} bytes)",
+            ms(t0.elapsed()) / n as f64,
+            first.map_or(0, |t| t.len())
+        );
+    }
+}
+
 fn main() {
     let start = Utc
         .with_ymd_and_hms(2023, 1, 1, 0, 0, 0)
@@ -462,6 +494,10 @@ fn main() {
     if std::env::args().nth(1).as_deref() == Some("year") {
         // Profiling mode: only the year-long full desktop query.
         report("365 days", &time(&ds, &full, &[end_of(365)], 5));
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("cache") {
+        cached(&ds, &full, start);
         return;
     }
     let full_events = full_desktop(true);
