@@ -27,8 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::datasource::{DataSource, DataSourceError};
-use aw_models::{Bucket, Event, RawEvent};
+use crate::recording::Read;
 
 /// The default memory budget of the server's cache: room for thousands of day results and
 /// dozens of year results, small next to what one year-long query holds while it runs.
@@ -54,19 +53,6 @@ impl Key {
             end,
         }
     }
-}
-
-/// One read an evaluation made from its [`DataSource`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Read {
-    /// The events of `bucket` overlapping `[start, end]` (ns).
-    Events {
-        bucket: String,
-        start: i64,
-        end: i64,
-    },
-    /// The list of buckets (with their hostnames).
-    BucketList,
 }
 
 /// How big and how useful the cache is, for the stats route and the log.
@@ -406,79 +392,6 @@ impl Inner {
         self.by_bucket.clear();
         self.list_readers.clear();
         self.bytes = 0;
-    }
-}
-
-/// Nanoseconds of `t`, saturated to the `i64` range.
-fn ns(t: DateTime<Utc>) -> i64 {
-    t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 {
-        i64::MIN
-    } else {
-        i64::MAX
-    })
-}
-
-/// A [`DataSource`] that notes every read it passes on, so a result can be stored with what
-/// it depends on.
-pub(crate) struct Recording<'a> {
-    inner: &'a dyn DataSource,
-    reads: Mutex<Vec<Read>>,
-}
-
-impl<'a> Recording<'a> {
-    /// Records the reads made from `inner`.
-    pub fn new(inner: &'a dyn DataSource) -> Recording<'a> {
-        Recording {
-            inner,
-            reads: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// The reads made so far.
-    pub fn into_reads(self) -> Vec<Read> {
-        self.reads.into_inner().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn note(&self, read: Read) {
-        let mut reads = self.reads.lock().unwrap_or_else(|e| e.into_inner());
-        if !reads.contains(&read) {
-            reads.push(read);
-        }
-    }
-
-    fn note_events(&self, bucket: &str, start: DateTime<Utc>, end: DateTime<Utc>) {
-        self.note(Read::Events {
-            bucket: bucket.to_string(),
-            start: ns(start),
-            end: ns(end),
-        });
-    }
-}
-
-impl DataSource for Recording<'_> {
-    fn query_bucket(
-        &self,
-        bucket_id: &str,
-        start: DateTime<Utc>,
-        end: DateTime<Utc>,
-    ) -> Result<Vec<Event>, DataSourceError> {
-        self.note_events(bucket_id, start, end);
-        self.inner.query_bucket(bucket_id, start, end)
-    }
-
-    fn buckets(&self) -> Result<HashMap<String, Bucket>, DataSourceError> {
-        self.note(Read::BucketList);
-        self.inner.buckets()
-    }
-
-    fn query_bucket_rows(
-        &self,
-        bucket_id: &str,
-        start: DateTime<Utc>,
-        end: DateTime<Utc>,
-    ) -> Option<Result<Vec<RawEvent>, DataSourceError>> {
-        self.note_events(bucket_id, start, end);
-        self.inner.query_bucket_rows(bucket_id, start, end)
     }
 }
 

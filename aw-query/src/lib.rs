@@ -39,6 +39,7 @@ mod memory;
 mod parser;
 mod program;
 mod reaper;
+mod recording;
 mod transforms;
 mod value;
 

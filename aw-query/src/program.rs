@@ -9,13 +9,14 @@ use rayon::prelude::*;
 use aw_models::TimeInterval;
 use serde_json::Value;
 
-use crate::cache::{Key, Recording, ResultCache};
+use crate::cache::{Key, ResultCache};
 use crate::datasource::DataSource;
 use crate::error::{QueryError, QueryResult};
 use crate::interpreter::Interpreter;
 use crate::liveness::mark_last_uses;
 use crate::memory::MemoryBudget;
 use crate::parser::{parse, Stmt};
+use crate::recording::Recording;
 
 /// A parsed, analysed query program, so that it can be parsed once and run for many periods.
 #[derive(Debug, Clone)]
