@@ -195,6 +195,23 @@ impl Obj {
         }
     }
 
+    /// An object from entries in any order; of repeated keys the last wins (as in a parsed
+    /// JSON map).
+    pub fn from_entries(mut entries: Vec<(Key, Val)>) -> Obj {
+        if !entries
+            .windows(2)
+            .all(|w| w[0].0.as_bytes() < w[1].0.as_bytes())
+        {
+            // Reversed, a stable sort puts the last of equal keys first; dedup keeps it.
+            entries.reverse();
+            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            entries.dedup_by(|later, kept| later.0 == kept.0);
+        }
+        Obj {
+            entries: Arc::from(entries),
+        }
+    }
+
     /// Converts back to a `serde_json` object (keys inserted in sorted order).
     pub fn to_json(&self) -> Map<String, Value> {
         let mut map = Map::new();

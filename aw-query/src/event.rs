@@ -124,20 +124,16 @@ pub fn intern_rows(rows: Vec<aw_models::RawEvent>) -> Vec<QEvent> {
     for row in &rows {
         let data = match seen.get(row.data.as_str()) {
             Some(known) => known.clone(),
-            None => {
-                match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&row.data)
-                {
-                    Ok(map) => {
-                        let fresh = Obj::from_json(&map, &mut strings);
-                        seen.insert(row.data.as_str(), fresh.clone());
-                        fresh
-                    }
-                    Err(e) => {
-                        log::warn!("Skipping event {} with unreadable data: {e}", row.id);
-                        continue;
-                    }
+            None => match crate::data_text::parse_obj(&row.data, &mut strings) {
+                Ok(fresh) => {
+                    seen.insert(row.data.as_str(), fresh.clone());
+                    fresh
                 }
-            }
+                Err(e) => {
+                    log::warn!("Skipping event {} with unreadable data: {e}", row.id);
+                    continue;
+                }
+            },
         };
         out.push(QEvent {
             id: Some(row.id),

@@ -27,6 +27,7 @@ mod builtin;
 mod cache;
 pub mod cpu_pool;
 mod data;
+mod data_text;
 mod datasource;
 mod error;
 mod event;
