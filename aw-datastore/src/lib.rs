@@ -117,13 +117,7 @@ pub struct Datastore {
 /// Nanoseconds of an optional bound, clamped to the storable range: a bound before 1677 or
 /// after 2262 selects the same events as the range's extreme.
 fn bound_ns(t: Option<DateTime<Utc>>) -> Option<i64> {
-    t.map(|t| {
-        timestamp::to_ns(&t).unwrap_or(if t.timestamp() < 0 {
-            i64::MIN
-        } else {
-            i64::MAX
-        })
-    })
+    t.as_ref().map(timestamp::to_ns_saturating)
 }
 
 impl Datastore {

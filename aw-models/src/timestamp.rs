@@ -11,6 +11,17 @@ pub fn to_ns(dt: &DateTime<Utc>) -> Option<i64> {
     dt.timestamp_nanos_opt()
 }
 
+/// Nanoseconds since the Unix epoch, clamped to the `i64` range: an instant before 1677 or
+/// after 2262 becomes the range's end on its side. For bounds of reads, where such an instant
+/// selects the same events as the extreme.
+pub fn to_ns_saturating(dt: &DateTime<Utc>) -> i64 {
+    to_ns(dt).unwrap_or(if dt.timestamp() < 0 {
+        i64::MIN
+    } else {
+        i64::MAX
+    })
+}
+
 /// The instant `ns` nanoseconds after the Unix epoch. Every `i64` is representable.
 pub fn from_ns(ns: i64) -> DateTime<Utc> {
     Utc.timestamp_nanos(ns)
@@ -107,6 +118,14 @@ pub fn parse_rfc3339(text: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn saturating_ns_clamps_to_the_range_on_each_side() {
+        let at = |y| Utc.with_ymd_and_hms(y, 1, 1, 0, 0, 0).unwrap();
+        assert_eq!(to_ns_saturating(&at(1000)), i64::MIN);
+        assert_eq!(to_ns_saturating(&at(3000)), i64::MAX);
+        assert_eq!(to_ns_saturating(&at(1970)), 0);
+    }
 
     #[test]
     fn output_fraction_has_0_3_6_or_9_digits() {

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 
 use crate::datasource::{DataSource, DataSourceError};
+use aw_models::timestamp::to_ns_saturating;
 use aw_models::{Bucket, Event, RawEvent};
 
 /// One read an evaluation made from its [`DataSource`].
@@ -20,15 +21,6 @@ pub(crate) enum Read {
     },
     /// The list of buckets (with their hostnames).
     BucketList,
-}
-
-/// Nanoseconds of `t`, saturated to the `i64` range.
-fn ns(t: DateTime<Utc>) -> i64 {
-    t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 {
-        i64::MIN
-    } else {
-        i64::MAX
-    })
 }
 
 /// A [`DataSource`] that notes every read it passes on, so a result can be stored with what
@@ -62,8 +54,8 @@ impl<'a> Recording<'a> {
     fn note_events(&self, bucket: &str, start: DateTime<Utc>, end: DateTime<Utc>) {
         self.note(Read::Events {
             bucket: bucket.to_string(),
-            start: ns(start),
-            end: ns(end),
+            start: to_ns_saturating(&start),
+            end: to_ns_saturating(&end),
         });
     }
 }
