@@ -55,7 +55,7 @@ impl Key {
     }
 }
 
-/// How big and how useful the cache is, for the stats route and the log.
+/// How big and how useful the cache is, for the stats route.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct CacheStats {
     /// Results held.
@@ -260,13 +260,11 @@ impl ResultCache {
     }
 
     /// Stores `value`, the result for `key` computed from `reads` by the evaluation that
-    /// holds `ticket`, unless a write since the ticket was taken reaches those reads.
-    pub(crate) fn insert(&self, ticket: Ticket<'_>, key: Key, reads: Vec<Read>, value: Arc<str>) {
-        // The ticket ends here, under the lock below, not in its `Drop` (which locks).
-        let ticket_id = ticket.id;
-        std::mem::forget(ticket);
+    /// holds `ticket`, unless a write since the ticket was taken reaches those reads. Ends
+    /// the ticket's watch (dropping it afterwards is a no-op).
+    pub(crate) fn insert(&self, ticket: &Ticket<'_>, key: Key, reads: Vec<Read>, value: Arc<str>) {
         let mut inner = self.lock();
-        let dirty = inner.in_flight.remove(&ticket_id).unwrap_or(Dirty {
+        let dirty = inner.in_flight.remove(&ticket.id).unwrap_or(Dirty {
             everything: true,
             ..Dirty::default()
         });
@@ -298,11 +296,14 @@ impl ResultCache {
         }
         inner.clock += 1;
         let (id, used) = (inner.clock, inner.clock);
+        // The cache's own copy: the request's text may outlive the entry (other periods of
+        // the same request), and `remove` counts references to know the program's last entry.
         let code = match inner.codes.get(&key.code) {
             Some(code) => code.clone(),
             None => {
-                inner.codes.insert(key.code.clone());
-                key.code.clone()
+                let own: Arc<str> = Arc::from(&*key.code);
+                inner.codes.insert(own.clone());
+                own
             }
         };
         let key = Arc::new(Key { code, ..key });
@@ -422,7 +423,7 @@ mod tests {
 
     fn store(c: &ResultCache, k: Key, reads: Vec<Read>, v: &str) {
         let t = c.ticket();
-        c.insert(t, k, reads, text(v));
+        c.insert(&t, k, reads, text(v));
     }
 
     const S: i64 = 1_000_000_000;
@@ -450,21 +451,21 @@ mod tests {
         let c = ResultCache::new(1 << 20);
         let t = c.ticket();
         c.events_changed("w", 5 * S, 6 * S);
-        c.insert(t, key("q", 0, 10), vec![events("w", 0, 10)], text("x"));
+        c.insert(&t, key("q", 0, 10), vec![events("w", 0, 10)], text("x"));
         assert!(c.get(&key("q", 0, 10)).is_none());
         // A write elsewhere does not.
         let t = c.ticket();
         c.events_changed("w", 50 * S, 60 * S);
         c.events_changed("afk", 5 * S, 6 * S);
-        c.insert(t, key("q", 0, 10), vec![events("w", 0, 10)], text("x"));
+        c.insert(&t, key("q", 0, 10), vec![events("w", 0, 10)], text("x"));
         assert_eq!(c.get(&key("q", 0, 10)).as_deref(), Some("x"));
         // Bucket list changes reach list readers in flight; `clear` reaches everyone.
         let t = c.ticket();
         c.bucket_changed("new");
-        c.insert(t, key("l", 0, 1), vec![Read::BucketList], text("y"));
+        c.insert(&t, key("l", 0, 1), vec![Read::BucketList], text("y"));
         let t = c.ticket();
         c.clear();
-        c.insert(t, key("m", 0, 1), vec![], text("z"));
+        c.insert(&t, key("m", 0, 1), vec![], text("z"));
         assert!(c.get(&key("l", 0, 1)).is_none());
         assert!(c.get(&key("m", 0, 1)).is_none());
         assert_eq!(c.stats().not_stored, 3);
@@ -524,6 +525,18 @@ mod tests {
         assert_eq!(c.lock().codes.len(), 2);
         c.events_changed("w", S, S);
         assert!(c.lock().codes.is_empty());
+        // The request still holds its text (its other periods run on) when its entry goes:
+        // the program is still forgotten with its last entry.
+        let held: Arc<str> = Arc::from("held");
+        store(
+            &c,
+            Key::new(&held, at(0), at(1)),
+            vec![events("w", 0, 1)],
+            "d",
+        );
+        c.events_changed("w", 0, 0);
+        assert!(c.lock().codes.is_empty());
+        drop(held);
     }
 
     #[test]

@@ -87,7 +87,7 @@ impl Program {
             let ticket = cache.ticket();
             let recording = Recording::new(ds);
             let text = to_text(&self.run_until(p, &recording, deadline, &budget)?)?;
-            cache.insert(ticket, key, recording.into_reads(), text.clone());
+            cache.insert(&ticket, key, recording.into_reads(), text.clone());
             Ok(text)
         })
     }
