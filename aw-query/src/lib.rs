@@ -101,10 +101,7 @@ pub fn query_json(
 ) -> Result<String, QueryError> {
     let parts: Vec<std::sync::Arc<str>> = match cache {
         _ if periods.is_empty() => Vec::new(),
-        Some(cache) => {
-            let code: std::sync::Arc<str> = std::sync::Arc::from(code);
-            Program::parse(&code)?.run_all_cached(&code, periods, ds, deadline, cache)?
-        }
+        Some(cache) => Program::run_all_cached(code, periods, ds, deadline, cache)?,
         None => Program::parse(code)?
             .run_all_until(periods, ds, deadline)?
             .iter()

@@ -66,28 +66,41 @@ impl Program {
         each_period(periods, |p| self.run_until(p, ds, deadline, &budget))
     }
 
-    /// Like [`Program::run_all_until`], but each period's result as JSON text, taken from
-    /// `cache` when it holds it and stored there when computed (`cache.rs`). `code` is the
-    /// text this program was parsed from: the cache key.
+    /// Each period's result as JSON text, taken from `cache` when it holds it and otherwise
+    /// evaluated (in parallel, like [`Program::run_all_until`]) and stored there
+    /// (`cache.rs`). Every period is looked up first, and `code` is parsed only if one is
+    /// missing: a dashboard reload whose periods are all cached parses nothing. (Only
+    /// programs that parsed are ever stored, so a cached program is a valid one.)
     pub fn run_all_cached(
-        &self,
-        code: &Arc<str>,
+        code: &str,
         periods: &[TimeInterval],
         ds: &dyn DataSource,
         deadline: Option<Instant>,
         cache: &ResultCache,
     ) -> QueryResult<Vec<Arc<str>>> {
+        let code: Arc<str> = Arc::from(code);
+        let lookups: Vec<(Key, Option<Arc<str>>, &TimeInterval)> = periods
+            .iter()
+            .map(|p| {
+                let key = Key::new(&code, *p.start(), *p.end());
+                let hit = cache.get(&key);
+                (key, hit, p)
+            })
+            .collect();
+        if lookups.iter().all(|(_, hit, _)| hit.is_some()) {
+            return Ok(lookups.into_iter().filter_map(|(_, hit, _)| hit).collect());
+        }
+        let program = Program::parse(&code)?;
         let budget = MemoryBudget::new();
-        each_period(periods, |p| {
-            let key = Key::new(code, *p.start(), *p.end());
-            if let Some(hit) = cache.get(&key) {
-                return Ok(hit);
+        each_period(&lookups, |(key, hit, p)| {
+            if let Some(hit) = hit {
+                return Ok(hit.clone());
             }
             // Taken before the first read: writes from here on are checked at insert.
             let ticket = cache.ticket();
             let recording = Recording::new(ds);
-            let text = to_text(&self.run_until(p, &recording, deadline, &budget)?)?;
-            cache.insert(&ticket, key, recording.into_reads(), text.clone());
+            let text = to_text(&program.run_until(p, &recording, deadline, &budget)?)?;
+            cache.insert(&ticket, key.clone(), recording.into_reads(), text.clone());
             Ok(text)
         })
     }
@@ -103,9 +116,9 @@ pub(crate) fn to_text(value: &Value) -> QueryResult<Arc<str>> {
 /// Runs `run` for every period (in parallel on the CPU pool when there are several) and
 /// returns the results in period order. The first failing period (in period order) fails
 /// the whole call; later periods are then not started.
-fn each_period<T: Send>(
-    periods: &[TimeInterval],
-    run: impl Fn(&TimeInterval) -> QueryResult<T> + Sync,
+fn each_period<P: Sync, T: Send>(
+    periods: &[P],
+    run: impl Fn(&P) -> QueryResult<T> + Sync,
 ) -> QueryResult<Vec<T>> {
     if periods.len() <= 1 || crate::cpu_pool::threads() <= 1 {
         return periods.iter().map(run).collect();
