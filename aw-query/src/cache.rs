@@ -66,7 +66,7 @@ pub struct CacheStats {
     pub budget: usize,
     /// Periods answered from the cache.
     pub hits: u64,
-    /// Periods evaluated because they were not cached.
+    /// Periods not found in the cache (then evaluated, unless the program does not parse).
     pub misses: u64,
     /// Results dropped because a write reached what they read.
     pub invalidated: u64,
