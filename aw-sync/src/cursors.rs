@@ -1,0 +1,66 @@
+//! How far each peer bucket has been pulled, kept apart from the pulled data.
+//!
+//! The reference resumed from the destination's newest event, so a local write into an
+//! imported bucket moved the resume point and skipped the peer's events (SYNC.md §6 #11).
+//! Here the resume point of `(origin device, source bucket)` is the start of the last event
+//! pulled, saved after each page. A pull resumes from the earlier of that and the
+//! destination's newest event: if the server lost writes (a crash before its commit), they
+//! are pulled again; [`crate::transfer::write_page`] skips whatever is there already, so
+//! a resume point that is too early costs time, never a duplicate.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, SyncError};
+
+/// The saved resume points, in a small JSON file outside the sync folder.
+pub struct Cursors {
+    path: PathBuf,
+    points: BTreeMap<String, i64>,
+}
+
+/// The key of a peer bucket.
+fn key(device_id: &str, bucket_id: &str) -> String {
+    format!("{device_id}/{bucket_id}")
+}
+
+impl Cursors {
+    /// Loads the file; a missing or unreadable file starts empty (pulls then start over,
+    /// which is slower but correct).
+    pub fn load(path: &Path) -> Cursors {
+        let points = match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                log::warn!(
+                    "Ignoring the unreadable sync state '{}': {e}",
+                    path.display()
+                );
+                BTreeMap::new()
+            }),
+            Err(_) => BTreeMap::new(),
+        };
+        Cursors {
+            path: path.to_path_buf(),
+            points,
+        }
+    }
+
+    /// The start (ns) of the last event pulled from the bucket.
+    pub fn get(&self, device_id: &str, bucket_id: &str) -> Option<i64> {
+        self.points.get(&key(device_id, bucket_id)).copied()
+    }
+
+    /// Records the last event pulled and saves the file (written aside and renamed).
+    pub fn set(&mut self, device_id: &str, bucket_id: &str, start_ns: i64) -> Result<()> {
+        self.points.insert(key(device_id, bucket_id), start_ns);
+        let text = serde_json::to_vec(&self.points)
+            .map_err(|e| SyncError::Config(format!("cannot write the sync state: {e}")))?;
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(SyncError::io("cannot create", dir))?;
+        }
+        let mut temp = self.path.as_os_str().to_os_string();
+        temp.push(".tmp");
+        let temp = PathBuf::from(temp);
+        std::fs::write(&temp, text).map_err(SyncError::io("cannot write", &temp))?;
+        std::fs::rename(&temp, &self.path).map_err(SyncError::io("cannot write", &self.path))
+    }
+}

@@ -1,0 +1,168 @@
+//! The sync folder: where this device's file goes and which files are other devices'.
+//!
+//! One layout is written: `<root>/<device_id>/test.db` (the reference's device layout, the
+//! one its daemon uses). Both of the reference's layouts are read, so devices that ran the
+//! reference's `aw-sync sync` or its Android app are pulled too: `<root>/<dir>/*.db`
+//! (device layout) and `<root>/<hostname>/<dir>/*.db` (host layout). In both, the folder a
+//! file sits in is the device id of the device that wrote it (SYNC.md §2).
+//!
+//! Unlike the reference, a file is this device's own only when that folder *is* this
+//! device's id (not when the path merely contains it, §6 #12); dot-folders and dot-files
+//! (a sync engine's temporary files, ours while publishing) and Syncthing's
+//! `.sync-conflict-` copies are never read.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, SyncError};
+
+/// The file name every device writes its data to.
+pub const FILE_NAME: &str = "test.db";
+
+/// A sync folder, shared between devices by a folder-sync engine.
+#[derive(Clone, Debug)]
+pub struct SyncFolder {
+    root: PathBuf,
+}
+
+/// Another device's file in the sync folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeerPath {
+    /// The file.
+    pub path: PathBuf,
+    /// The device that wrote it: the name of the folder it is in.
+    pub device_id: String,
+    /// The host folder, for files in the reference's host layout.
+    pub host_folder: Option<String>,
+}
+
+/// Whether the directory entry name is one a sync never reads.
+fn ignored(name: &str) -> bool {
+    name.starts_with('.') || name.contains(".sync-conflict-")
+}
+
+/// The `.db` files directly in `dir`, sorted by name; a missing folder has none.
+fn db_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in entries(dir)? {
+        let path = entry.path();
+        let is_db = path.extension().is_some_and(|e| e == "db");
+        if is_db && path.is_file() {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
+/// The entries of `dir` that a sync may read, sorted by name.
+fn entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
+    let read = match std::fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(SyncError::io("cannot list the sync folder", dir)(e)),
+    };
+    let mut entries: Vec<_> = read
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_str().is_some_and(|n| !ignored(n)))
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    Ok(entries)
+}
+
+/// The entry's name as text (entries() keeps only UTF-8 names).
+fn name_of(entry: &std::fs::DirEntry) -> String {
+    entry.file_name().to_string_lossy().into_owned()
+}
+
+impl SyncFolder {
+    /// The sync folder at `root` (created when this device first publishes).
+    pub fn new(root: impl Into<PathBuf>) -> SyncFolder {
+        SyncFolder { root: root.into() }
+    }
+
+    /// The folder's root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The folder only this device writes to.
+    pub fn own_dir(&self, device_id: &str) -> PathBuf {
+        self.root.join(device_id)
+    }
+
+    /// This device's file.
+    pub fn own_file(&self, device_id: &str) -> PathBuf {
+        self.own_dir(device_id).join(FILE_NAME)
+    }
+
+    /// Every other device's file, in both layouts, sorted by path.
+    pub fn peers(&self, own_device_id: &str) -> Result<Vec<PeerPath>> {
+        let mut peers = Vec::new();
+        for top in entries(&self.root)? {
+            if !top.path().is_dir() {
+                continue;
+            }
+            let top_name = name_of(&top);
+            for path in db_files(&top.path())? {
+                peers.push(PeerPath {
+                    path,
+                    device_id: top_name.clone(),
+                    host_folder: None,
+                });
+            }
+            for inner in entries(&top.path())? {
+                if !inner.path().is_dir() {
+                    continue;
+                }
+                let device_id = name_of(&inner);
+                for path in db_files(&inner.path())? {
+                    peers.push(PeerPath {
+                        path,
+                        device_id: device_id.clone(),
+                        host_folder: Some(top_name.clone()),
+                    });
+                }
+            }
+        }
+        peers.retain(|p| p.device_id != own_device_id);
+        peers.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(peers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, b"").unwrap();
+    }
+
+    #[test]
+    fn finds_peers_in_both_layouts_and_never_its_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        touch(&root.join("dev/test.db"));
+        touch(&root.join("dev-b/test.db"));
+        touch(&root.join("dev-b/test.sync-conflict-20260101-000000-ABC.db"));
+        touch(&root.join("dev-b/.test.db.tmp"));
+        touch(&root.join("laptop/dev-c/test.db"));
+        touch(&root.join("laptop/dev/test.db"));
+        touch(&root.join(".stfolder/x/test.db"));
+        touch(&root.join("dev-d/notes.txt"));
+        let peers = SyncFolder::new(root).peers("dev").unwrap();
+        let found: Vec<_> = peers
+            .iter()
+            .map(|p| (p.device_id.as_str(), p.host_folder.as_deref()))
+            .collect();
+        // "dev" is a prefix of "dev-b": still a peer (the reference filtered it out).
+        assert_eq!(found, [("dev-b", None), ("dev-c", Some("laptop"))]);
+    }
+
+    #[test]
+    fn a_missing_folder_has_no_peers() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = SyncFolder::new(dir.path().join("nothing"));
+        assert!(folder.peers("dev").unwrap().is_empty());
+    }
+}

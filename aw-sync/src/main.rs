@@ -1,0 +1,361 @@
+//! The `aw-sync` command: the reference aw-sync's command line (SYNC.md §1) over this
+//! crate's [`Syncer`], against a running server over HTTP.
+//!
+//! Exit status: 0 done; 2 bad arguments; 1 an error (server unreachable, bad paths or
+//! config, another aw-sync running, or a one-shot `sync` with a peer or bucket that
+//! failed; the error is on stderr). The daemon never exits on an error: it logs it and
+//! tries again at the next interval. SIGINT and SIGTERM end it between passes.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use aw_client_rust::blocking::AwClient;
+use aw_sync::peer::PeerFile;
+use aw_sync::{parse_list, Device, Mode, Server, SyncError, SyncFolder, SyncOptions, Syncer};
+use chrono::{NaiveDate, TimeZone, Utc};
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "aw-sync",
+    version,
+    about = "Syncs ActivityWatch data between devices through a shared folder"
+)]
+struct Cli {
+    /// The server's host.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// The server's port (default: `port` of aw-server-rust's config.toml, else 5600).
+    #[arg(long)]
+    port: Option<u16>,
+    /// Use the testing server's port (5666) and debug logging.
+    #[arg(long)]
+    testing: bool,
+    /// The sync folder (absolute; default $AW_SYNC_DIR, else ~/ActivityWatchSync).
+    #[arg(long)]
+    sync_dir: Option<PathBuf>,
+    /// Debug logging (LOG_LEVEL overrides).
+    #[arg(long)]
+    verbose: bool,
+    /// The server's API key, if it requires one.
+    #[arg(long, env = "AW_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Sync now and then every interval, until interrupted (the default).
+    Daemon(DaemonArgs),
+    /// Sync once.
+    Sync(SyncArgs),
+    /// List the buckets of the server, of this device's file and of every other device's.
+    List,
+}
+
+#[derive(Args, Debug, Default)]
+struct PassArgs {
+    /// Where a first sync of a bucket starts (YYYY-MM-DD, UTC midnight).
+    #[arg(long)]
+    start_date: Option<String>,
+    /// Only these buckets (comma-separated ids; `*` = all).
+    #[arg(long)]
+    buckets: Option<String>,
+    /// push, pull or both.
+    #[arg(long, default_value = "both")]
+    mode: String,
+    /// Only pull other devices' files under this path (absolute, inside the sync folder).
+    #[arg(long)]
+    sync_db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Default)]
+struct DaemonArgs {
+    #[command(flatten)]
+    pass: PassArgs,
+    /// Seconds between passes.
+    #[arg(long, default_value_t = 300)]
+    interval: u64,
+}
+
+#[derive(Args, Debug, Default)]
+struct SyncArgs {
+    #[command(flatten)]
+    pass: PassArgs,
+    /// Only pull data recorded on these hosts (comma-separated).
+    #[arg(long)]
+    host: Option<String>,
+}
+
+/// Set by SIGINT/SIGTERM: the daemon stops after the pass in progress.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    setup_logging(&cli);
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            log::error!("{e}");
+            eprintln!("Error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, SyncError> {
+    let root = sync_root(&cli)?;
+    let port = match cli.port {
+        Some(p) => p,
+        None => configured_port(cli.testing)?,
+    };
+    let client = AwClient::builder(&cli.host, port, "aw-sync")
+        .api_key(cli.api_key.clone())
+        .build_blocking()?;
+    let _lock = lock(&cli.host, port)?;
+    let folder = SyncFolder::new(&root);
+    match cli.command {
+        Some(Command::List) => list(&client, &folder),
+        Some(Command::Sync(args)) => {
+            let mut options = pass_options(&folder, &args.pass)?;
+            options.hosts = args.host.as_deref().and_then(parse_list);
+            let mut syncer = Syncer::new(options, device(&client)?);
+            let report = syncer.pass(&client)?;
+            log_report(&report);
+            Ok(if report.errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Some(Command::Daemon(args)) => {
+            daemon(&client, pass_options(&folder, &args.pass)?, args.interval)
+        }
+        None => daemon(&client, pass_options(&folder, &PassArgs::default())?, 300),
+    }
+}
+
+fn daemon(client: &AwClient, options: SyncOptions, interval: u64) -> Result<ExitCode, SyncError> {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let mut syncer: Option<Syncer> = None;
+    log::info!(
+        "Syncing {} every {interval} s",
+        options.folder.root().display()
+    );
+    while !STOP.load(Ordering::SeqCst) {
+        if syncer.is_none() {
+            match device(client) {
+                Ok(me) => syncer = Some(Syncer::new(options.clone(), me)),
+                Err(e) => log::warn!("Server not reachable, retrying in {interval} s: {e}"),
+            }
+        }
+        if let Some(s) = syncer.as_mut() {
+            match s.pass(client) {
+                Ok(report) => log_report(&report),
+                Err(e) => log::warn!("Sync pass failed, retrying in {interval} s: {e}"),
+            }
+        }
+        let until = Instant::now() + Duration::from_secs(interval);
+        while Instant::now() < until && !STOP.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    log::info!("Stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn device(client: &AwClient) -> Result<Device, SyncError> {
+    let info = client.get_info()?;
+    Ok(Device {
+        device_id: info.device_id,
+        hostname: gethostname::gethostname().to_string_lossy().into_owned(),
+    })
+}
+
+fn log_report(report: &aw_sync::PassReport) {
+    log::info!(
+        "Pulled {} events from {} devices, pushed {} events{}",
+        report.pulled_events,
+        report.peers.len(),
+        report.pushed_events,
+        if report.errors.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} failed: {}",
+                report.errors.len(),
+                report.errors.join("; ")
+            )
+        }
+    );
+}
+
+fn pass_options(folder: &SyncFolder, args: &PassArgs) -> Result<SyncOptions, SyncError> {
+    let mut options = SyncOptions::new(folder.clone(), work_dir());
+    options.mode = args.mode.parse::<Mode>().map_err(SyncError::Config)?;
+    options.buckets = args.buckets.as_deref().and_then(parse_list);
+    if let Some(text) = &args.start_date {
+        let date = NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .map_err(|e| SyncError::Config(format!("--start-date '{text}': {e}")))?;
+        options.start_date = date.and_hms_opt(0, 0, 0).map(|t| Utc.from_utc_datetime(&t));
+    }
+    if let Some(db) = &args.sync_db {
+        if !db.is_absolute() || !db.starts_with(folder.root()) {
+            return Err(SyncError::Config(format!(
+                "--sync-db '{}' must be an absolute path inside the sync folder '{}'",
+                db.display(),
+                folder.root().display()
+            )));
+        }
+        options.peers_under = Some(db.clone());
+    }
+    Ok(options)
+}
+
+fn list(client: &AwClient, folder: &SyncFolder) -> Result<ExitCode, SyncError> {
+    let me = device(client)?;
+    log::info!("Server ({}):", me.device_id);
+    let mut buckets: Vec<_> = Server::buckets(client)?.into_keys().collect();
+    buckets.sort();
+    for id in buckets {
+        log::info!("  {id}: {} events", client.get_event_count(&id)?);
+    }
+    let mut files = vec![(folder.own_file(&me.device_id), "this device".to_string())];
+    for peer in folder.peers(&me.device_id)? {
+        files.push((peer.path, format!("device {}", peer.device_id)));
+    }
+    for (path, whose) in files {
+        log::info!("{} ({whose}):", path.display());
+        if !path.exists() {
+            log::info!("  not written yet");
+            continue;
+        }
+        match PeerFile::open(&path, false).and_then(|f| {
+            f.buckets()?
+                .into_iter()
+                .map(|b| Ok((b.bucket.id, f.count(b.row)?)))
+                .collect::<Result<Vec<_>, SyncError>>()
+        }) {
+            Ok(list) => list
+                .into_iter()
+                .for_each(|(id, n)| log::info!("  {id}: {n} events")),
+            Err(e) => log::warn!("  unreadable: {e}"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn env_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+fn home() -> PathBuf {
+    env_dir("HOME").unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The sync folder: `--sync-dir` (absolute), else `$AW_SYNC_DIR`, else ~/ActivityWatchSync.
+fn sync_root(cli: &Cli) -> Result<PathBuf, SyncError> {
+    if let Some(dir) = &cli.sync_dir {
+        if !dir.is_absolute() {
+            return Err(SyncError::Config(format!(
+                "--sync-dir '{}' is not an absolute path",
+                dir.display()
+            )));
+        }
+        return Ok(dir.clone());
+    }
+    Ok(env_dir("AW_SYNC_DIR").unwrap_or_else(|| home().join("ActivityWatchSync")))
+}
+
+/// `$XDG_<kind>_HOME` or `~/<fallback>`, then `activitywatch/<leaf>`.
+fn xdg(var: &str, fallback: &str, leaf: &str) -> PathBuf {
+    env_dir(var)
+        .unwrap_or_else(|| home().join(fallback))
+        .join("activitywatch")
+        .join(leaf)
+}
+
+/// Where the working copy of this device's file and the resume points live.
+fn work_dir() -> PathBuf {
+    xdg("XDG_DATA_HOME", ".local/share", "aw-sync")
+}
+
+/// The port in aw-server-rust's config file: a top-level integer `port`, else the default.
+fn configured_port(testing: bool) -> Result<u16, SyncError> {
+    let (name, default) = if testing {
+        ("config-testing.toml", 5666)
+    } else {
+        ("config.toml", 5600)
+    };
+    let path = xdg("XDG_CONFIG_HOME", ".config", "aw-server-rust").join(name);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(default);
+    };
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e| SyncError::Config(format!("{}: {e}", path.display())))?;
+    Ok(match table.get("port") {
+        Some(toml::Value::Integer(p)) => *p as u16,
+        _ => default,
+    })
+}
+
+/// One aw-sync per server: the lock is held while the returned file is open.
+fn lock(host: &str, port: u16) -> Result<File, SyncError> {
+    let dir = xdg("XDG_CACHE_HOME", ".cache", "client_locks");
+    std::fs::create_dir_all(&dir).map_err(SyncError::io("cannot create", &dir))?;
+    let path = dir.join(format!("aw-sync-at-{host}-on-{port}"));
+    let file = File::create(&path).map_err(SyncError::io("cannot create", &path))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(SyncError::AlreadyRunning(path)),
+        Err(std::fs::TryLockError::Error(e)) => Err(SyncError::io("cannot lock", path)(e)),
+    }
+}
+
+fn setup_logging(cli: &Cli) {
+    let level = std::env::var("LOG_LEVEL")
+        .ok()
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(if cli.verbose || cli.testing {
+            log::LevelFilter::Debug
+        } else {
+            log::LevelFilter::Info
+        });
+    let mut dispatch = fern::Dispatch::new()
+        .format(|out, message, record| {
+            out.finish(format_args!(
+                "[{}][{}]: {}",
+                chrono::Local::now().format("%Y-%m-%d %H:%M:%S"),
+                record.level(),
+                message
+            ))
+        })
+        .level(log::LevelFilter::Warn)
+        .level_for("aw_sync", level)
+        .chain(std::io::stdout());
+    let dir = xdg("XDG_CACHE_HOME", ".cache", "log").join("aw-sync");
+    let name = format!(
+        "aw-sync{}_{}.log",
+        if cli.testing { "-testing" } else { "" },
+        chrono::Local::now().format("%Y-%m-%dT%H-%M-%S%z")
+    );
+    if let Ok(file) = std::fs::create_dir_all(&dir).and_then(|_| fern::log_file(dir.join(name))) {
+        dispatch = dispatch.chain(file);
+    }
+    let _ = dispatch.apply();
+}

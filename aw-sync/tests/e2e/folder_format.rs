@@ -1,0 +1,246 @@
+//! Interoperability with the reference aw-sync's folder: files written the reference's way
+//! (built here from SYNC.md §2–§3 and DATASTORE.md §3) are pulled, in both layouts; our
+//! own file is in that format; and nothing in other devices' folders is touched.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+use serde_json::json;
+
+use crate::common::{at, files_under, Device};
+
+/// The reference's version-5 schema, as a fresh reference database has it.
+const REFERENCE_SCHEMA: &str = "
+    CREATE TABLE buckets (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT UNIQUE NOT NULL,
+        type TEXT NOT NULL,
+        client TEXT NOT NULL,
+        hostname TEXT NOT NULL,
+        created TEXT NOT NULL,
+        data_deprecated TEXT DEFAULT '{}',
+        data TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX bucket_id_index ON buckets(id);
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        bucketrow INTEGER NOT NULL,
+        starttime INTEGER NOT NULL,
+        endtime INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        FOREIGN KEY (bucketrow) REFERENCES buckets(id)
+    );
+    CREATE INDEX events_bucketrow_starttime_endtime_index
+        ON events(bucketrow, starttime DESC, endtime);
+    CREATE TABLE key_value (key TEXT PRIMARY KEY, value TEXT, last_modified NUMBER NOT NULL);
+    PRAGMA user_version = 5;";
+
+/// A sync file written the reference's way: WAL mode, one bucket per entry with
+/// `$aw.sync.origin` in its data (when given), `n` events one minute apart.
+fn reference_file(path: &Path, buckets: &[(&str, &str, Option<&str>, usize)]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let conn = Connection::open(path).unwrap();
+    conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .unwrap();
+    conn.execute_batch(REFERENCE_SCHEMA).unwrap();
+    for (id, hostname, origin, n) in buckets {
+        let data = match origin {
+            Some(o) => json!({"$aw.sync.origin": o}).to_string(),
+            None => "{}".to_string(),
+        };
+        conn.execute(
+            "INSERT INTO buckets (name, type, client, hostname, created, data)
+             VALUES (?1, 'currentwindow', 'aw-watcher-window', ?2, '2026-05-01 10:00:00.123456789+00:00', ?3)",
+            rusqlite::params![id, hostname, data],
+        )
+        .unwrap();
+        let row = conn.last_insert_rowid();
+        for i in 0..*n as i64 {
+            let start = at(i * 60).timestamp_nanos_opt().unwrap();
+            let data = json!({"app": "editor", "title": format!("file {i}")}).to_string();
+            conn.execute(
+                "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![row, start, start + 50_000_000_000i64, data],
+            )
+            .unwrap();
+        }
+    }
+}
+
+/// Every file under `root` with its bytes.
+fn contents(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    files_under(root)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(root.join(&p)).unwrap();
+            (p, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn reference_files_in_both_layouts_are_pulled_and_left_untouched() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let b = Device::start();
+    // Device layout, written by the reference daemon: its first-hand bucket, and a bucket
+    // it imported from elsewhere (not pulled again: the original comes from its own file).
+    reference_file(
+        &f.join("ref-device-1/test.db"),
+        &[
+            ("aw-watcher-window_refhost", "refhost", Some("refhost"), 120),
+            ("aw-watcher-window_x-synced-from-x", "x", Some("x"), 5),
+        ],
+    );
+    // A Syncthing conflict copy: never read.
+    reference_file(
+        &f.join("ref-device-1/test.sync-conflict-20260501-101010-ABCDEFG.db"),
+        &[("conflicted", "refhost", Some("refhost"), 3)],
+    );
+    // Host layout, written by the reference's `aw-sync sync` (no origin in the data: the
+    // hostname is the origin), with the placeholder it plants for every device, ours too.
+    reference_file(
+        &f.join("refhost2/ref-device-2/test.db"),
+        &[("aw-watcher-window_refhost2", "refhost2", None, 30)],
+    );
+    reference_file(&f.join(format!("refhost2/{}/test.db", b.device_id)), &[]);
+    let before = contents(f);
+
+    b.sync(f, &["sync"]);
+    let ids = b.bucket_ids();
+    assert_eq!(
+        ids,
+        [
+            "aw-watcher-window_refhost-synced-from-refhost",
+            "aw-watcher-window_refhost2-synced-from-refhost2",
+        ]
+    );
+    let events = b.events("aw-watcher-window_refhost-synced-from-refhost");
+    assert_eq!(events.len(), 120);
+    assert_eq!(events[7].0, at(7 * 60));
+    assert_eq!(events[7].1, chrono::Duration::seconds(50));
+    assert_eq!(events[7].2["title"], "file 7");
+    let pulled = b
+        .client
+        .get_bucket("aw-watcher-window_refhost-synced-from-refhost")
+        .unwrap();
+    assert_eq!(pulled.hostname, "refhost");
+    assert_eq!(pulled.data["$aw.sync.origin"], "refhost");
+    assert_eq!(pulled.data["$aw.sync.device"], "ref-device-1");
+
+    // Nothing outside our own folder changed, and no side files anywhere.
+    let mut after = contents(f);
+    after.retain(|p, _| !p.starts_with(&b.device_id));
+    assert_eq!(before, after);
+    // Our folder holds our file (no buckets of our own yet) and nothing else.
+    assert_eq!(
+        files_under(&f.join(&b.device_id)),
+        [PathBuf::from("test.db")]
+    );
+}
+
+#[test]
+fn our_file_is_the_reference_format_and_the_reference_can_read_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let a = Device::start();
+    a.create_bucket("aw-watcher-window_laptop", "currentwindow", "laptop");
+    a.client
+        .insert_events(
+            "aw-watcher-window_laptop",
+            crate::common::window_events(50, 0),
+        )
+        .unwrap();
+    a.create_bucket("aw-watcher-afk_unknown", "afkstatus", "unknown");
+    a.sync(f, &["sync"]);
+
+    let own_dir = f.join(&a.device_id);
+    assert_eq!(
+        files_under(&own_dir),
+        [PathBuf::from("test.db")],
+        "no side files"
+    );
+    let path = own_dir.join("test.db");
+    // The reference opens peers read-write; do the same on a copy.
+    let copy = tempfile::tempdir().unwrap();
+    let path_copy = copy.path().join("test.db");
+    std::fs::copy(&path, &path_copy).unwrap();
+    let conn = Connection::open(&path_copy).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 5);
+    let columns = |table: &str| -> Vec<String> {
+        let mut stmt = conn
+            .prepare(&format!("PRAGMA table_info({table})"))
+            .unwrap();
+        stmt.query_map([], |r| r.get::<_, String>(1))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(
+        columns("buckets"),
+        [
+            "id",
+            "name",
+            "type",
+            "client",
+            "hostname",
+            "created",
+            "data_deprecated",
+            "data"
+        ]
+    );
+    assert_eq!(
+        columns("events"),
+        ["id", "bucketrow", "starttime", "endtime", "data"]
+    );
+    assert_eq!(columns("key_value"), ["key", "value", "last_modified"]);
+    let index: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'events_bucketrow_starttime_endtime_index'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(index, 1);
+
+    let (hostname, created, data): (String, String, String) = conn
+        .query_row(
+            "SELECT hostname, created, data FROM buckets WHERE name = 'aw-watcher-window_laptop'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(hostname, "laptop");
+    assert!(
+        created.ends_with("+00:00") && created.as_bytes()[10] == b' ',
+        "{created}"
+    );
+    let data: serde_json::Value = serde_json::from_str(&data).unwrap();
+    let this_host = gethostname::gethostname().to_string_lossy().into_owned();
+    assert_eq!(data["$aw.sync.origin"], this_host);
+    // `unknown` hostnames become the device id (as the reference's push does).
+    let afk_host: String = conn
+        .query_row(
+            "SELECT hostname FROM buckets WHERE name = 'aw-watcher-afk_unknown'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(afk_host, a.device_id);
+
+    let (n, first_start, first_data): (i64, i64, String) = conn
+        .query_row(
+            "SELECT COUNT(*), MIN(starttime), (SELECT data FROM events e2 WHERE e2.bucketrow = b.id ORDER BY starttime LIMIT 1)
+             FROM events JOIN buckets b ON b.id = events.bucketrow WHERE b.name = 'aw-watcher-window_laptop'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(n, 50);
+    assert_eq!(first_start, at(0).timestamp_nanos_opt().unwrap());
+    assert_eq!(first_data, r#"{"app":"app0","title":"title 0"}"#);
+}

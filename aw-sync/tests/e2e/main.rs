@@ -1,0 +1,8 @@
+//! End-to-end tests of aw-sync: real `aw-server` processes (one per simulated device), the
+//! real `aw-sync` binary, a real shared folder (one test binary with modules, to keep link
+//! time down).
+
+mod common;
+mod failures;
+mod folder_format;
+mod two_devices;

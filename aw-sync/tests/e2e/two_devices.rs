@@ -1,0 +1,252 @@
+//! Two devices sharing one folder: both directions, re-runs, growing events, modes,
+//! filters, paging, and a kill in the middle of a pull and of a push.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use aw_sync::peer::PeerFile;
+use serde_json::json;
+
+use crate::common::{event, window_events, Device};
+
+const WINDOW_A: &str = "aw-watcher-window_laptop";
+const AFK_A: &str = "aw-watcher-afk_laptop";
+const WINDOW_B: &str = "aw-watcher-window_desktop";
+
+fn laptop() -> Device {
+    let a = Device::start();
+    a.create_bucket(WINDOW_A, "currentwindow", "laptop");
+    a.client
+        .insert_events(WINDOW_A, window_events(300, 0))
+        .unwrap();
+    a.create_bucket(AFK_A, "afkstatus", "laptop");
+    let afk = vec![
+        event(0, 1200, json!({"status": "not-afk"})),
+        event(1200, 600, json!({"status": "afk"})),
+        event(1800, 1200, json!({"status": "not-afk"})),
+    ];
+    a.client.insert_events(AFK_A, afk).unwrap();
+    a
+}
+
+fn desktop() -> Device {
+    let b = Device::start();
+    b.create_bucket(WINDOW_B, "currentwindow", "desktop");
+    b.client
+        .insert_events(WINDOW_B, window_events(200, 5))
+        .unwrap();
+    b
+}
+
+#[test]
+fn both_directions_then_reruns_change_nothing_and_growth_is_extended() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let (a, b) = (laptop(), desktop());
+    a.sync(f, &["sync"]);
+    b.sync(f, &["sync"]);
+    a.sync(f, &["sync"]);
+
+    for source in [WINDOW_A, AFK_A] {
+        let pulled = b.pulled(&a, source);
+        assert!(
+            pulled.id.starts_with(&format!("{source}-synced-from-")),
+            "{}",
+            pulled.id
+        );
+        assert_eq!(b.events(&pulled.id), a.events(source), "{source}");
+        assert_eq!(pulled.hostname, "laptop");
+    }
+    let back = a.pulled(&b, WINDOW_B);
+    assert_eq!(a.events(&back.id), b.events(WINDOW_B));
+    // Nobody re-imports its own data, and imports are not passed on.
+    assert_eq!(a.bucket_ids().len(), 3, "{:?}", a.bucket_ids());
+    assert_eq!(b.bucket_ids().len(), 3, "{:?}", b.bucket_ids());
+
+    // Running again moves nothing.
+    for _ in 0..2 {
+        let out_a = a.sync(f, &["sync"]);
+        let out_b = b.sync(f, &["sync"]);
+        for out in [out_a, out_b] {
+            assert!(
+                out.contains("Pulled 0 events from 1 devices, pushed 0 events"),
+                "{out}"
+            );
+        }
+    }
+    assert_eq!(b.events(&b.pulled(&a, WINDOW_A).id), a.events(WINDOW_A));
+
+    // The last event grows (a heartbeat merges into it) and new events follow.
+    let last = window_events(300, 0).pop().unwrap();
+    let mut grow = last.clone();
+    grow.timestamp += chrono::Duration::seconds(8);
+    grow.duration = chrono::Duration::seconds(30);
+    a.client.heartbeat(WINDOW_A, &grow, 1.0).unwrap();
+    a.client
+        .insert_events(WINDOW_A, window_events(10, 4000))
+        .unwrap();
+    a.sync(f, &["sync"]);
+    let out = b.sync(f, &["sync"]);
+    assert!(out.contains("Pulled 11 events"), "{out}");
+    let copy = b.events(&b.pulled(&a, WINDOW_A).id);
+    assert_eq!(copy, a.events(WINDOW_A));
+    assert_eq!(copy.len(), 310);
+}
+
+#[test]
+fn modes_bucket_lists_and_start_dates() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let (a, b) = (laptop(), desktop());
+    // Push only: A's file is written, nothing is pulled.
+    a.sync(f, &["sync", "--mode", "push"]);
+    assert!(f.join(&a.device_id).join("test.db").is_file());
+    b.sync(f, &["sync", "--mode", "push"]);
+    assert_eq!(b.bucket_ids(), [WINDOW_B]);
+    assert_eq!(a.bucket_ids(), [AFK_A, WINDOW_A]);
+
+    // Pull only, one bucket.
+    b.sync(
+        f,
+        &[
+            "sync",
+            "--mode",
+            "pull",
+            "--buckets",
+            &format!(" {AFK_A} ,"),
+        ],
+    );
+    assert_eq!(b.bucket_ids().len(), 2, "{:?}", b.bucket_ids());
+    assert_eq!(b.events(&b.pulled(&a, AFK_A).id), a.events(AFK_A));
+
+    // A start date: only events from it on (on the first sync of a bucket).
+    let c = Device::start();
+    c.sync(
+        f,
+        &[
+            "sync",
+            "--mode",
+            "pull",
+            "--buckets",
+            WINDOW_A,
+            "--start-date",
+            "2026-03-01",
+        ],
+    );
+    assert_eq!(c.events(&c.pulled(&a, WINDOW_A).id), a.events(WINDOW_A));
+    let d = Device::start();
+    // 09:00 + 300 × 10 s ends before 10:00: a start date the day after pulls nothing.
+    d.sync(
+        f,
+        &[
+            "sync",
+            "--mode",
+            "pull",
+            "--buckets",
+            WINDOW_A,
+            "--start-date",
+            "2026-03-02",
+        ],
+    );
+    assert!(d.events(&d.pulled(&a, WINDOW_A).id).is_empty());
+    assert!(!f.join(&d.device_id).exists(), "pull-only wrote a file");
+}
+
+/// `n` events in groups of three sharing a start (different data), so page boundaries
+/// fall inside groups of ties.
+fn tied_events(n: usize) -> Vec<aw_models::Event> {
+    (0..n as i64)
+        .map(|i| {
+            event(
+                (i / 3) * 5,
+                4 + i % 3,
+                json!({"app": format!("app{}", i % 3), "n": i % 11}),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn large_buckets_page_exactly_and_a_killed_pull_or_push_resumes_without_loss_or_doubles() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let a = Device::start();
+    a.create_bucket(WINDOW_A, "currentwindow", "laptop");
+    let events = tied_events(60_001);
+    for chunk in events.chunks(10_000) {
+        a.client.insert_events(WINDOW_A, chunk.to_vec()).unwrap();
+    }
+    let expected = a.events(WINDOW_A);
+    assert_eq!(expected.len(), 60_001);
+
+    // A push killed midway leaves no file, or the previous one: never a torn one.
+    let own = f.join(&a.device_id).join("test.db");
+    let work = a
+        .home
+        .path()
+        .join(format!("data/activitywatch/aw-sync/{}.db", a.device_id));
+    let mut child = a
+        .aw_sync_command(f)
+        .args(["sync", "--mode", "push"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !work.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(
+        !own.exists(),
+        "killed while writing its working copy, yet published"
+    );
+    a.sync(f, &["sync", "--mode", "push"]);
+    let file = PeerFile::open(&own, true).unwrap();
+    let bucket = file
+        .buckets()
+        .unwrap()
+        .into_iter()
+        .find(|b| b.bucket.id == WINDOW_A)
+        .unwrap();
+    assert_eq!(
+        file.count(bucket.row).unwrap(),
+        60_001,
+        "the pushed copy is exact"
+    );
+    drop(file);
+
+    // A pull killed after its first pages, then run again: every event once.
+    let b = Device::start();
+    let mut child = b
+        .aw_sync_command(f)
+        .args(["sync", "--mode", "pull"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let at_kill = loop {
+        let pulled = b
+            .client
+            .get_buckets()
+            .unwrap()
+            .into_keys()
+            .find(|id| id.starts_with(WINDOW_A));
+        let n = pulled.map_or(0, |id| b.client.get_event_count(&id).unwrap());
+        if n > 0 || Instant::now() > deadline {
+            break n;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(
+        at_kill > 0 && at_kill < 60_001,
+        "killed after {at_kill} events"
+    );
+    b.sync(f, &["sync", "--mode", "pull"]);
+    assert_eq!(b.events(&b.pulled(&a, WINDOW_A).id), expected);
+    let out = b.sync(f, &["sync", "--mode", "pull"]);
+    assert!(out.contains("Pulled 0 events"), "{out}");
+}
