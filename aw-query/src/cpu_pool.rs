@@ -65,9 +65,10 @@ pub fn threads() -> usize {
     pool().map_or(1, rayon::ThreadPool::current_num_threads)
 }
 
-/// Raises the calling thread's nice value (Linux: `setpriority` on a thread id applies to
-/// that thread only). Failure only costs the priority, so it is logged and ignored.
-fn lower_priority() {
+/// Raises the calling thread's nice value to the pool's (Linux: `setpriority` on a thread
+/// id applies to that thread only), for other background work that must yield to requests
+/// as the pool does. Failure only costs the priority, so it is logged and ignored.
+pub fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: gettid and setpriority take plain integers and have no memory effects.
@@ -76,7 +77,7 @@ fn lower_priority() {
             libc::setpriority(libc::PRIO_PROCESS, tid, NICE_INCREMENT)
         };
         if result != 0 {
-            log::debug!("could not lower a CPU pool thread's priority");
+            log::debug!("could not lower a background thread's priority");
         }
     }
 }

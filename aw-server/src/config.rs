@@ -27,6 +27,41 @@ pub struct Config {
     /// Bytes of query results kept to answer repeated dashboard queries at once (see
     /// `aw_query::ResultCache`); `0` turns the cache off. Not a reference key.
     pub query_cache_bytes: u64,
+    /// `[sync]`: syncing with other devices through a shared folder, in the background.
+    /// Not a reference key (the reference runs aw-sync as a second program).
+    pub sync: SyncConfig,
+}
+
+/// The `[sync]` table: the server syncs with the other devices writing to `folder` (see the
+/// `aw_sync` crate) every `interval` seconds. Off while `folder` is unset.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SyncConfig {
+    /// The shared folder (absolute; `~/` is the home directory).
+    pub folder: Option<PathBuf>,
+    /// Seconds between passes (at least 1).
+    pub interval: u64,
+    /// `both`, `push` (only share this device's data) or `pull` (only import others').
+    pub mode: String,
+    /// Only these bucket ids (empty: all).
+    pub buckets: Vec<String>,
+    /// Where a first sync of a bucket starts, `YYYY-MM-DD` (unset: all history).
+    pub start_date: Option<String>,
+}
+
+/// The default seconds between sync passes (the reference aw-sync daemon's).
+pub const DEFAULT_SYNC_INTERVAL: u64 = 300;
+
+impl Default for SyncConfig {
+    fn default() -> Self {
+        SyncConfig {
+            folder: None,
+            interval: DEFAULT_SYNC_INTERVAL,
+            mode: "both".into(),
+            buckets: Vec::new(),
+            start_date: None,
+        }
+    }
 }
 
 impl Config {
@@ -74,6 +109,7 @@ impl Config {
             custom_static: BTreeMap::new(),
             query_timeout: DEFAULT_QUERY_TIMEOUT,
             query_cache_bytes: aw_query::DEFAULT_CACHE_BYTES as u64,
+            sync: SyncConfig::default(),
         }
     }
 

@@ -25,6 +25,7 @@ mod security;
 mod server;
 mod shutdown;
 mod state;
+mod sync;
 
 use clap::Parser;
 

@@ -19,6 +19,7 @@ use crate::normalize::NormalizePath;
 use crate::security::{self, Security};
 use crate::shutdown::InFlight;
 use crate::state::AppState;
+use crate::sync::BackgroundSync;
 use crate::{catchers, device_id, dirs};
 
 /// Everything the server needs to start, resolved from flags, config and defaults.
@@ -189,6 +190,15 @@ pub fn build(
         testing: settings.testing,
         device_id: settings.device_id.clone(),
     };
+    let work_dir = settings
+        .db_path
+        .parent()
+        .map_or_else(|| PathBuf::from("aw-sync"), |dir| dir.join("aw-sync"));
+    let sync = std::sync::Arc::new(BackgroundSync::configure(
+        &settings.config.sync,
+        &settings.device_id,
+        work_dir,
+    )?);
     let address = settings.address.clone();
     let details = format!(
         "(database {}, config {}, web UI {})",
@@ -223,6 +233,7 @@ pub fn build(
             datastore,
             info,
             query_timeout: settings.config.query_budget(),
+            sync,
         })
         .manage(StaticFiles {
             webpath: settings.webpath.clone(),
@@ -262,6 +273,10 @@ pub fn run(mut settings: Settings) -> Result<(), String> {
         )
     })?;
     let rocket = build(&settings, datastore.clone())?;
+    let sync = rocket.state::<AppState>().map(|s| s.sync.clone());
+    if let Some(sync) = &sync {
+        sync.start(datastore.clone(), hostname());
+    }
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .max(2);
@@ -272,6 +287,11 @@ pub fn run(mut settings: Settings) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let launched = runtime.block_on(async move { rocket.launch().await.map(|_| ()) });
+    // The sync thread stops between pages and closes its files while the datastore can
+    // still take its last writes.
+    if let Some(sync) = sync {
+        sync.stop();
+    }
     // Whatever ended the server, the final commit happens before the process exits.
     let closed = datastore.close().wait();
     launched.map_err(|e| format!("server error: {e}"))?;

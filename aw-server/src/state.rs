@@ -14,4 +14,7 @@ pub struct AppState {
     pub query_timeout: Option<std::time::Duration>,
     /// Query results per (program, period), dropped by the datastore's writes (`None`: off).
     pub query_cache: Option<std::sync::Arc<aw_query::ResultCache>>,
+    /// The sync with other devices built into the server (see `sync.rs`; off without a
+    /// `[sync]` folder).
+    pub sync: std::sync::Arc<crate::sync::BackgroundSync>,
 }

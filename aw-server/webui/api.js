@@ -71,6 +71,8 @@ export const getBuckets = () => request('GET', 'buckets/');
 export const getSetting = (key) => request('GET', `settings/${enc(key)}`);
 export const countEvents = (id) => request('GET', `buckets/${enc(id)}/events/count`);
 export const deleteBucket = (id) => request('DELETE', `buckets/${enc(id)}?force=1`);
+/** The built-in sync's state (`GET /api/0/sync`). */
+export const getSync = () => request('GET', 'sync');
 
 /** Events of a bucket, newest first; `start`/`end` are Dates, `limit` a number. */
 export function getEvents(id, { start, end, limit } = {}) {

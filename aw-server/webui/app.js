@@ -5,7 +5,7 @@
 import * as api from './api.js';
 import { h, replace, errorBox, loading } from './dom.js';
 import * as fmt from './format.js';
-import { DEFAULT_CLASSES, hostnames, defaultHost } from './queries.js';
+import { ALL_HOSTS, DEFAULT_CLASSES, hostnames, defaultHost, windowHosts } from './queries.js';
 import * as activity from './views/activity.js';
 import * as timeline from './views/timeline.js';
 import * as buckets from './views/buckets.js';
@@ -75,9 +75,14 @@ function renderToolbar(view, host, date) {
   const bar = $('toolbar');
   bar.hidden = !DAY_VIEWS.has(view);
   const hosts = hostnames(state.buckets, state.info && state.info.hostname);
-  if (!hosts.includes(host)) hosts.push(host);
+  if (host !== ALL_HOSTS && !hosts.includes(host)) hosts.push(host);
+  const options = hosts.map((x) => h('option', { value: x, selected: x === host }, x));
+  // Activity can add up the day of every device (e.g. synced from other devices).
+  if (view === 'activity' && windowHosts(state.buckets).length > 1) {
+    options.push(h('option', { value: ALL_HOSTS, selected: host === ALL_HOSTS }, 'All devices'));
+  }
   const select = $('host');
-  replace(select, hosts.map((x) => h('option', { value: x, selected: x === host }, x)));
+  replace(select, options);
   $('date').value = date;
   $('date').max = fmt.today(startOfDay());
   $('next-day').disabled = date >= fmt.today(startOfDay());
@@ -106,7 +111,9 @@ async function render() {
 
   const sod = startOfDay();
   const date = fmt.parseDate(params.get('date')) ? params.get('date') : fmt.today(sod);
-  const host = params.get('host') || defaultHost(state.buckets, state.info.hostname);
+  let host = params.get('host') || defaultHost(state.buckets, state.info.hostname);
+  // "All devices" is Activity's only; the other day views show the default host.
+  if (host === ALL_HOSTS && view !== 'activity') host = defaultHost(state.buckets, state.info.hostname);
   renderToolbar(view, host, date);
 
   const ctx = {
@@ -127,7 +134,8 @@ async function render() {
     isCurrent: () => id === state.renderId,
   };
   const started = performance.now();
-  document.title = `${VIEWS[view].title}${DAY_VIEWS.has(view) ? ` · ${host} · ${date}` : ''} — ActivityWatch`;
+  const hostLabel = host === ALL_HOSTS ? 'All devices' : host;
+  document.title = `${VIEWS[view].title}${DAY_VIEWS.has(view) ? ` · ${hostLabel} · ${date}` : ''} — ActivityWatch`;
   replace(main, loading());
   try {
     await VIEWS[view].render(main, ctx);

@@ -76,6 +76,15 @@ export function hostnames(buckets, preferred) {
   return preferred && hosts.has(preferred) ? [preferred, ...list.filter((x) => x !== preferred)] : list;
 }
 
+/** The `host` parameter that stands for every device (no hostname contains `*`). */
+export const ALL_HOSTS = '*';
+
+/** The hosts with a window-watcher bucket (whose day Activity can show), sorted. */
+export function windowHosts(buckets) {
+  const hosts = new Set(Object.values(buckets).filter((b) => b.type === 'currentwindow').map((b) => b.hostname));
+  return [...hosts].sort((a, b) => a.localeCompare(b));
+}
+
 /** The host to show by default: this server's host when it has data, else the first with a window bucket. */
 export function defaultHost(buckets, serverHost) {
   const all = Object.values(buckets);

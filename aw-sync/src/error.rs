@@ -7,6 +7,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
     /// The local server answered with an error or could not be reached.
+    #[cfg(feature = "http")]
     #[error("server: {0}")]
     Server(#[from] aw_client_rust::ClientError),
     /// A datastore (the local server's, or this device's sync file) failed.
@@ -33,6 +34,10 @@ pub enum SyncError {
     /// A setting that cannot be used (paths, dates, modes).
     #[error("{0}")]
     Config(String),
+    /// The pass was asked to stop (the process or the server is stopping); what was
+    /// written so far stays, and the next pass resumes from it.
+    #[error("stopped")]
+    Stopped,
     /// Another aw-sync already syncs this server.
     #[error("another aw-sync is already syncing this server (lock file '{0}')")]
     AlreadyRunning(PathBuf),

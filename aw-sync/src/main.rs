@@ -10,6 +10,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use aw_client_rust::blocking::AwClient;
@@ -91,11 +92,23 @@ struct SyncArgs {
     host: Option<String>,
 }
 
-/// Set by SIGINT/SIGTERM: the daemon stops after the pass in progress.
-static STOP: AtomicBool = AtomicBool::new(false);
+/// Set by SIGINT/SIGTERM: the daemon stops between pages of the pass in progress, with
+/// its files closed (the reference was killed mid-write by SIGTERM, SYNC.md §6 #13).
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+fn stop_flag() -> &'static Arc<AtomicBool> {
+    STOP.get_or_init(|| Arc::new(AtomicBool::new(false)))
+}
+
+fn stopping() -> bool {
+    stop_flag().load(Ordering::SeqCst)
+}
 
 extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
+    // Initialised before the handler is installed: only an atomic store happens here.
+    if let Some(stop) = STOP.get() {
+        stop.store(true, Ordering::SeqCst);
+    }
 }
 
 fn main() -> ExitCode {
@@ -144,6 +157,7 @@ fn run(cli: Cli) -> Result<ExitCode, SyncError> {
 }
 
 fn daemon(client: &AwClient, options: SyncOptions, interval: u64) -> Result<ExitCode, SyncError> {
+    let stop = stop_flag().clone();
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
@@ -154,21 +168,24 @@ fn daemon(client: &AwClient, options: SyncOptions, interval: u64) -> Result<Exit
         "Syncing {} every {interval} s",
         options.folder.root().display()
     );
-    while !STOP.load(Ordering::SeqCst) {
+    while !stopping() {
         if syncer.is_none() {
             match device(client) {
-                Ok(me) => syncer = Some(Syncer::new(options.clone(), me)),
+                Ok(me) => {
+                    syncer = Some(Syncer::new(options.clone(), me).with_stop_flag(stop.clone()))
+                }
                 Err(e) => log::warn!("Server not reachable, retrying in {interval} s: {e}"),
             }
         }
         if let Some(s) = syncer.as_mut() {
             match s.pass(client) {
                 Ok(report) => log_report(&report),
+                Err(SyncError::Stopped) => break,
                 Err(e) => log::warn!("Sync pass failed, retrying in {interval} s: {e}"),
             }
         }
         let until = Instant::now() + Duration::from_secs(interval);
-        while Instant::now() < until && !STOP.load(Ordering::SeqCst) {
+        while Instant::now() < until && !stopping() {
             std::thread::sleep(Duration::from_millis(100));
         }
     }

@@ -8,6 +8,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use aw_models::{timestamp, Bucket};
@@ -164,6 +166,7 @@ pub struct Syncer {
     options: SyncOptions,
     me: Device,
     checked: HashMap<PathBuf, (u64, Option<SystemTime>)>,
+    stop: Arc<AtomicBool>,
 }
 
 /// Whether a bucket holds data pulled from another device (never pushed, never pulled
@@ -194,7 +197,28 @@ impl Syncer {
             options,
             me,
             checked: HashMap::new(),
+            stop: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Passes end early, between pages, once `stop` is set (with [`SyncError::Stopped`]);
+    /// everything written before stays consistent and the next pass resumes from it.
+    pub fn with_stop_flag(mut self, stop: Arc<AtomicBool>) -> Syncer {
+        self.stop = stop;
+        self
+    }
+
+    fn check_stop(&self) -> Result<()> {
+        if self.stop.load(Ordering::Relaxed) {
+            Err(SyncError::Stopped)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// This device.
+    pub fn device(&self) -> &Device {
+        &self.me
     }
 
     /// The options passes run with.
@@ -220,9 +244,11 @@ impl Syncer {
         if self.options.mode != Mode::Push {
             self.pull(server, &mut buckets, &mut report)?;
         }
+        self.check_stop()?;
         if self.options.mode != Mode::Pull {
             match self.push(server, &buckets, &mut report) {
                 Ok(published) => report.published = published,
+                Err(SyncError::Stopped) => return Err(SyncError::Stopped),
                 Err(e) => {
                     log::warn!("Push failed: {e}");
                     report.errors.push(format!("push: {e}"));
@@ -245,6 +271,7 @@ impl Syncer {
             peers.retain(|p| p.path.starts_with(under));
         }
         for peer in peers {
+            self.check_stop()?;
             let mut peer_report = PeerReport {
                 device_id: peer.device_id.clone(),
                 path: peer.path.clone(),
@@ -253,9 +280,13 @@ impl Syncer {
                 pulled_events: 0,
                 error: None,
             };
-            if let Err(e) = self.pull_peer(server, &peer, buckets, &mut cursors, &mut peer_report) {
-                log::warn!("Skipping {}: {e}", peer.path.display());
-                peer_report.error = Some(e.to_string());
+            match self.pull_peer(server, &peer, buckets, &mut cursors, &mut peer_report) {
+                Ok(()) => {}
+                Err(SyncError::Stopped) => return Err(SyncError::Stopped),
+                Err(e) => {
+                    log::warn!("Skipping {}: {e}", peer.path.display());
+                    peer_report.error = Some(e.to_string());
+                }
             }
             if let Some(e) = &peer_report.error {
                 report.errors.push(e.clone());
@@ -309,6 +340,7 @@ impl Syncer {
                 cursors,
             ) {
                 Ok(n) => report.pulled_events += n,
+                Err(SyncError::Stopped) => return Err(SyncError::Stopped),
                 Err(e) => {
                     log::warn!(
                         "Could not pull '{}' from {}: {e}",
@@ -400,10 +432,12 @@ impl Syncer {
         let mut cursor = PageCursor::at(from.unwrap_or(i64::MIN));
         let mut written = 0u64;
         loop {
+            self.check_stop()?;
             let page = file.events_after(row, &mut cursor, PAGE_SIZE)?;
             let (len, last_start) = (page.len(), page.last().map(|e| extent(e).0));
             written += transfer::write_page(server, &dest, page)? as u64;
             if let Some(start) = last_start {
+                server.flush()?;
                 cursors.set(&peer.device_id, &source.id, start)?;
             }
             if len < PAGE_SIZE {
@@ -439,11 +473,20 @@ impl Syncer {
         match own_buckets {
             Ok(own_buckets) => {
                 for id in ids {
+                    if self.stop.load(Ordering::Relaxed) {
+                        // Closed, not published: the working copy keeps what was written.
+                        own.close().wait()?;
+                        return Err(SyncError::Stopped);
+                    }
                     let bucket = &buckets[id];
                     if is_import(bucket) || !self.options.wants_bucket(id) {
                         continue;
                     }
                     match self.push_bucket(server, &own, bucket, own_buckets.contains_key(id)) {
+                        Err(SyncError::Stopped) => {
+                            own.close().wait()?;
+                            return Err(SyncError::Stopped);
+                        }
                         Ok(n) => {
                             changed |= n > 0 || !own_buckets.contains_key(id);
                             report.pushed_events += n;
@@ -495,6 +538,7 @@ impl Syncer {
         let from = from.or(self.options.start_date);
         let mut written = 0u64;
         transfer::read_pages(server, &bucket.id, from, &mut |page| {
+            self.check_stop()?;
             written += transfer::write_page(own, &bucket.id, page)? as u64;
             Ok(())
         })?;

@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 
-use aw_client_rust::blocking::AwClient;
 use aw_datastore::Datastore;
 use aw_models::{Bucket, Event};
 use chrono::{DateTime, Utc};
@@ -33,6 +32,11 @@ pub trait Server {
     fn event(&self, bucket: &str, id: i64) -> Result<Event>;
     /// Inserts events; an event with an `id` replaces that event of the bucket.
     fn insert(&self, bucket: &str, events: Vec<Event>) -> Result<()>;
+    /// Makes the writes so far durable, before a resume point past them is saved. A server
+    /// over HTTP has committed what it acknowledged as far as a client can tell.
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl Server for Datastore {
@@ -73,9 +77,14 @@ impl Server for Datastore {
         self.insert_events(bucket, &events).wait()?;
         Ok(())
     }
+
+    fn flush(&self) -> Result<()> {
+        Ok(self.force_commit().wait()?)
+    }
 }
 
-impl Server for AwClient {
+#[cfg(feature = "http")]
+impl Server for aw_client_rust::blocking::AwClient {
     fn buckets(&self) -> Result<HashMap<String, Bucket>> {
         Ok(self.get_buckets()?)
     }
@@ -83,7 +92,9 @@ impl Server for AwClient {
     fn create_bucket(&self, bucket: &Bucket) -> Result<()> {
         let mut bucket = bucket.clone();
         bucket.events = None;
-        Ok(AwClient::create_bucket(self, &bucket)?)
+        Ok(aw_client_rust::blocking::AwClient::create_bucket(
+            self, &bucket,
+        )?)
     }
 
     fn events(

@@ -43,6 +43,7 @@ pub fn server_binary() -> PathBuf {
         "aw-datastore/src",
         "aw-query/src",
         "aw-models/src",
+        "aw-sync/src",
     ];
     if let Some((changed, file)) = sources
         .iter()

@@ -9,6 +9,7 @@ pub mod info;
 pub mod openapi;
 pub mod query;
 pub mod settings;
+pub mod sync;
 pub mod webui;
 
 /// Every API route, for mounting at `/`.
@@ -36,5 +37,6 @@ pub fn api_routes() -> Vec<rocket::Route> {
         settings::get,
         settings::set,
         settings::delete,
+        sync::status,
     ]
 }

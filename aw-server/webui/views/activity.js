@@ -1,10 +1,11 @@
 // Activity: one day of one host, computed in a single request by the server's query engine
-// with the web UI's canonical desktop query (window, AFK and browser buckets, categories).
+// with the web UI's canonical desktop query (window, AFK and browser buckets, categories);
+// or the day of all devices (one such query per host, added up).
 
 import * as api from '../api.js';
 import { h, replace, notice } from '../dom.js';
 import * as fmt from '../format.js';
-import { desktopQuery, hostBuckets } from '../queries.js';
+import { ALL_HOSTS, desktopQuery, hostBuckets, windowHosts } from '../queries.js';
 import { barList } from '../components/barlist.js';
 import { categoryColor, colorFor } from '../colors.js';
 import { openInQuery } from './query.js';
@@ -56,7 +57,62 @@ function hourChart(hours) {
       h('div', { class: 'hour-label' }, x.start.getHours() % 3 === 0 ? String(x.start.getHours()) : ''))));
 }
 
+/** Adds up event lists by key: one event per key with the summed duration, longest first. */
+function sumBy(lists, keyOf) {
+  const byKey = new Map();
+  for (const list of lists) {
+    for (const e of list) {
+      const key = keyOf(e);
+      const seen = byKey.get(key);
+      if (seen) seen.duration += e.duration;
+      else byKey.set(key, { ...e, duration: e.duration });
+    }
+  }
+  return [...byKey.values()].sort((a, b) => b.duration - a.duration);
+}
+
+/**
+ * One day of several devices from each device's desktop query result: applications,
+ * titles, categories and domains summed; active time is the union of every device's
+ * (an hour active on two devices at once counts once).
+ */
+function combine(results) {
+  const win = results.map((r) => r.window);
+  const browser = results.map((r) => r.browser);
+  const total = (xs) => xs.reduce((s, x) => s + x.duration, 0);
+  return {
+    window: {
+      app_events: sumBy(win.map((w) => w.app_events), (e) => e.data.app),
+      title_events: sumBy(win.map((w) => w.title_events), (e) => JSON.stringify([e.data.app, e.data.title])),
+      cat_events: sumBy(win.map((w) => w.cat_events), (e) => JSON.stringify(e.data.$category)),
+      active_events: win.flatMap((w) => w.active_events),
+      duration: total(win),
+    },
+    browser: { domains: sumBy(browser.map((b) => b.domains), (e) => e.data.$domain), duration: total(browser) },
+  };
+}
+
+/** Every device's day: one desktop query per host with a window bucket, added up. */
+async function renderAllHosts(root, ctx) {
+  const hosts = windowHosts(ctx.buckets);
+  const perHost = hosts.map((host) => ({ host, ids: hostBuckets(ctx.buckets, host) }));
+  const started = performance.now();
+  const results = await Promise.all(perHost.map(({ ids }) => api.query([ctx.range], desktopQuery({ ...ids, classes: ctx.classes })).then(([r]) => r)));
+  const queryMs = Math.round(performance.now() - started);
+  if (!ctx.isCurrent()) return;
+  const ids = {
+    window: perHost.map((x) => x.ids.window).join(', '),
+    afk: perHost.map((x) => x.ids.afk).filter(Boolean).join(', '),
+    browsers: perHost.flatMap((x) => x.ids.browsers),
+  };
+  show(root, ctx, combine(results), ids, queryMs, { label: `All devices (${hosts.join(', ')})` });
+}
+
 export async function render(root, ctx) {
+  if (ctx.host === ALL_HOSTS) {
+    await renderAllHosts(root, ctx);
+    return;
+  }
   const ids = hostBuckets(ctx.buckets, ctx.host);
   if (!ids.window) {
     replace(root,
@@ -72,7 +128,11 @@ export async function render(root, ctx) {
   const [result] = await api.query([ctx.range], statements);
   const queryMs = Math.round(performance.now() - started);
   if (!ctx.isCurrent()) return;
+  show(root, ctx, result, ids, queryMs, { label: ctx.host, statements });
+}
 
+/** Renders a day's result; `statements` (one host's query) adds "Open this query". */
+function show(root, ctx, result, ids, queryMs, { label, statements }) {
   const win = result.window;
   const browser = result.browser;
   const active = intervals(win.active_events);
@@ -94,8 +154,8 @@ export async function render(root, ctx) {
   replace(root,
     h('div', { class: 'page-head' },
       h('h1', { class: 'page-title' }, 'Activity'),
-      h('p', { class: 'page-sub' }, `${ctx.host} · ${fmt.longDate(ctx.date)}`)),
-    hasData ? null : notice(`No activity recorded for ${ctx.host} on ${fmt.longDate(ctx.date)}.`),
+      h('p', { class: 'page-sub' }, `${label} · ${fmt.longDate(ctx.date)}`)),
+    hasData ? null : notice(`No activity recorded for ${label} on ${fmt.longDate(ctx.date)}.`),
     h('div', { class: 'stats' },
       card('Active time', fmt.duration(activeSecs), first ? `${fmt.clock(first)} – ${fmt.clock(last)}` : 'not-AFK time', 'stat-active'),
       card('Top application', topApp ? topApp.label : '—', topApp ? fmt.duration(topApp.seconds) : null, 'stat-top-app'),
@@ -115,5 +175,5 @@ export async function render(root, ctx) {
       panel('Categories', barList(cats, { name: 'Categories', total: win.duration }), 'categories')),
     h('p', { class: 'meta' },
       `Computed by the server's query engine in ${queryMs} ms from ${[ids.window, ids.afk, ...ids.browsers.map((b) => b.id)].filter(Boolean).join(', ')}. `,
-      h('button', { type: 'button', class: 'btn link', onclick: () => openInQuery(statements.join('\n'), ctx) }, 'Open this query')));
+      statements ? h('button', { type: 'button', class: 'btn link', onclick: () => openInQuery(statements.join('\n'), ctx) }, 'Open this query') : null));
 }

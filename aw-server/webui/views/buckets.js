@@ -1,5 +1,6 @@
 // Buckets: every bucket with its type, host, event count and last update; export, import and
-// delete; a bucket's events page by page, newest first.
+// delete; a bucket's events page by page, newest first; the state of the sync with other
+// devices.
 
 import * as api from '../api.js';
 import { h, replace, errorBox, notice, download, confirmDialog } from '../dom.js';
@@ -119,6 +120,53 @@ async function renderBucket(root, ctx, id) {
       shown.length > 10 ? pager(false) : null));
 }
 
+/** `ago` for an ISO time, with the exact time as a tooltip; '—' for none. */
+function when(iso, now) {
+  if (!iso) return '—';
+  const t = new Date(iso);
+  return h('span', { title: fmt.dateTime(t) }, fmt.ago(t, now));
+}
+
+/**
+ * The built-in sync (`[sync]` in config.toml): folder, last push and pull, every other
+ * device seen with its hosts, and what failed. Off: how to turn it on.
+ */
+async function syncCard() {
+  let s;
+  try {
+    s = await api.getSync();
+  } catch (err) {
+    return errorBox(err, 'Cannot load the sync state');
+  }
+  if (!s.enabled) {
+    return h('section', { class: 'card', id: 'sync', 'aria-labelledby': 'sync-h' },
+      h('h2', { id: 'sync-h' }, 'Sync between devices'),
+      h('p', { class: 'meta' }, 'Off. To share this device\'s data with your other devices through a folder that Syncthing, Dropbox or Nextcloud keeps in sync, add to config.toml: ',
+        h('code', {}, '[sync] folder = "/home/you/ActivityWatchSync"'), ', and restart the server. Other devices\' data then appears here as ',
+        h('code', {}, '…-synced-from-<host>'), ' buckets.'));
+  }
+  const now = new Date();
+  const dl = (k, v) => h('div', { class: 'prop' }, h('dt', {}, k), h('dd', {}, v));
+  const pass = s.last_pass;
+  const errors = [s.last_error, ...(pass ? pass.errors : [])].filter(Boolean);
+  return h('section', { class: 'card', id: 'sync', 'aria-labelledby': 'sync-h' },
+    h('h2', { id: 'sync-h' }, 'Sync between devices'),
+    h('dl', { class: 'props' },
+      dl('Folder', s.folder), dl('Mode', s.mode), dl('Every', fmt.duration(s.interval)),
+      dl('Last push', when(s.last_push, now)), dl('Last pull', when(s.last_pull, now)),
+      dl('Passes', s.running ? `${fmt.count(s.passes)} (one running)` : fmt.count(s.passes))),
+    s.devices.length
+      ? h('table', { class: 'table', id: 'sync-devices' },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Other device'), h('th', { scope: 'col' }, 'Hosts'),
+          h('th', { scope: 'col', class: 'num' }, 'Events imported'), h('th', { scope: 'col' }, 'Last read'), h('th', { scope: 'col' }, 'Problem'))),
+        h('tbody', {}, s.devices.map((d) => h('tr', {},
+          h('td', { class: 'bucket-id' }, d.device_id), h('td', {}, d.hostnames.join(', ')),
+          h('td', { class: 'num' }, fmt.count(d.pulled_events)), h('td', {}, when(d.last_seen, now)),
+          h('td', {}, d.error || '—')))))
+      : h('p', { class: 'meta' }, pass ? 'No other device has written to the folder yet.' : 'The first pass has not finished yet.'),
+    errors.length ? h('div', { class: 'alert error', role: 'status' }, h('p', {}, 'Last pass:'), h('ul', {}, errors.map((e) => h('li', {}, e)))) : null);
+}
+
 export async function render(root, ctx) {
   const id = ctx.params.get('bucket');
   if (id) {
@@ -131,7 +179,7 @@ export async function render(root, ctx) {
     replace(tableHolder, await bucketTable(ctx, status));
   };
   const importer = importPanel(ctx.refreshView);
-  await ctx.refreshView();
+  const [, sync] = await Promise.all([ctx.refreshView(), syncCard()]);
   if (!ctx.isCurrent()) return;
   replace(root,
     h('div', { class: 'page-head' },
@@ -141,5 +189,6 @@ export async function render(root, ctx) {
         importer.button)),
     importer.panel,
     status,
-    tableHolder);
+    tableHolder,
+    sync);
 }

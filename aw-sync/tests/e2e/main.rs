@@ -2,6 +2,7 @@
 //! real `aw-sync` binary, a real shared folder (one test binary with modules, to keep link
 //! time down).
 
+mod builtin;
 mod common;
 mod failures;
 mod folder_format;

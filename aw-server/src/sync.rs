@@ -1,0 +1,263 @@
+//! The sync built into the server: with a `[sync]` folder in config.toml, a background
+//! thread runs `aw_sync` passes against the server's own datastore every `interval`
+//! seconds — no second program, no HTTP hop. It runs at the CPU pool's low priority (its
+//! datastore requests queue like any other, so watchers' heartbeats stay quick), and
+//! `GET /api/0/sync` shows what it did.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use aw_datastore::Datastore;
+use aw_sync::{Device, Mode, PassReport, SyncError, SyncFolder, SyncOptions, Syncer};
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use crossbeam_channel::{Receiver, Sender};
+use serde::Serialize;
+
+use crate::config::SyncConfig;
+
+/// What `GET /api/0/sync` shows.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SyncStatus {
+    /// Whether `[sync]` names a folder.
+    pub enabled: bool,
+    /// The shared folder.
+    pub folder: Option<PathBuf>,
+    /// This device's id: the name of its folder in the shared folder.
+    pub device_id: String,
+    /// `both`, `push` or `pull`.
+    pub mode: Option<Mode>,
+    /// Seconds between passes.
+    pub interval: Option<u64>,
+    /// Whether a pass is running now.
+    pub running: bool,
+    /// Passes finished since the server started.
+    pub passes: u64,
+    /// When this device's data was last written to the folder (a pass that pushed).
+    pub last_push: Option<DateTime<Utc>>,
+    /// When other devices' data was last imported (a pass that pulled).
+    pub last_pull: Option<DateTime<Utc>>,
+    /// Every other device seen in the folder, by device id.
+    pub devices: Vec<DeviceStatus>,
+    /// The last pass, with its errors.
+    pub last_pass: Option<PassReport>,
+    /// Why the last pass could not run at all, if it could not.
+    pub last_error: Option<String>,
+}
+
+/// Another device, as the passes saw it.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceStatus {
+    /// Its device id.
+    pub device_id: String,
+    /// The hosts its data was recorded on.
+    pub hostnames: Vec<String>,
+    /// When a pass last read its file.
+    pub last_seen: Option<DateTime<Utc>>,
+    /// Events imported from it since the server started.
+    pub pulled_events: u64,
+    /// Why its file, or one of its buckets, was skipped in the last pass.
+    pub error: Option<String>,
+}
+
+/// The background sync: its settings, status and thread.
+pub struct BackgroundSync {
+    options: Option<(SyncOptions, Duration)>,
+    status: Mutex<SyncStatus>,
+    stop: Arc<AtomicBool>,
+    wake: Sender<()>,
+    woken: Receiver<()>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// `~/x` → `$HOME/x`.
+fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+impl BackgroundSync {
+    /// Checks the `[sync]` settings (an error is a message for the user: startup aborts).
+    /// `work_dir` holds the working copy of this device's file and the resume points.
+    pub fn configure(
+        config: &SyncConfig,
+        device_id: &str,
+        work_dir: PathBuf,
+    ) -> Result<BackgroundSync, String> {
+        let mut status = SyncStatus {
+            device_id: device_id.to_string(),
+            ..SyncStatus::default()
+        };
+        let options = match &config.folder {
+            None => None,
+            Some(folder) => {
+                let folder = expand_home(folder);
+                if !folder.is_absolute() {
+                    return Err(format!(
+                        "[sync] folder '{}' is not an absolute path",
+                        folder.display()
+                    ));
+                }
+                if config.interval == 0 {
+                    return Err("[sync] interval must be at least 1 second".into());
+                }
+                let mut options = SyncOptions::new(SyncFolder::new(&folder), work_dir);
+                options.mode = config.mode.parse().map_err(|e| format!("[sync] {e}"))?;
+                options.buckets = (!config.buckets.is_empty()).then(|| config.buckets.clone());
+                if let Some(text) = &config.start_date {
+                    let date = NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                        .map_err(|e| format!("[sync] start_date '{text}': {e}"))?;
+                    options.start_date =
+                        date.and_hms_opt(0, 0, 0).map(|t| Utc.from_utc_datetime(&t));
+                }
+                status.enabled = true;
+                status.folder = Some(folder);
+                status.mode = Some(options.mode);
+                status.interval = Some(config.interval);
+                Some((options, Duration::from_secs(config.interval)))
+            }
+        };
+        let (wake, woken) = crossbeam_channel::bounded(1);
+        Ok(BackgroundSync {
+            options,
+            status: Mutex::new(status),
+            stop: Arc::new(AtomicBool::new(false)),
+            wake,
+            woken,
+            thread: Mutex::new(None),
+        })
+    }
+
+    /// A copy of the status.
+    pub fn status(&self) -> SyncStatus {
+        self.status
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Starts the thread (when enabled): a pass at once, then one every interval.
+    pub fn start(self: &Arc<Self>, datastore: Datastore, hostname: String) {
+        let Some((options, _)) = &self.options else {
+            return;
+        };
+        let me = Device {
+            device_id: self.status().device_id,
+            hostname,
+        };
+        log::info!(
+            "Syncing with the devices in {} ({:?})",
+            options.folder.root().display(),
+            options.mode
+        );
+        let syncer = Syncer::new(options.clone(), me).with_stop_flag(self.stop.clone());
+        let this = Arc::clone(self);
+        let thread = std::thread::Builder::new()
+            .name("aw-sync".into())
+            .spawn(move || this.run(syncer, &datastore));
+        match thread {
+            Ok(handle) => {
+                *self.thread.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle)
+            }
+            Err(e) => log::error!("Cannot start the sync thread: {e}"),
+        }
+    }
+
+    fn run(&self, mut syncer: Syncer, datastore: &Datastore) {
+        aw_query::cpu_pool::lower_priority();
+        let interval = self.options.as_ref().map_or(Duration::MAX, |(_, i)| *i);
+        while !self.stop.load(Ordering::Relaxed) {
+            self.update(|s| s.running = true);
+            let result = syncer.pass(datastore);
+            self.update(|s| {
+                s.running = false;
+                record(s, result);
+            });
+            // Woken early only to stop.
+            let _ = self.woken.recv_timeout(interval);
+        }
+    }
+
+    fn update(&self, change: impl FnOnce(&mut SyncStatus)) {
+        change(&mut self.status.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// Stops the thread between pages of the pass in progress and waits for it: its files
+    /// are closed before the datastore is.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.wake.try_send(());
+        let handle = self
+            .thread
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(handle) = handle {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Folds a pass's outcome into the status.
+fn record(status: &mut SyncStatus, result: Result<PassReport, SyncError>) {
+    let report = match result {
+        Ok(report) => report,
+        Err(SyncError::Stopped) => return,
+        Err(e) => {
+            log::warn!("Sync pass failed: {e}");
+            status.last_error = Some(e.to_string());
+            return;
+        }
+    };
+    status.passes += 1;
+    status.last_error = None;
+    if report.published || report.pushed_events > 0 {
+        status.last_push = report.finished;
+    }
+    if report.pulled_events > 0 {
+        status.last_pull = report.finished;
+    }
+    let mut devices: BTreeMap<String, DeviceStatus> = status
+        .devices
+        .drain(..)
+        .map(|d| (d.device_id.clone(), d))
+        .collect();
+    for peer in &report.peers {
+        let device = devices
+            .entry(peer.device_id.clone())
+            .or_insert_with(|| DeviceStatus {
+                device_id: peer.device_id.clone(),
+                hostnames: Vec::new(),
+                last_seen: None,
+                pulled_events: 0,
+                error: None,
+            });
+        for host in &peer.hostnames {
+            if !device.hostnames.contains(host) {
+                device.hostnames.push(host.clone());
+            }
+        }
+        device.last_seen = report.finished;
+        device.pulled_events += peer.pulled_events;
+        device.error = peer.error.clone();
+    }
+    status.devices = devices.into_values().collect();
+    if report.pulled_events > 0 || report.pushed_events > 0 || !report.errors.is_empty() {
+        log::info!(
+            "Sync: pulled {} events, pushed {}{}",
+            report.pulled_events,
+            report.pushed_events,
+            if report.errors.is_empty() {
+                String::new()
+            } else {
+                format!("; failed: {}", report.errors.join("; "))
+            }
+        );
+    }
+    status.last_pass = Some(report);
+}

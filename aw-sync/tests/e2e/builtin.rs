@@ -1,0 +1,142 @@
+//! The sync built into aw-server (`[sync]` in config.toml): two servers syncing through one
+//! folder on their own, with a device running the aw-sync binary in the same folder, the
+//! status route, and a clean stop.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use aw_tests::TestServer;
+use serde_json::Value;
+
+use crate::common::{describe, window_events, Device};
+
+fn syncing_server(folder: &Path, extra: &str) -> Device {
+    let config = format!(
+        "[sync]\nfolder = \"{}\"\ninterval = 1\n{extra}",
+        folder.display()
+    );
+    Device::with_server(TestServer::start_with_config(&config))
+}
+
+fn eventually(secs: u64, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+fn count_of(d: &Device, prefix: &str) -> Option<usize> {
+    let id = d
+        .client
+        .get_buckets()
+        .ok()?
+        .into_keys()
+        .find(|id| id.starts_with(prefix) && id.contains("-synced-from-"))?;
+    d.client.get_event_count(&id).ok().map(|n| n as usize)
+}
+
+#[test]
+fn servers_sync_by_themselves_and_with_the_aw_sync_binary() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let mut a = syncing_server(f, "");
+    let b = syncing_server(f, "");
+    let c = Device::start(); // syncs with the binary
+    a.create_bucket("aw-watcher-window_laptop", "currentwindow", "laptop");
+    a.client
+        .insert_events("aw-watcher-window_laptop", window_events(500, 0))
+        .unwrap();
+    c.create_bucket("aw-watcher-window_tablet", "currentwindow", "tablet");
+    c.client
+        .insert_events("aw-watcher-window_tablet", window_events(50, 3))
+        .unwrap();
+    c.sync(f, &["sync"]);
+
+    assert!(
+        eventually(30, || count_of(&b, "aw-watcher-window_laptop") == Some(500)),
+        "A's events did not reach B"
+    );
+    assert!(
+        eventually(30, || count_of(&b, "aw-watcher-window_tablet") == Some(50)),
+        "the binary's device did not reach B"
+    );
+    c.sync(f, &["sync"]);
+    assert_eq!(count_of(&c, "aw-watcher-window_laptop"), Some(500));
+    assert_eq!(
+        b.events(&b.pulled(&a, "aw-watcher-window_laptop").id),
+        a.events("aw-watcher-window_laptop")
+    );
+
+    // The status route: enabled, both other devices seen, a push and a pull done.
+    let mut http = b.server.client();
+    let status = http.get("/api/0/sync").json();
+    assert_eq!(status["enabled"], true, "{status}");
+    assert_eq!(status["device_id"], b.device_id.as_str());
+    assert_eq!(status["mode"], "both");
+    assert!(status["passes"].as_u64().unwrap() >= 1, "{status}");
+    assert!(
+        status["last_push"].is_string() && status["last_pull"].is_string(),
+        "{status}"
+    );
+    let seen: Vec<&str> = status["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["device_id"].as_str().unwrap())
+        .collect();
+    assert!(
+        seen.contains(&a.device_id.as_str()) && seen.contains(&c.device_id.as_str()),
+        "{status}"
+    );
+    assert_eq!(status["last_error"], Value::Null);
+
+    // A stops cleanly mid-interval: no side files in the folder.
+    assert!(a.server.stop(), "aw-server with sync did not stop cleanly");
+    for path in crate::common::files_under(f) {
+        assert!(
+            path.extension().is_some_and(|e| e == "db"),
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn sync_is_off_without_a_folder_and_bad_settings_stop_the_start() {
+    let d = Device::start();
+    let status = d.server.client().get("/api/0/sync").json();
+    assert_eq!(status["enabled"], false, "{status}");
+    assert_eq!(status["device_id"], d.device_id.as_str());
+
+    for bad in [
+        "[sync]\nfolder = \"relative/path\"\n",
+        "[sync]\nfolder = \"/tmp/x\"\nmode = \"sideways\"\n",
+        "[sync]\nfolder = \"/tmp/x\"\ninterval = 0\n",
+        "[sync]\nfolder = \"/tmp/x\"\nstart_date = \"yesterday\"\n",
+        "[sync]\nfolder = \"/tmp/x\"\nfolders = \"typo\"\n",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, bad).unwrap();
+        let out = std::process::Command::new(aw_tests::server_binary())
+            .env("XDG_DATA_HOME", dir.path())
+            .env("XDG_CONFIG_HOME", dir.path())
+            .env("XDG_CACHE_HOME", dir.path())
+            .args(["--port", "0", "--config"])
+            .arg(&config)
+            .arg("--dbpath")
+            .arg(dir.path().join("db.sqlite"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad}: {}", describe(&out));
+        let text = describe(&out);
+        assert!(
+            text.contains("sync") || text.contains("folders"),
+            "{bad}: {text}"
+        );
+    }
+}
