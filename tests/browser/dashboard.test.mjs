@@ -220,11 +220,27 @@ test('day navigation and host picker', async () => {
   await ready();
   assert.equal(await page.inputValue('#date'), DAY);
   const hosts = await page.$$eval('#host option', (o) => o.map((x) => x.value));
-  assert.deepEqual(new Set(hosts), new Set([host, 'busyhost']));
+  // Two hosts with window buckets: Activity offers their sum too.
+  assert.deepEqual(new Set(hosts), new Set([host, 'busyhost', '*']));
+  const own = { apps: await bars('top-apps'), window: await stat('stat-window') };
   await page.evaluate(() => { document.getElementById('view').dataset.state = 'loading'; });
   await page.selectOption('#host', 'busyhost');
   await ready();
   assert.match(page.url(), /host=busyhost/);
+  const busy = { apps: await bars('top-apps') };
+  await page.evaluate(() => { document.getElementById('view').dataset.state = 'loading'; });
+  await page.selectOption('#host', '*');
+  await ready();
+  assert.match(page.url(), /host=\*|host=%2A/);
+  assert.match(await page.textContent('.page-sub'), /^All devices \(/);
+  const all = await bars('top-apps');
+  const labels = new Set([...own.apps, ...busy.apps].map(([l]) => l));
+  assert.deepEqual(new Set(all.map(([l]) => l)), labels, 'every device\'s applications');
+  const secs = (text) => text.split(' ').reduce((s, part) => s + (part.endsWith('h') ? 3600 : part.endsWith('m') ? 60 : 1) * Number.parseInt(part, 10), 0);
+  assert.ok(secs(await stat('stat-window')) >= secs(own.window), 'window time adds up');
+  // The other day views have no "All devices": they show the default host.
+  await open(`#/timeline?date=${DAY}&host=*`);
+  assert.equal(await page.inputValue('#host'), host);
   assertClean();
 });
 
@@ -289,6 +305,49 @@ test('a bucket pages through its events, newest first', async () => {
   assert.equal(await firstCell(), asShown(events[50]));
   assert.equal(await page.locator('#event-table tbody tr').count(), 50);
   assertClean();
+});
+
+test('Buckets shows the sync with other devices: off, and on with the devices seen', async () => {
+  await page.goto(`${server.url}/#/buckets`);
+  await ready();
+  assert.match(await page.textContent('#sync'), /Off\. To share this device's data/);
+  // Two servers syncing through one folder (the second is the one shown).
+  const folder = mkdtempSync(join(tmpdir(), 'aw-sync-folder-'));
+  const config = (name) => {
+    const path = join(folder, `../${name}-${Date.now()}.toml`);
+    writeFileSync(path, `[sync]\nfolder = "${folder}"\ninterval = 1\n`);
+    return path;
+  };
+  const laptop = await startServer({ args: ['--config', config('laptop')] });
+  const desktop = await startServer({ args: ['--config', config('desktop')], dashboard: true });
+  try {
+    const bucket = { id: 'aw-watcher-window_laptop', type: 'currentwindow', client: 'test', hostname: 'laptop' };
+    await laptop.api('POST', `buckets/${bucket.id}`, bucket);
+    await laptop.api('POST', `buckets/${bucket.id}/events`, [{ timestamp: new Date(DAY0 + 9 * 3_600_000).toISOString(), duration: 600, data: { app: 'Code', title: 'a' } }]);
+    const laptopId = (await laptop.api('GET', 'info')).device_id;
+    const deadline = Date.now() + 30_000;
+    while (!(await desktop.api('GET', 'sync')).devices.some((d) => d.device_id === laptopId && d.pulled_events > 0)) {
+      assert.ok(Date.now() < deadline, 'the laptop\'s data reached the desktop');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await page.goto(`${desktop.url}/#/buckets`);
+    await ready();
+    const card = await page.textContent('#sync');
+    assert.ok(card.includes(folder), card);
+    const rows = await page.$$eval('#sync-devices tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0][0], laptopId);
+    assert.equal(rows[0][2], '1');
+    assert.equal(rows[0][4], '—');
+    const ids = await page.$$eval('#bucket-table tbody tr', (trs) => trs.map((tr) => tr.dataset.bucket));
+    assert.ok(ids.some((id) => id.startsWith('aw-watcher-window_laptop-synced-from-')), ids.join());
+    await shot('buckets-sync');
+    assertClean();
+  } finally {
+    await laptop.stop();
+    await desktop.stop();
+    rmSync(folder, { recursive: true, force: true });
+  }
 });
 
 test('export one bucket and all buckets as JSON downloads', async () => {
