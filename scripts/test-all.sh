@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the project: the Rust workspace (unit, integration and end-to-end tests
-# against the real server binary), then the Python-client tests, the OpenAPI contract fuzzed
-# by Schemathesis, and the browser tests, which install what they need themselves; then the
-# same again on encrypted databases with the SQLCipher build. Used by the README and by
-# .ci/run.
+# against the real server binary; aw-sync's over two Syncthing instances), then the
+# Python-client tests, the OpenAPI contract fuzzed by Schemathesis, and the browser tests,
+# which install what they need themselves; then the same again on encrypted databases with
+# the SQLCipher build. Used by the README and by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,11 @@ run_outside_suites() {
         fi
     done
 }
+
+# aw-sync's test over a real folder-sync engine needs Syncthing: installed here, and the
+# test fails rather than skip without it.
+tests/syncthing/install.sh
+export AW_REQUIRE_SYNCTHING=1
 
 # The end-to-end tests start the release binary, as users run it.
 cargo build --release -p aw-server
@@ -32,7 +37,7 @@ encrypted="$(pwd)/target/release/aw-server-encrypted"
 cp target/release/aw-server "$encrypted"
 cargo test --release -p aw-datastore --features aw-datastore/encryption-vendored
 AW_SERVER_BIN="$encrypted" AW_TEST_DB_PASSWORD="test suite password" \
-    cargo test --release -p aw-tests -p aw-client-rust
+    cargo test --release -p aw-tests -p aw-client-rust -p aw-sync
 AW_SERVER_BIN="$encrypted" AW_DB_PASSWORD="test suite password" run_outside_suites
 # Leave the default build in place.
 cargo build --release -p aw-server
