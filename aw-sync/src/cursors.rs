@@ -2,21 +2,25 @@
 //!
 //! The reference resumed from the destination's newest event, so a local write into an
 //! imported bucket moved the resume point and skipped the peer's events (SYNC.md §6 #11).
-//! Here the resume point of `(origin device, source bucket)` is the start of the last event
-//! pulled, saved after each page. A pull resumes from the earlier of that and the
-//! destination's newest event: if the server lost writes (a crash before its commit), they
-//! are pulled again; [`crate::transfer::write_page`] skips whatever is there already, so
-//! a resume point that is too early costs time, never a duplicate.
+//! Here the resume point of `(origin device, source bucket)` is the position of the last
+//! event pulled in the peer file's read order ([`PageCursor`]: start, end, row id), saved
+//! after each page once the server has committed it. The next pull reads only what comes
+//! after it, plus the growth of that last event (a peer extends its newest event in place
+//! while it lasts), so events the server changed on the way in (privacy filters) are never
+//! compared with their source again. Were the server to lose pulled writes anyway, its
+//! newest event would be older than the resume point: the pull then starts over from that
+//! event and [`crate::transfer::write_page`] skips whatever is there already.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Result, SyncError};
+use crate::peer::PageCursor;
 
 /// The saved resume points, in a small JSON file outside the sync folder.
 pub struct Cursors {
     path: PathBuf,
-    points: BTreeMap<String, i64>,
+    points: BTreeMap<String, PageCursor>,
 }
 
 /// The key of a peer bucket.
@@ -44,14 +48,17 @@ impl Cursors {
         }
     }
 
-    /// The start (ns) of the last event pulled from the bucket.
-    pub fn get(&self, device_id: &str, bucket_id: &str) -> Option<i64> {
+    /// The position of the last event pulled from the bucket.
+    pub fn get(&self, device_id: &str, bucket_id: &str) -> Option<PageCursor> {
         self.points.get(&key(device_id, bucket_id)).copied()
     }
 
     /// Records the last event pulled and saves the file (written aside and renamed).
-    pub fn set(&mut self, device_id: &str, bucket_id: &str, start_ns: i64) -> Result<()> {
-        self.points.insert(key(device_id, bucket_id), start_ns);
+    pub fn set(&mut self, device_id: &str, bucket_id: &str, at: PageCursor) -> Result<()> {
+        if self.points.get(&key(device_id, bucket_id)) == Some(&at) {
+            return Ok(());
+        }
+        self.points.insert(key(device_id, bucket_id), at);
         let text = serde_json::to_vec(&self.points)
             .map_err(|e| SyncError::Config(format!("cannot write the sync state: {e}")))?;
         if let Some(dir) = self.path.parent() {

@@ -169,6 +169,40 @@ pub struct Syncer {
     stop: Arc<AtomicBool>,
 }
 
+/// Extends the destination's copy of the last event pulled if the peer has extended it
+/// since (it is the peer's newest, still growing). The copy is found by its start and old
+/// end and keeps its own data (which the server may have redacted); a copy the server
+/// dropped or a user deleted is not brought back. Returns the event's new end and whether
+/// the copy was extended, if it grew.
+fn extend_grown(
+    server: &dyn Server,
+    dest: &str,
+    file: &PeerFile,
+    row: i64,
+    at: &PageCursor,
+) -> Result<Option<(i64, bool)>> {
+    let Some((start, end)) = file.extent_of(row, at.id)? else {
+        return Ok(None);
+    };
+    if start != at.start || end <= at.end {
+        return Ok(None);
+    }
+    let window = (
+        timestamp::from_ns(at.start.saturating_sub(1)),
+        timestamp::from_ns(at.end),
+    );
+    let copy = server
+        .events(dest, Some(window.0), Some(window.1), None)?
+        .into_iter()
+        .find(|e| extent(e) == (at.start, at.end) && e.id.is_some());
+    let Some(mut copy) = copy else {
+        return Ok(Some((end, false)));
+    };
+    copy.duration = chrono::Duration::nanoseconds(end.saturating_sub(start));
+    server.insert(dest, vec![copy])?;
+    Ok(Some((end, true)))
+}
+
 /// Whether a bucket holds data pulled from another device (never pushed, never pulled
 /// again: each device's data travels only from its own file, SYNC.md §6 #2).
 pub fn is_import(bucket: &Bucket) -> bool {
@@ -421,25 +455,39 @@ impl Syncer {
             .events(&dest, None, None, Some(1))?
             .first()
             .map(|e| extent(e).0);
-        let from = match (cursors.get(&peer.device_id, &source.id), newest) {
-            (Some(saved), Some(newest)) => Some(saved.min(newest)),
-            (None, Some(newest)) => Some(newest),
-            _ => self
-                .options
-                .start_date
-                .map(|t| timestamp::to_ns_saturating(&t)),
-        };
-        let mut cursor = PageCursor::at(from.unwrap_or(i64::MIN));
+        let saved = cursors.get(&peer.device_id, &source.id);
         let mut written = 0u64;
+        let mut cursor = match (saved, newest) {
+            // The usual case: on from the last event pulled, after extending it if it grew.
+            (Some(mut at), Some(newest)) if newest >= at.start => {
+                if let Some((end, extended)) = extend_grown(server, &dest, file, row, &at)? {
+                    written += u64::from(extended);
+                    // Ties at this start with ends up to the new one are read again
+                    // (and skipped by write_page): the position stays exact.
+                    at.end = end;
+                }
+                at
+            }
+            // The server lost pulled events, or never had them: from its newest event on.
+            (_, Some(newest)) => PageCursor::at(newest),
+            (_, None) => PageCursor::at(
+                self.options
+                    .start_date
+                    .map_or(i64::MIN, |t| timestamp::to_ns_saturating(&t)),
+            ),
+        };
+        let mut flushed = 0;
         loop {
             self.check_stop()?;
             let page = file.events_after(row, &mut cursor, PAGE_SIZE)?;
-            let (len, last_start) = (page.len(), page.last().map(|e| extent(e).0));
+            let len = page.len();
             written += transfer::write_page(server, &dest, page)? as u64;
-            if let Some(start) = last_start {
+            // Committed before the resume point moves past it.
+            if written > flushed {
                 server.flush()?;
-                cursors.set(&peer.device_id, &source.id, start)?;
+                flushed = written;
             }
+            cursors.set(&peer.device_id, &source.id, cursor)?;
             if len < PAGE_SIZE {
                 break;
             }

@@ -36,11 +36,14 @@ pub struct PeerBucket {
 /// Where a page read stopped: the last event's start, end and id, in the order events are
 /// read (start ascending; at one start, end and id descending: the index's own order read
 /// backwards, so pages never sort).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PageCursor {
-    start: i64,
-    end: i64,
-    id: i64,
+    /// The last event's start (ns).
+    pub start: i64,
+    /// Its end (ns).
+    pub end: i64,
+    /// Its row id in the peer file.
+    pub id: i64,
 }
 
 impl PageCursor {
@@ -185,6 +188,21 @@ impl PeerFile {
             ));
         }
         Ok(events)
+    }
+
+    /// The start and end of the bucket's event with row id `id`, if it is still there.
+    pub fn extent_of(&self, bucket_row: i64, id: i64) -> Result<Option<(i64, i64)>> {
+        self.conn
+            .query_row(
+                "SELECT starttime, endtime FROM events WHERE id = ?1 AND bucketrow = ?2",
+                [id, bucket_row],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+            )
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(self.bad(e)),
+            })
     }
 
     /// Number of events of the bucket.

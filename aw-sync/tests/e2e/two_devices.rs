@@ -250,3 +250,54 @@ fn large_buckets_page_exactly_and_a_killed_pull_or_push_resumes_without_loss_or_
     let out = b.sync(f, &["sync", "--mode", "pull"]);
     assert!(out.contains("Pulled 0 events"), "{out}");
 }
+
+#[test]
+fn a_privacy_filter_on_the_receiving_server_never_causes_duplicates() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let (a, b) = (laptop(), desktop());
+    // B redacts some titles of what it pulls, and drops others.
+    let rules = json!([
+        {"enabled": true, "bucket_prefix": format!("{WINDOW_A}-synced-from-"), "field": "title",
+         "pattern": "^title 1[0-2]?$", "action": "redact", "replacement": "REDACTED"},
+        {"enabled": true, "bucket_prefix": format!("{WINDOW_A}-synced-from-"), "field": "title",
+         "pattern": "^title 7$", "action": "drop"},
+    ]);
+    let r = b
+        .server
+        .client()
+        .post_json("/api/0/settings/privacy_filters", &rules.to_string());
+    assert!(r.status / 100 == 2, "{} {}", r.status, r.body);
+    a.sync(f, &["sync"]);
+    b.sync(f, &["sync"]);
+    let pulled = b.pulled(&a, WINDOW_A).id;
+    let first = b.events(&pulled);
+    // 300 events, titles cycling over 13: "title 7" 23 times.
+    assert_eq!(first.len(), 300 - 23);
+    assert!(first.iter().any(|e| e.2["title"] == "REDACTED"));
+
+    // A new newest event that B redacts, growing between passes.
+    let mut last = event(3000, 8, json!({"app": "app0", "title": "title 1"}));
+    a.client
+        .insert_events(WINDOW_A, vec![last.clone()])
+        .unwrap();
+    for _ in 0..3 {
+        // A heartbeat at the event's end: merged into it, which grows by 5 s.
+        last.timestamp += last.duration;
+        last.duration = chrono::Duration::seconds(5);
+        a.client.heartbeat(WINDOW_A, &last, 1.0).unwrap();
+        a.sync(f, &["sync"]);
+        b.sync(f, &["sync"]);
+    }
+    let after = b.events(&pulled);
+    assert_eq!(after.len(), first.len() + 1, "one new event, no duplicates");
+    let newest = after.last().unwrap();
+    assert_eq!(newest.2["title"], "REDACTED");
+    assert_eq!(newest.0, event(3000, 0, json!({})).timestamp);
+    let source = a.events(WINDOW_A);
+    assert_eq!(
+        newest.1,
+        source.last().unwrap().1,
+        "the growth reached the redacted copy"
+    );
+}
