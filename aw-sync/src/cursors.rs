@@ -2,7 +2,7 @@
 //!
 //! The reference resumed from the destination's newest event, so a local write into an
 //! imported bucket moved the resume point and skipped the peer's events (SYNC.md §6 #11).
-//! Here the resume point of `(origin device, source bucket)` is the position of the last
+//! Here the resume point of `(peer file, source bucket)` is the position of the last
 //! event pulled in the peer file's read order ([`PageCursor`]: start, end, row id), saved
 //! after each page once the server has committed it. The next pull reads only what comes
 //! after it, plus the growth of that last event (a peer extends its newest event in place
@@ -23,9 +23,9 @@ pub struct Cursors {
     points: BTreeMap<String, PageCursor>,
 }
 
-/// The key of a peer bucket.
-fn key(device_id: &str, bucket_id: &str) -> String {
-    format!("{device_id}/{bucket_id}")
+/// The key of a bucket of a peer file (its path in the sync folder).
+fn key(file: &str, bucket_id: &str) -> String {
+    format!("{file}\u{0}{bucket_id}")
 }
 
 impl Cursors {
@@ -49,16 +49,16 @@ impl Cursors {
     }
 
     /// The position of the last event pulled from the bucket.
-    pub fn get(&self, device_id: &str, bucket_id: &str) -> Option<PageCursor> {
-        self.points.get(&key(device_id, bucket_id)).copied()
+    pub fn get(&self, file: &str, bucket_id: &str) -> Option<PageCursor> {
+        self.points.get(&key(file, bucket_id)).copied()
     }
 
     /// Records the last event pulled and saves the file (written aside and renamed).
-    pub fn set(&mut self, device_id: &str, bucket_id: &str, at: PageCursor) -> Result<()> {
-        if self.points.get(&key(device_id, bucket_id)) == Some(&at) {
+    pub fn set(&mut self, file: &str, bucket_id: &str, at: PageCursor) -> Result<()> {
+        if self.points.get(&key(file, bucket_id)) == Some(&at) {
             return Ok(());
         }
-        self.points.insert(key(device_id, bucket_id), at);
+        self.points.insert(key(file, bucket_id), at);
         let text = serde_json::to_vec(&self.points)
             .map_err(|e| SyncError::Config(format!("cannot write the sync state: {e}")))?;
         if let Some(dir) = self.path.parent() {

@@ -94,6 +94,20 @@ impl SyncFolder {
         self.own_dir(device_id).join(FILE_NAME)
     }
 
+    /// This device's file in the reference's host layout,
+    /// `<root>/<hostname>/<device_id>/test.db`, which the reference's `aw-sync sync` and
+    /// its Android app read (they never read the device layout). `None` for a hostname
+    /// that cannot be a folder name (empty, `unknown`, dots, separators).
+    pub fn own_file_host_layout(&self, hostname: &str, device_id: &str) -> Option<PathBuf> {
+        let usable = !hostname.is_empty()
+            && hostname != "unknown"
+            && hostname != device_id
+            && !ignored(hostname)
+            && !hostname.contains(['/', '\\', ':'])
+            && hostname != "..";
+        usable.then(|| self.root.join(hostname).join(device_id).join(FILE_NAME))
+    }
+
     /// Every other device's file, in both layouts, sorted by path.
     pub fn peers(&self, own_device_id: &str) -> Result<Vec<PeerPath>> {
         let mut peers = Vec::new();

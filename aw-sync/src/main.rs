@@ -205,7 +205,12 @@ fn log_report(report: &aw_sync::PassReport) {
     log::info!(
         "Pulled {} events from {} devices, pushed {} events{}",
         report.pulled_events,
-        report.peers.len(),
+        report
+            .peers
+            .iter()
+            .map(|p| &p.device_id)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
         report.pushed_events,
         if report.errors.is_empty() {
             String::new()

@@ -9,6 +9,11 @@
 //! `<root>/<device_id>/test.db`. So the engine (and any reader) only ever sees a complete,
 //! closed database without side files, and a crash at any point leaves the previous
 //! published file as it was (SYNC.md §7).
+//!
+//! The same file is also published in the reference's host layout
+//! (`<root>/<hostname>/<device_id>/test.db`, a hard link where the file system has them),
+//! because the reference's `aw-sync sync` and its Android app read only that layout: so
+//! devices on either of the reference's layouts see this device's data.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -17,19 +22,22 @@ use aw_datastore::Datastore;
 
 use crate::error::{Result, SyncError};
 use crate::folder::SyncFolder;
+use crate::pass::Device;
 
 /// This device's file: where it is built and where it is published.
 pub struct Outbox {
     published: PathBuf,
+    host_layout: Option<PathBuf>,
     work: PathBuf,
 }
 
 impl Outbox {
-    /// The outbox of `device_id` in `folder`, built in `work_dir` (outside the folder).
-    pub fn new(folder: &SyncFolder, device_id: &str, work_dir: &Path) -> Outbox {
+    /// The outbox of `device` in `folder`, built in `work_dir` (outside the folder).
+    pub fn new(folder: &SyncFolder, device: &Device, work_dir: &Path) -> Outbox {
         Outbox {
-            published: folder.own_file(device_id),
-            work: work_dir.join(format!("{device_id}.db")),
+            published: folder.own_file(&device.device_id),
+            host_layout: folder.own_file_host_layout(&device.hostname, &device.device_id),
+            work: work_dir.join(format!("{}.db", device.device_id)),
         }
     }
 
@@ -39,21 +47,24 @@ impl Outbox {
     }
 
     /// Opens the working copy. When there is none yet but a published file exists (written
-    /// before on this machine, possibly by the reference aw-sync), that file is the start:
-    /// it is copied in with its WAL, if the reference left one.
+    /// before on this machine, possibly by the reference aw-sync, in either layout), that
+    /// file is the start: it is copied in with its WAL, if the reference left one.
     pub fn open(&self) -> Result<Datastore> {
         if let Some(dir) = self.work.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(SyncError::io("cannot create the sync working folder", dir))?;
         }
-        if !self.work.exists() && self.published.exists() {
-            let wal = with_suffix(&self.published, "-wal");
+        let earlier = std::iter::once(&self.published)
+            .chain(&self.host_layout)
+            .find(|p| p.exists());
+        if let (false, Some(earlier)) = (self.work.exists(), earlier) {
+            let wal = with_suffix(earlier, "-wal");
             if wal.exists() {
                 copy(&wal, &with_suffix(&self.work, "-wal"))?;
             }
             // Copied under another name first: a crash mid-copy leaves no half working copy.
             let partial = with_suffix(&self.work, ".partial");
-            copy(&self.published, &partial)?;
+            copy(earlier, &partial)?;
             std::fs::rename(&partial, &self.work).map_err(SyncError::io(
                 "cannot create the sync working copy",
                 &self.work,
@@ -62,36 +73,57 @@ impl Outbox {
         Ok(Datastore::open(&self.work)?)
     }
 
-    /// Closes the working copy and, when `changed` or nothing is published yet, publishes
-    /// it: copy to a temporary name, sync, rename over the published file, sync the folder.
+    /// Closes the working copy and, when `changed` or a published copy is missing,
+    /// publishes it in both layouts. Returns whether it published.
     pub fn close_and_publish(&self, store: Datastore, changed: bool) -> Result<bool> {
         // Answered once the connection is closed: the WAL is in the file and gone.
         store.close().wait()?;
         drop(store);
-        if !changed && self.published.exists() {
+        let missing =
+            !self.published.exists() || self.host_layout.as_ref().is_some_and(|p| !p.exists());
+        if !changed && !missing {
             return Ok(false);
         }
-        let dir = self
-            .published
-            .parent()
-            .ok_or_else(|| SyncError::Config("the sync file has no folder".into()))?;
-        std::fs::create_dir_all(dir)
-            .map_err(SyncError::io("cannot create the device folder", dir))?;
-        let temp = dir.join(format!(".{}.aw-sync-tmp", crate::folder::FILE_NAME));
+        let temp = temp_beside(&self.published)?;
         copy(&self.work, &temp)?;
         File::open(&temp)
             .and_then(|f| f.sync_all())
             .map_err(SyncError::io("cannot sync", &temp))?;
-        std::fs::rename(&temp, &self.published).map_err(SyncError::io(
-            "cannot publish the sync file",
-            &self.published,
-        ))?;
-        // The rename itself is durable once the folder is synced (not possible on Windows).
+        if let Some(host_layout) = &self.host_layout {
+            // A second name for the same bytes, put in place before the first rename
+            // moves the temporary file away.
+            let other = temp_beside(host_layout)?;
+            let _ = std::fs::remove_file(&other);
+            if std::fs::hard_link(&temp, &other).is_err() {
+                copy(&temp, &other)?;
+            }
+            rename_durably(&other, host_layout)?;
+        }
+        rename_durably(&temp, &self.published)?;
+        Ok(true)
+    }
+}
+
+/// The dot-named temporary file beside `target` (its folder created if missing); readers
+/// never take it for a sync file.
+fn temp_beside(target: &Path) -> Result<PathBuf> {
+    let dir = target
+        .parent()
+        .ok_or_else(|| SyncError::Config("the sync file has no folder".into()))?;
+    std::fs::create_dir_all(dir).map_err(SyncError::io("cannot create the device folder", dir))?;
+    Ok(dir.join(format!(".{}.aw-sync-tmp", crate::folder::FILE_NAME)))
+}
+
+/// Renames `from` over `to` and syncs the folder, so the rename survives a power loss
+/// (the folder cannot be synced on Windows; there the rename is all).
+fn rename_durably(from: &Path, to: &Path) -> Result<()> {
+    std::fs::rename(from, to).map_err(SyncError::io("cannot publish the sync file", to))?;
+    if let Some(dir) = to.parent() {
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
-        Ok(true)
     }
+    Ok(())
 }
 
 /// `path` with `suffix` appended to its file name (`test.db` → `test.db-wal`).

@@ -5,7 +5,7 @@
 //! that fails, is logged, recorded in the [`PassReport`] and skipped; the next pass tries
 //! again (the reference panicked and its daemon died, SYNC.md §6 #6).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -169,6 +169,29 @@ pub struct Syncer {
     stop: Arc<AtomicBool>,
 }
 
+/// A device's data is pulled from one of its files: the most recently written (the
+/// device layout on a tie). A device can have one in each layout (this crate publishes
+/// both; the reference's daemon and its `sync` write one each), and pulling the same
+/// events from two files would compare each with the server's copy, which a privacy
+/// filter may have changed.
+fn one_file_per_device(peers: Vec<PeerPath>) -> Vec<PeerPath> {
+    let modified = |p: &PeerPath| std::fs::metadata(&p.path).and_then(|m| m.modified()).ok();
+    let mut chosen: BTreeMap<String, PeerPath> = BTreeMap::new();
+    for peer in peers {
+        let better = match chosen.get(&peer.device_id) {
+            None => true,
+            Some(held) => {
+                (modified(&peer), held.host_folder.is_some())
+                    > (modified(held), peer.host_folder.is_some())
+            }
+        };
+        if better {
+            chosen.insert(peer.device_id.clone(), peer);
+        }
+    }
+    chosen.into_values().collect()
+}
+
 /// Extends the destination's copy of the last event pulled if the peer has extended it
 /// since (it is the peer's newest, still growing). The copy is found by its start and old
 /// end and keeps its own data (which the server may have redacted); a copy the server
@@ -304,6 +327,7 @@ impl Syncer {
         if let Some(under) = &self.options.peers_under {
             peers.retain(|p| p.path.starts_with(under));
         }
+        let peers = one_file_per_device(peers);
         for peer in peers {
             self.check_stop()?;
             let mut peer_report = PeerReport {
@@ -455,7 +479,14 @@ impl Syncer {
             .events(&dest, None, None, Some(1))?
             .first()
             .map(|e| extent(e).0);
-        let saved = cursors.get(&peer.device_id, &source.id);
+        // Per file: a device's files in both layouts have rows of their own.
+        let file_key = peer
+            .path
+            .strip_prefix(self.options.folder.root())
+            .unwrap_or(&peer.path)
+            .to_string_lossy()
+            .into_owned();
+        let saved = cursors.get(&file_key, &source.id);
         let mut written = 0u64;
         let mut cursor = match (saved, newest) {
             // The usual case: on from the last event pulled, after extending it if it grew.
@@ -487,7 +518,7 @@ impl Syncer {
                 server.flush()?;
                 flushed = written;
             }
-            cursors.set(&peer.device_id, &source.id, cursor)?;
+            cursors.set(&file_key, &source.id, cursor)?;
             if len < PAGE_SIZE {
                 break;
             }
@@ -508,11 +539,7 @@ impl Syncer {
         buckets: &HashMap<String, Bucket>,
         report: &mut PassReport,
     ) -> Result<bool> {
-        let outbox = Outbox::new(
-            &self.options.folder,
-            &self.me.device_id,
-            &self.options.work_dir,
-        );
+        let outbox = Outbox::new(&self.options.folder, &self.me, &self.options.work_dir);
         let own = outbox.open()?;
         let own_buckets = Server::buckets(&own);
         let mut changed = false;

@@ -129,14 +129,47 @@ fn reference_files_in_both_layouts_are_pulled_and_left_untouched() {
     assert_eq!(pulled.data["$aw.sync.origin"], "refhost");
     assert_eq!(pulled.data["$aw.sync.device"], "ref-device-1");
 
-    // Nothing outside our own folder changed, and no side files anywhere.
+    // Nothing outside our own folders changed, and no side files anywhere.
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    let host_layout = Path::new(&host).join(&b.device_id);
     let mut after = contents(f);
-    after.retain(|p, _| !p.starts_with(&b.device_id));
-    assert_eq!(before, after);
-    // Our folder holds our file (no buckets of our own yet) and nothing else.
+    after.retain(|p, _| !p.starts_with(&b.device_id) && !p.starts_with(&host_layout));
+    let names = |m: &BTreeMap<PathBuf, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&before), names(&after));
+    for (path, bytes) in &before {
+        assert!(after[path] == *bytes, "{} changed", path.display());
+    }
+    // Our folders hold our file (no buckets of our own yet) and nothing else.
     assert_eq!(
         files_under(&f.join(&b.device_id)),
         [PathBuf::from("test.db")]
+    );
+    assert_eq!(
+        files_under(&f.join(&host_layout)),
+        [PathBuf::from("test.db")]
+    );
+
+    // The reference device is renamed (its origin changes) and records more: the events
+    // go into the same bucket, keyed on its device id and bucket id, not a new one.
+    let conn = Connection::open(f.join("ref-device-1/test.db")).unwrap();
+    conn.execute(
+        "UPDATE buckets SET data = ?1 WHERE name = 'aw-watcher-window_refhost'",
+        [json!({"$aw.sync.origin": "refhost-renamed"}).to_string()],
+    )
+    .unwrap();
+    let start = at(200 * 60).timestamp_nanos_opt().unwrap();
+    conn.execute(
+        "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (1, ?1, ?2, '{\"app\":\"editor\",\"title\":\"later\"}')",
+        [start, start + 1_000_000_000],
+    )
+    .unwrap();
+    drop(conn);
+    b.sync(f, &["sync"]);
+    assert_eq!(b.bucket_ids().len(), 2, "{:?}", b.bucket_ids());
+    assert_eq!(
+        b.events("aw-watcher-window_refhost-synced-from-refhost")
+            .len(),
+        121
     );
 }
 
@@ -162,6 +195,18 @@ fn our_file_is_the_reference_format_and_the_reference_can_read_it() {
         "no side files"
     );
     let path = own_dir.join("test.db");
+    // The same file in the reference's host layout, which its `sync` and Android read.
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    let host_layout = f.join(&host).join(&a.device_id);
+    assert_eq!(
+        files_under(&host_layout),
+        [PathBuf::from("test.db")],
+        "no side files"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        std::fs::read(host_layout.join("test.db")).unwrap()
+    );
     // The reference opens peers read-write; do the same on a copy.
     let copy = tempfile::tempdir().unwrap();
     let path_copy = copy.path().join("test.db");
