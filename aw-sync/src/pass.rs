@@ -169,27 +169,34 @@ pub struct Syncer {
     stop: Arc<AtomicBool>,
 }
 
-/// A device's data is pulled from one of its files: the most recently written (the
-/// device layout on a tie). A device can have one in each layout (this crate publishes
-/// both; the reference's daemon and its `sync` write one each), and pulling the same
-/// events from two files would compare each with the server's copy, which a privacy
-/// filter may have changed.
-fn one_file_per_device(peers: Vec<PeerPath>) -> Vec<PeerPath> {
+/// Each device's files, most recently written first (the device layout first on a tie).
+/// A device's data is pulled from one of them: a device can have one in each layout (this
+/// crate publishes both; the reference's daemon and its `sync` write one each, and its
+/// `sync` plants empty placeholders), and pulling the same events from two files would
+/// compare each with the server's copy, which a privacy filter may have changed. An empty
+/// or unreadable file gives way to the next.
+fn files_by_device(peers: Vec<PeerPath>) -> Vec<Vec<PeerPath>> {
     let modified = |p: &PeerPath| std::fs::metadata(&p.path).and_then(|m| m.modified()).ok();
-    let mut chosen: BTreeMap<String, PeerPath> = BTreeMap::new();
+    let mut by_device: BTreeMap<String, Vec<PeerPath>> = BTreeMap::new();
     for peer in peers {
-        let better = match chosen.get(&peer.device_id) {
-            None => true,
-            Some(held) => {
-                (modified(&peer), held.host_folder.is_some())
-                    > (modified(held), peer.host_folder.is_some())
-            }
-        };
-        if better {
-            chosen.insert(peer.device_id.clone(), peer);
-        }
+        by_device
+            .entry(peer.device_id.clone())
+            .or_default()
+            .push(peer);
     }
-    chosen.into_values().collect()
+    by_device
+        .into_values()
+        .map(|mut files| {
+            files.sort_by_cached_key(|p| {
+                (
+                    std::cmp::Reverse(modified(p)),
+                    p.host_folder.is_some(),
+                    p.path.clone(),
+                )
+            });
+            files
+        })
+        .collect()
 }
 
 /// Extends the destination's copy of the last event pulled if the peer has extended it
@@ -327,25 +334,42 @@ impl Syncer {
         if let Some(under) = &self.options.peers_under {
             peers.retain(|p| p.path.starts_with(under));
         }
-        let peers = one_file_per_device(peers);
-        for peer in peers {
+        for candidates in files_by_device(peers) {
             self.check_stop()?;
-            let mut peer_report = PeerReport {
-                device_id: peer.device_id.clone(),
-                path: peer.path.clone(),
-                hostnames: Vec::new(),
-                buckets: 0,
-                pulled_events: 0,
-                error: None,
-            };
-            match self.pull_peer(server, &peer, buckets, &mut cursors, &mut peer_report) {
-                Ok(()) => {}
-                Err(SyncError::Stopped) => return Err(SyncError::Stopped),
-                Err(e) => {
-                    log::warn!("Skipping {}: {e}", peer.path.display());
-                    peer_report.error = Some(e.to_string());
+            let mut peer_report = None;
+            for (i, peer) in candidates.iter().enumerate() {
+                let last = i + 1 == candidates.len();
+                let mut this = PeerReport {
+                    device_id: peer.device_id.clone(),
+                    path: peer.path.clone(),
+                    hostnames: Vec::new(),
+                    buckets: 0,
+                    pulled_events: 0,
+                    error: None,
+                };
+                match self.pull_peer(server, peer, buckets, &mut cursors, &mut this, !last) {
+                    Ok(true) => {}
+                    // A placeholder without buckets: the device's other file has its data.
+                    Ok(false) => continue,
+                    Err(SyncError::Stopped) => return Err(SyncError::Stopped),
+                    Err(e) if !last => {
+                        log::warn!(
+                            "Skipping {}, trying an older file of the device: {e}",
+                            peer.path.display()
+                        );
+                        continue;
+                    }
+                    Err(e) => {
+                        log::warn!("Skipping {}: {e}", peer.path.display());
+                        this.error = Some(e.to_string());
+                    }
                 }
+                peer_report = Some(this);
+                break;
             }
+            let Some(peer_report) = peer_report else {
+                continue;
+            };
             if let Some(e) = &peer_report.error {
                 report.errors.push(e.clone());
             }
@@ -362,14 +386,19 @@ impl Syncer {
         buckets: &mut HashMap<String, Bucket>,
         cursors: &mut Cursors,
         report: &mut PeerReport,
-    ) -> Result<()> {
+        skip_if_empty: bool,
+    ) -> Result<bool> {
         let meta = std::fs::metadata(&peer.path)
             .map_err(SyncError::io("cannot read", peer.path.clone()))?;
         let stamp = (meta.len(), meta.modified().ok());
         let check = self.checked.get(&peer.path) != Some(&stamp);
         let file = PeerFile::open(&peer.path, check)?;
         self.checked.insert(peer.path.clone(), stamp);
-        for source in file.buckets()? {
+        let sources = file.buckets()?;
+        if skip_if_empty && sources.is_empty() {
+            return Ok(false);
+        }
+        for source in sources {
             if source.bucket.id.contains(SYNCED_FROM)
                 || !self.options.wants_bucket(&source.bucket.id)
             {
@@ -409,7 +438,7 @@ impl Syncer {
                 }
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// The server bucket a peer bucket is pulled into, created if missing. Found by origin

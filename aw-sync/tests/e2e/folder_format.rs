@@ -105,6 +105,16 @@ fn reference_files_in_both_layouts_are_pulled_and_left_untouched() {
         &[("aw-watcher-window_refhost2", "refhost2", None, 30)],
     );
     reference_file(&f.join(format!("refhost2/{}/test.db", b.device_id)), &[]);
+    // ref-device-2's placeholder in another host's folder, written after its real file:
+    // the newest of a device's files, but empty, so its real file is pulled.
+    let placeholder = f.join("refhost/ref-device-2/test.db");
+    reference_file(&placeholder, &[]);
+    std::fs::File::options()
+        .write(true)
+        .open(&placeholder)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
+        .unwrap();
     let before = contents(f);
 
     b.sync(f, &["sync"]);
