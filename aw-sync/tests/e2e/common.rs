@@ -36,6 +36,16 @@ impl Device {
 
     /// An `aw-sync` command for this device's server and private directories.
     pub fn aw_sync_command(&self, folder: &Path) -> Command {
+        let mut cmd = self.aw_sync_environment();
+        cmd.arg("--port")
+            .arg(self.server.port.to_string())
+            .arg("--sync-dir")
+            .arg(folder);
+        cmd
+    }
+
+    /// An `aw-sync` command with this device's private directories, and no arguments.
+    pub fn aw_sync_environment(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_aw-sync"));
         cmd.env("HOME", self.home.path())
             .env("XDG_DATA_HOME", self.home.path().join("data"))
@@ -43,11 +53,7 @@ impl Device {
             .env("XDG_CONFIG_HOME", self.home.path().join("config"))
             .env_remove("AW_SYNC_DIR")
             .env_remove("AW_API_KEY")
-            .env_remove("LOG_LEVEL")
-            .arg("--port")
-            .arg(self.server.port.to_string())
-            .arg("--sync-dir")
-            .arg(folder);
+            .env_remove("LOG_LEVEL");
         cmd
     }
 

@@ -3,6 +3,7 @@
 //! time down).
 
 mod builtin;
+mod cli;
 mod common;
 mod failures;
 mod folder_format;

@@ -1,0 +1,339 @@
+//! The pull half of a pass: every other device's file into the server.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use aw_models::{timestamp, Bucket};
+use serde_json::Value;
+
+use super::{
+    text_of, PassReport, PeerReport, Syncer, DEVICE_KEY, ORIGIN_KEY, SOURCE_KEY, SYNCED_FROM,
+};
+use crate::cursors::Cursors;
+use crate::error::{Result, SyncError};
+use crate::folder::PeerPath;
+use crate::peer::{PageCursor, PeerFile};
+use crate::server::Server;
+use crate::transfer::{self, extent, PAGE_SIZE};
+
+impl Syncer {
+    /// The resume points' file.
+    fn cursors_path(&self) -> PathBuf {
+        self.options
+            .work_dir
+            .join(format!("{}.pulled.json", self.me.device_id))
+    }
+
+    pub(super) fn pull(
+        &mut self,
+        server: &dyn Server,
+        buckets: &mut HashMap<String, Bucket>,
+        report: &mut PassReport,
+    ) -> Result<()> {
+        let mut cursors = Cursors::load(&self.cursors_path());
+        let mut peers = self.options.folder.peers(&self.me.device_id)?;
+        if let Some(under) = &self.options.peers_under {
+            peers.retain(|p| p.path.starts_with(under));
+        }
+        for candidates in files_by_device(peers) {
+            self.check_stop()?;
+            let mut peer_report = None;
+            for (i, peer) in candidates.iter().enumerate() {
+                let last = i + 1 == candidates.len();
+                let mut this = PeerReport {
+                    device_id: peer.device_id.clone(),
+                    path: peer.path.clone(),
+                    hostnames: Vec::new(),
+                    buckets: 0,
+                    pulled_events: 0,
+                    error: None,
+                };
+                match self.pull_peer(server, peer, buckets, &mut cursors, &mut this, !last) {
+                    Ok(true) => {}
+                    // A placeholder without buckets: the device's other file has its data.
+                    Ok(false) => continue,
+                    Err(SyncError::Stopped) => return Err(SyncError::Stopped),
+                    Err(e) if !last => {
+                        log::warn!(
+                            "Skipping {}, trying an older file of the device: {e}",
+                            peer.path.display()
+                        );
+                        continue;
+                    }
+                    Err(e) => {
+                        log::warn!("Skipping {}: {e}", peer.path.display());
+                        this.error = Some(e.to_string());
+                    }
+                }
+                peer_report = Some(this);
+                break;
+            }
+            let Some(peer_report) = peer_report else {
+                continue;
+            };
+            if let Some(e) = &peer_report.error {
+                report.errors.push(e.clone());
+            }
+            report.pulled_events += peer_report.pulled_events;
+            report.peers.push(peer_report);
+        }
+        Ok(())
+    }
+
+    fn pull_peer(
+        &mut self,
+        server: &dyn Server,
+        peer: &PeerPath,
+        buckets: &mut HashMap<String, Bucket>,
+        cursors: &mut Cursors,
+        report: &mut PeerReport,
+        skip_if_empty: bool,
+    ) -> Result<bool> {
+        let meta = std::fs::metadata(&peer.path)
+            .map_err(SyncError::io("cannot read", peer.path.clone()))?;
+        let stamp = (meta.len(), meta.modified().ok());
+        let check = self.checked.get(&peer.path) != Some(&stamp);
+        let file = PeerFile::open(&peer.path, check)?;
+        self.checked.insert(peer.path.clone(), stamp);
+        let sources = file.buckets()?;
+        if skip_if_empty && sources.is_empty() {
+            return Ok(false);
+        }
+        for source in sources {
+            if source.bucket.id.contains(SYNCED_FROM)
+                || !self.options.wants_bucket(&source.bucket.id)
+            {
+                continue;
+            }
+            let host = origin_host(&source.bucket, &peer.device_id);
+            if let Some(hosts) = &self.options.hosts {
+                if !hosts.contains(&host)
+                    && peer.host_folder.as_ref().is_none_or(|h| !hosts.contains(h))
+                {
+                    continue;
+                }
+            }
+            if !report.hostnames.contains(&host) {
+                report.hostnames.push(host.clone());
+            }
+            report.buckets += 1;
+            match self.pull_bucket(
+                server,
+                &file,
+                source.row,
+                &source.bucket,
+                &host,
+                peer,
+                buckets,
+                cursors,
+            ) {
+                Ok(n) => report.pulled_events += n,
+                Err(SyncError::Stopped) => return Err(SyncError::Stopped),
+                Err(e) => {
+                    log::warn!(
+                        "Could not pull '{}' from {}: {e}",
+                        source.bucket.id,
+                        peer.path.display()
+                    );
+                    report.error = Some(format!("bucket '{}': {e}", source.bucket.id));
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The server bucket a peer bucket is pulled into, created if missing. Found by origin
+    /// device and source id first, so a renamed host never splits a bucket (SYNC.md §6
+    /// #10); else by the reference's name `<base>-synced-from-<host>`, so buckets the
+    /// reference aw-sync created go on being used.
+    fn destination(
+        &self,
+        server: &dyn Server,
+        source: &Bucket,
+        host: &str,
+        peer: &PeerPath,
+        buckets: &mut HashMap<String, Bucket>,
+    ) -> Result<String> {
+        let mine = |b: &Bucket| {
+            text_of(b, DEVICE_KEY) == Some(peer.device_id.as_str())
+                && text_of(b, SOURCE_KEY) == Some(source.id.as_str())
+        };
+        if let Some(found) = buckets.values().find(|b| mine(b)) {
+            return Ok(found.id.clone());
+        }
+        let base = source.id.split(SYNCED_FROM).next().unwrap_or(&source.id);
+        let mut id = format!("{base}{SYNCED_FROM}{host}");
+        if let Some(existing) = buckets.get(&id) {
+            match text_of(existing, DEVICE_KEY) {
+                // Another device with the same hostname: keep them apart.
+                Some(other) if other != peer.device_id => id = format!("{id}-{}", peer.device_id),
+                _ => return Ok(id),
+            }
+            if buckets.contains_key(&id) {
+                return Ok(id);
+            }
+        }
+        let mut bucket = source.clone();
+        bucket.id = id.clone();
+        bucket.bid = None;
+        bucket.events = None;
+        bucket
+            .data
+            .insert(ORIGIN_KEY.into(), Value::String(host.to_string()));
+        bucket
+            .data
+            .insert(DEVICE_KEY.into(), Value::String(peer.device_id.clone()));
+        bucket
+            .data
+            .insert(SOURCE_KEY.into(), Value::String(source.id.clone()));
+        server.create_bucket(&bucket)?;
+        log::info!("Created bucket '{id}' for data from {host}");
+        buckets.insert(id.clone(), bucket);
+        Ok(id)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pull_bucket(
+        &self,
+        server: &dyn Server,
+        file: &PeerFile,
+        row: i64,
+        source: &Bucket,
+        host: &str,
+        peer: &PeerPath,
+        buckets: &mut HashMap<String, Bucket>,
+        cursors: &mut Cursors,
+    ) -> Result<u64> {
+        let dest = self.destination(server, source, host, peer, buckets)?;
+        let newest = server
+            .events(&dest, None, None, Some(1))?
+            .first()
+            .map(|e| extent(e).0);
+        // Per file: a device's files in both layouts have rows of their own.
+        let file_key = peer
+            .path
+            .strip_prefix(self.options.folder.root())
+            .unwrap_or(&peer.path)
+            .to_string_lossy()
+            .into_owned();
+        let saved = cursors.get(&file_key, &source.id);
+        let mut written = 0u64;
+        let mut cursor = match (saved, newest) {
+            // The usual case: on from the last event pulled, after extending it if it grew.
+            (Some(mut at), Some(newest)) if newest >= at.start => {
+                if let Some((end, extended)) = extend_grown(server, &dest, file, row, &at)? {
+                    written += u64::from(extended);
+                    // Ties at this start with ends up to the new one are read again
+                    // (and skipped by write_page): the position stays exact.
+                    at.end = end;
+                }
+                at
+            }
+            // The server lost pulled events, or never had them: from its newest event on.
+            (_, Some(newest)) => PageCursor::at(newest),
+            (_, None) => PageCursor::at(
+                self.options
+                    .start_date
+                    .map_or(i64::MIN, |t| timestamp::to_ns_saturating(&t)),
+            ),
+        };
+        let mut flushed = 0;
+        loop {
+            self.check_stop()?;
+            let page = file.events_after(row, &mut cursor, PAGE_SIZE)?;
+            let len = page.len();
+            written += transfer::write_page(server, &dest, page)? as u64;
+            // Committed before the resume point moves past it.
+            if written > flushed {
+                server.flush()?;
+                flushed = written;
+            }
+            cursors.set(&file_key, &source.id, cursor)?;
+            if len < PAGE_SIZE {
+                break;
+            }
+        }
+        if written > 0 {
+            log::info!(
+                "Pulled {written} events of '{}' from {host} into '{dest}'",
+                source.id
+            );
+        }
+        Ok(written)
+    }
+}
+
+/// Each device's files, most recently written first (the device layout first on a tie).
+/// A device's data is pulled from one of them: a device can have one in each layout (this
+/// crate publishes both; the reference's daemon and its `sync` write one each, and its
+/// `sync` plants empty placeholders), and pulling the same events from two files would
+/// compare each with the server's copy, which a privacy filter may have changed. An empty
+/// or unreadable file gives way to the next.
+fn files_by_device(peers: Vec<PeerPath>) -> Vec<Vec<PeerPath>> {
+    let modified = |p: &PeerPath| std::fs::metadata(&p.path).and_then(|m| m.modified()).ok();
+    let mut by_device: BTreeMap<String, Vec<PeerPath>> = BTreeMap::new();
+    for peer in peers {
+        by_device
+            .entry(peer.device_id.clone())
+            .or_default()
+            .push(peer);
+    }
+    by_device
+        .into_values()
+        .map(|mut files| {
+            files.sort_by_cached_key(|p| {
+                (
+                    std::cmp::Reverse(modified(p)),
+                    p.host_folder.is_some(),
+                    p.path.clone(),
+                )
+            });
+            files
+        })
+        .collect()
+}
+
+/// Extends the destination's copy of the last event pulled if the peer has extended it
+/// since (it is the peer's newest, still growing). The copy is found by its start and old
+/// end and keeps its own data (which the server may have redacted); a copy the server
+/// dropped or a user deleted is not brought back. Returns the event's new end and whether
+/// the copy was extended, if it grew.
+fn extend_grown(
+    server: &dyn Server,
+    dest: &str,
+    file: &PeerFile,
+    row: i64,
+    at: &PageCursor,
+) -> Result<Option<(i64, bool)>> {
+    let Some((start, end)) = file.extent_of(row, at.id)? else {
+        return Ok(None);
+    };
+    if start != at.start || end <= at.end {
+        return Ok(None);
+    }
+    let window = (
+        timestamp::from_ns(at.start.saturating_sub(1)),
+        timestamp::from_ns(at.end),
+    );
+    let copy = server
+        .events(dest, Some(window.0), Some(window.1), None)?
+        .into_iter()
+        .find(|e| extent(e) == (at.start, at.end) && e.id.is_some());
+    let Some(mut copy) = copy else {
+        return Ok(Some((end, false)));
+    };
+    copy.duration = chrono::Duration::nanoseconds(end.saturating_sub(start));
+    server.insert(dest, vec![copy])?;
+    Ok(Some((end, true)))
+}
+
+/// The host a peer bucket's data was recorded on: its origin, else its hostname; never
+/// `unknown` (the device id stands in, as the reference's push does).
+fn origin_host(bucket: &Bucket, device_id: &str) -> String {
+    let host = text_of(bucket, ORIGIN_KEY).unwrap_or(&bucket.hostname);
+    if host.is_empty() || host == "unknown" {
+        device_id.to_string()
+    } else {
+        host.to_string()
+    }
+}
