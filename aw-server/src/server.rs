@@ -260,6 +260,12 @@ fn notify_systemd() {
 
 /// Runs the server until SIGINT/SIGTERM, then commits every pending write before returning.
 pub fn run(mut settings: Settings) -> Result<(), String> {
+    if settings.password.is_some() && settings.config.sync.folder.is_some() {
+        log::warn!(
+            "[sync] copies this encrypted database's data into the sync folder (and a working \
+             copy beside the database) as plain SQLite files, the reference aw-sync's format"
+        );
+    }
     let options = OpenOptions {
         legacy_import: settings.legacy_import.clone(),
         // Moved, not copied: the datastore drops it once the file is open.

@@ -8,7 +8,9 @@
 //! §2–§3), so devices running either tool share one folder.
 //!
 //! Where this differs from the reference, on purpose (SYNC.md §6):
-//! - one layout is written (`<root>/<device_id>/test.db`), both are read;
+//! - one file is written, under two names: the device layout `<root>/<device_id>/test.db`
+//!   and the host layout `<root>/<hostname>/<device_id>/test.db` (the only one the
+//!   reference's `sync` and Android read); both are read, one file per device;
 //! - only a device's first-hand buckets are pushed, and pulled buckets are never pulled
 //!   again, so no device re-imports its own data;
 //! - nothing is written in another device's folder; peer files are opened read-only;
@@ -16,7 +18,23 @@
 //! - reads are exact (no event cut at a page boundary) and writes idempotent
 //!   ([`transfer`]), so an interrupted pass loses and doubles nothing;
 //! - pulled buckets are keyed on the origin's device id and source bucket id;
-//! - a failing peer or bucket is logged and skipped, and the daemon goes on.
+//! - a failing peer or bucket is logged and skipped, and the daemon goes on;
+//! - a pull resumes exactly after the last event pulled (a read position in the peer
+//!   file), so events a privacy filter changed on the way in are never compared again;
+//! - the API key is sent (`--api-key`, `AW_API_KEY`), and `--buckets` / `sync --host` work.
+//!
+//! Choices where the reference's behaviour gives no answer:
+//! - `sync` is one pass in both directions (the reference's "simple" host-layout pull per
+//!   host folder no longer exists); `sync --host a,b` pulls only data recorded on those
+//!   hosts (origin or host folder);
+//! - `--start-date` applies to a bucket's first sync: a push takes events that overlap it
+//!   (whole, not cut), a pull events that start on or after it;
+//! - buckets whose id contains `-synced-from-`, or whose data has `$aw.sync.device`, are
+//!   imports: never pushed, never pulled;
+//! - a peer's newest readable file with buckets is the one pulled; a device's files
+//!   count as its own only when the folder they are in is its device id exactly;
+//! - the sync files are plain SQLite, whatever the server's database is (the format is the
+//!   reference's, which has no encryption).
 //!
 //! The same [`Syncer`] runs in the `aw-sync` binary (against a server over HTTP) and inside
 //! `aw-server` (against its datastore, no HTTP hop), through the [`Server`] trait.
