@@ -19,9 +19,8 @@ use std::time::{Duration, Instant};
 use crate::error::Result;
 use crate::new_event::NewEvent;
 use crate::range_read::RangeRead;
-use crate::request::Reply;
+use crate::request::{Reply, RowSink};
 use crate::store::{ImportBucket, Store};
-use aw_models::raw_event::EventRows;
 
 /// Rows read per step of a long read at most (a fast machine reaches this first).
 pub const READ_CHUNK_ROWS: usize = 4_000;
@@ -31,7 +30,7 @@ pub const IMPORT_CHUNK_EVENTS: usize = 1_000;
 /// A request in progress.
 pub enum Job {
     /// An event read too large for one step.
-    Read(RangeRead, Reply<EventRows>),
+    Read(RangeRead, RowSink),
     /// An import, per bucket: first the read of the events already stored (existing
     /// buckets), then the inserts, each list reversed so chunks pop off the end.
     Import(VecDeque<ImportBucket>, Reply<()>),
@@ -43,13 +42,13 @@ impl Job {
     pub fn read(
         store: &mut Store,
         read: Result<RangeRead>,
-        reply: Reply<EventRows>,
+        reply: RowSink,
         time: Duration,
     ) -> Option<Job> {
         match read {
             Ok(read) => Job::Read(read, reply).step(store, time),
             Err(e) => {
-                let _ = reply.send(Err(e));
+                reply.fail(e);
                 None
             }
         }
@@ -90,9 +89,7 @@ impl Job {
     /// Ends the job with `error` instead of its next step (what it wrote so far stays).
     pub fn refuse(self, error: crate::error::DatastoreError) {
         match self {
-            Job::Read(_, reply) => {
-                let _ = reply.send(Err(error));
-            }
+            Job::Read(_, reply) => reply.fail(error),
             Job::Import(_, reply) => {
                 let _ = reply.send(Err(error));
             }
@@ -104,16 +101,24 @@ impl Job {
     pub fn step(self, store: &mut Store, time: Duration) -> Option<Job> {
         match self {
             Job::Read(mut read, reply) => {
-                match read.step_until(store.conn(), READ_CHUNK_ROWS, Some(Instant::now() + time)) {
-                    Err(e) => {
-                        let _ = reply.send(Err(e));
-                        None
-                    }
-                    Ok(()) if read.is_done() => {
+                if let Err(e) =
+                    read.step_until(store.conn(), READ_CHUNK_ROWS, Some(Instant::now() + time))
+                {
+                    reply.fail(e);
+                    return None;
+                }
+                match reply {
+                    RowSink::Whole(reply) if read.is_done() => {
                         let _ = reply.send(Ok(read.finish()));
                         None
                     }
-                    Ok(()) => Some(Job::Read(read, reply)),
+                    RowSink::Chunks(chunks) => {
+                        let rows = read.take_rows();
+                        // A caller that went away ends the read.
+                        let gone = !rows.is_empty() && chunks.send(Ok(rows)).is_err();
+                        (!gone && !read.is_done()).then(|| Job::Read(read, RowSink::Chunks(chunks)))
+                    }
+                    whole => Some(Job::Read(read, whole)),
                 }
             }
             Job::Import(mut pending, reply) => {

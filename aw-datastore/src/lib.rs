@@ -100,10 +100,22 @@ use std::path::Path;
 use tokio::sync::oneshot;
 
 use open::open_store;
-use request::Request;
+use request::{Request, RowSink};
 use shared::{BucketMap, Shared};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+/// The rows of [`Datastore::stream_events`], a step of the read at a time.
+pub struct RowChunks(crossbeam_channel::Receiver<Result<EventRows>>);
+
+impl Iterator for RowChunks {
+    type Item = Result<EventRows>;
+
+    /// Blocks until the worker has read the next rows; `None` once all were handed over.
+    fn next(&mut self) -> Option<Result<EventRows>> {
+        self.0.recv().ok()
+    }
+}
 
 /// A cloneable handle to the datastore worker. Dropping the last handle makes the worker
 /// commit and stop; [`Datastore::close`] does the same and tells when it is done.
@@ -311,8 +323,33 @@ impl Datastore {
             end: bound_ns(end),
             limit,
             clip: true,
-            reply,
+            reply: RowSink::Whole(reply),
         })
+    }
+
+    /// [`Datastore::get_events`] without a limit, handed over a step at a time: each item
+    /// is the next rows in the same order (newest first, clipped), the first of them as soon
+    /// as they are read, so the caller works on them while the worker reads the rest. An
+    /// error ends the sequence. Dropping the iterator stops the read.
+    pub fn stream_events(
+        &self,
+        bucket_id: &str,
+        start: Option<DateTime<Utc>>,
+        end: Option<DateTime<Utc>>,
+    ) -> RowChunks {
+        let (chunks, receiver) = crossbeam_channel::unbounded();
+        let request = Request::GetEvents {
+            bucket: bucket_id.to_string(),
+            start: bound_ns(start),
+            end: bound_ns(end),
+            limit: None,
+            clip: true,
+            reply: RowSink::Chunks(chunks),
+        };
+        if let Err(crossbeam_channel::SendError(request)) = self.requests.send(request) {
+            request.refuse(DatastoreError::WorkerGone);
+        }
+        RowChunks(receiver)
     }
 
     /// One event of the bucket.

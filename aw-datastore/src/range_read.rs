@@ -158,7 +158,10 @@ impl RangeRead {
         if let Some(r) = self.remaining.as_mut() {
             *r -= got.min(*r);
         }
-        self.cursor = self.rows.last().map(|e| (e.start, e.end, e.id));
+        // Rows already handed over (`take_rows`) leave the cursor where it was.
+        if let Some(e) = self.rows.last() {
+            self.cursor = Some((e.start, e.end, e.id));
+        }
         self.done = !cut_short && ((got as i64) < want || self.remaining == Some(0));
         if self.done && self.remaining != Some(0) {
             self.read_long_events(conn)?;
@@ -202,11 +205,18 @@ impl RangeRead {
 
     /// The rows read, clipped to the range if asked.
     pub fn finish(mut self) -> EventRows {
+        self.take_rows()
+    }
+
+    /// The rows read since the last call, clipped to the range if asked (for reads that
+    /// hand their rows over a step at a time; the read goes on where it was).
+    pub fn take_rows(&mut self) -> EventRows {
+        let mut rows = std::mem::take(&mut self.rows);
         if self.clip {
-            for r in &mut self.rows {
+            for r in &mut rows {
                 r.clip(self.lo, self.hi);
             }
         }
-        EventRows(self.rows)
+        EventRows(rows)
     }
 }

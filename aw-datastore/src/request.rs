@@ -11,6 +11,29 @@ use aw_models::raw_event::{EventRows, RawEvent};
 /// Where the worker sends a reply; the caller awaits or blocks on the other end.
 pub type Reply<T> = oneshot::Sender<Result<T>>;
 
+/// Where the rows of an event read go.
+pub enum RowSink {
+    /// All of them in one answer.
+    Whole(Reply<EventRows>),
+    /// Each step's rows as soon as they are read, so the caller works on them while the
+    /// rest are read; the channel closes after the last (an error ends it).
+    Chunks(crossbeam_channel::Sender<Result<EventRows>>),
+}
+
+impl RowSink {
+    /// Ends the read with `error` (a caller that went away is no error).
+    pub fn fail(self, error: DatastoreError) {
+        match self {
+            RowSink::Whole(reply) => {
+                let _ = reply.send(Err(error));
+            }
+            RowSink::Chunks(chunks) => {
+                let _ = chunks.send(Err(error));
+            }
+        }
+    }
+}
+
 /// One operation for the worker, with the channel its answer goes back on.
 pub enum Request {
     /// Creates the bucket and inserts its events (ids ignored) in one step.
@@ -26,7 +49,7 @@ pub enum Request {
         end: Option<i64>,
         limit: Option<u64>,
         clip: bool,
-        reply: Reply<EventRows>,
+        reply: RowSink,
     },
     GetEvent(String, i64, Reply<RawEvent>),
     DeleteEvents(String, Vec<i64>, Reply<()>),
@@ -134,9 +157,7 @@ impl Request {
             Request::Heartbeat(_, _, _, r) | Request::GetEvent(_, _, r) => {
                 let _ = r.send(Err(error));
             }
-            Request::GetEvents { reply, .. } => {
-                let _ = reply.send(Err(error));
-            }
+            Request::GetEvents { reply, .. } => reply.fail(error),
             Request::CountEvents(_, _, _, r) => {
                 let _ = r.send(Err(error));
             }

@@ -105,3 +105,48 @@ fn reads_are_answered_while_a_reimport_checks_for_duplicates() {
         200_000
     );
 }
+
+#[test]
+fn a_streamed_read_hands_over_the_same_rows_in_parts_and_stops_when_dropped() {
+    let s = TempStore::new();
+    big_bucket(&s, 50_000);
+    // A long event far before the range: appended last, as in a whole read.
+    s.ds.insert_events("big", &[ev(-200_000, 300_000.0, json!({"long": true}))])
+        .wait()
+        .unwrap();
+    let (lo, hi) = (Some(t(5)), Some(t(400_005)));
+    let whole = s.ds.get_events("big", lo, hi, None).wait().unwrap();
+    let parts: Vec<_> =
+        s.ds.stream_events("big", lo, hi)
+            .map(Result::unwrap)
+            .collect();
+    assert!(parts.len() > 2, "one part per read step: {}", parts.len());
+    let streamed: Vec<_> = parts.into_iter().flat_map(|p| p.0).collect();
+    assert_eq!(streamed, whole.0, "same rows, same order, same clipping");
+    let clipped_start = t(5).timestamp_nanos_opt().unwrap();
+    assert_eq!(
+        streamed.last().map(|r| r.start),
+        Some(clipped_start),
+        "the long event, clipped"
+    );
+
+    // An unknown bucket is one error; a dropped reader stops the read and the worker goes on.
+    let mut missing = s.ds.stream_events("nope", None, None);
+    assert!(matches!(
+        missing.next(),
+        Some(Err(aw_datastore::DatastoreError::NoSuchBucket(_)))
+    ));
+    assert!(missing.next().is_none());
+    let mut stream = s.ds.stream_events("big", None, None);
+    assert!(!stream.next().unwrap().unwrap().is_empty());
+    drop(stream);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while s.ds.jobs_in_progress() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the read went on for nobody"
+        );
+        std::thread::yield_now();
+    }
+    assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 0);
+}

@@ -27,16 +27,21 @@ pub trait DataSource: Send + Sync {
     /// The events of [`DataSource::query_bucket`] as rows whose data is still JSON text, for
     /// sources that store text: the engine then parses each distinct text once instead of
     /// every event's data (a year of window events repeats a few thousand texts hundreds of
-    /// thousands of times). `None`: not offered, use `query_bucket`.
+    /// thousands of times). The rows may come in parts, in order, as the source reads them,
+    /// so the engine works on the first while the source reads the rest; an error ends them.
+    /// `None`: not offered, use `query_bucket`.
     fn query_bucket_rows(
         &self,
         _bucket_id: &str,
         _start: DateTime<Utc>,
         _end: DateTime<Utc>,
-    ) -> Option<Result<Vec<RawEvent>, DataSourceError>> {
+    ) -> Option<RowChunks<'_>> {
         None
     }
 }
+
+/// The rows of [`DataSource::query_bucket_rows`], a part at a time.
+pub type RowChunks<'a> = Box<dyn Iterator<Item = Result<Vec<RawEvent>, DataSourceError>> + 'a>;
 
 /// Why a [`DataSource`] could not answer. Its `Debug` rendering is part of the query error
 /// message (`Failed to query bucket: NoSuchBucket("x")`), as in the reference server.

@@ -114,37 +114,47 @@ fn intern_in(events: Vec<Event>, parts: usize) -> Vec<QEvent> {
     out
 }
 
-/// Like [`intern`] for rows whose data is JSON text: each distinct text is parsed once and
-/// its object shared by every event with that text. Rows whose text is not a JSON object
-/// are skipped with a warning (one damaged row must not fail a query).
-pub fn intern_rows(rows: Vec<aw_models::RawEvent>) -> Vec<QEvent> {
+/// Like [`intern`] for rows whose data is JSON text, taken a part at a time as the source
+/// hands them over (the next part is read while this one is interned): each distinct text
+/// is parsed once and its object shared by every event with that text. Rows whose text is
+/// not a JSON object are skipped with a warning (one damaged row must not fail a query).
+/// Returns the events and the bytes of data text they came from.
+pub fn intern_rows(
+    parts: impl Iterator<Item = Result<Vec<aw_models::RawEvent>, crate::DataSourceError>>,
+) -> Result<(Vec<QEvent>, usize), crate::DataSourceError> {
     let mut strings = Interner::default();
-    let mut seen: FxHashMap<&str, Data> = FxHashMap::default();
-    let mut out = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let data = match seen.get(row.data.as_str()) {
-            Some(known) => known.clone(),
-            None => match crate::data_text::parse_obj(&row.data, &mut strings) {
-                Ok(fresh) => {
-                    seen.insert(row.data.as_str(), fresh.clone());
-                    fresh
-                }
-                Err(e) => {
-                    log::warn!("Skipping event {} with unreadable data: {e}", row.id);
-                    continue;
-                }
-            },
-        };
-        out.push(QEvent {
-            id: Some(row.id),
-            start: row.start,
-            duration: row.end.saturating_sub(row.start),
-            data,
-        });
+    let mut seen: FxHashMap<Box<str>, Data> = FxHashMap::default();
+    let mut out = Vec::new();
+    let mut bytes = 0usize;
+    for rows in parts {
+        let rows = rows?;
+        out.reserve(rows.len());
+        for row in &rows {
+            bytes = bytes.saturating_add(row.data.len());
+            let data = match seen.get(row.data.as_str()) {
+                Some(known) => known.clone(),
+                None => match crate::data_text::parse_obj(&row.data, &mut strings) {
+                    Ok(fresh) => {
+                        seen.insert(row.data.as_str().into(), fresh.clone());
+                        fresh
+                    }
+                    Err(e) => {
+                        log::warn!("Skipping event {} with unreadable data: {e}", row.id);
+                        continue;
+                    }
+                },
+            };
+            out.push(QEvent {
+                id: Some(row.id),
+                start: row.start,
+                duration: row.end.saturating_sub(row.start),
+                data,
+            });
+        }
+        crate::reaper::drop_vec_later(rows);
     }
     drop(seen);
-    crate::reaper::drop_vec_later(rows);
-    out
+    Ok((out, bytes))
 }
 
 /// Below this many events per thread, interning runs on the calling thread only.

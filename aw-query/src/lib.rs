@@ -45,7 +45,7 @@ mod transforms;
 mod value;
 
 pub use cache::{CacheStats, ResultCache, DEFAULT_CACHE_BYTES};
-pub use datasource::{DataSource, DataSourceError, MemoryDataSource};
+pub use datasource::{DataSource, DataSourceError, MemoryDataSource, RowChunks};
 pub use error::QueryError;
 pub use memory::MAX_QUERY_MEMORY;
 pub use parser::MAX_NESTING;

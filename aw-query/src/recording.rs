@@ -6,9 +6,9 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 
-use crate::datasource::{DataSource, DataSourceError};
+use crate::datasource::{DataSource, DataSourceError, RowChunks};
 use aw_models::timestamp::to_ns_saturating;
-use aw_models::{Bucket, Event, RawEvent};
+use aw_models::{Bucket, Event};
 
 /// One read an evaluation made from its [`DataSource`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +81,7 @@ impl DataSource for Recording<'_> {
         bucket_id: &str,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
-    ) -> Option<Result<Vec<RawEvent>, DataSourceError>> {
+    ) -> Option<RowChunks<'_>> {
         self.note_events(bucket_id, start, end);
         self.inner.query_bucket_rows(bucket_id, start, end)
     }

@@ -444,8 +444,8 @@ impl aw_query::DataSource for RowSource {
         bucket_id: &str,
         start: chrono::DateTime<chrono::Utc>,
         end: chrono::DateTime<chrono::Utc>,
-    ) -> Option<Result<Vec<aw_models::RawEvent>, aw_query::DataSourceError>> {
-        Some(self.0.query_bucket(bucket_id, start, end).map(|events| {
+    ) -> Option<aw_query::RowChunks<'_>> {
+        let rows = self.0.query_bucket(bucket_id, start, end).map(|events| {
             events
                 .into_iter()
                 .map(|e| aw_models::RawEvent {
@@ -454,8 +454,14 @@ impl aw_query::DataSource for RowSource {
                     end: e.end_ns(),
                     data: serde_json::to_string(&e.data).unwrap(),
                 })
-                .collect()
-        }))
+                .collect::<Vec<_>>()
+        });
+        // In parts of 1,000 rows, as a source that reads in steps hands them over.
+        let parts: Vec<_> = match rows {
+            Ok(rows) => rows.chunks(1000).map(|c| Ok(c.to_vec())).collect(),
+            Err(e) => vec![Err(e)],
+        };
+        Some(Box::new(parts.into_iter()))
     }
 }
 

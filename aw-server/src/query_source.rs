@@ -1,10 +1,9 @@
 //! The query engine's view of the datastore, and what keeps its result cache correct.
 
 use aw_datastore::{ChangeListener, Datastore, DatastoreError, Touched};
-use aw_models::RawEvent;
 use aw_models::{Bucket, Event};
 use aw_query::ResultCache;
-use aw_query::{DataSource, DataSourceError};
+use aw_query::{DataSource, DataSourceError, RowChunks};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,18 +34,18 @@ impl DataSource for DatastoreSource {
         Ok(rows.into_events())
     }
 
-    /// Rows with their stored data text: the engine parses each distinct text once.
+    /// Rows with their stored data text (the engine parses each distinct text once), a
+    /// read step at a time: the engine interns each part while the worker reads the next.
     fn query_bucket_rows(
         &self,
         bucket_id: &str,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
-    ) -> Option<Result<Vec<RawEvent>, DataSourceError>> {
-        let rows = self
-            .0
-            .get_events(bucket_id, Some(start), Some(end), None)
-            .wait();
-        Some(rows.map_err(source_error).map(|rows| rows.0))
+    ) -> Option<RowChunks<'_>> {
+        let parts = self.0.stream_events(bucket_id, Some(start), Some(end));
+        Some(Box::new(
+            parts.map(|part| part.map(|rows| rows.0).map_err(source_error)),
+        ))
     }
 
     fn buckets(&self) -> Result<HashMap<String, Bucket>, DataSourceError> {

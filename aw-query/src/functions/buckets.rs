@@ -31,10 +31,10 @@ pub fn query_bucket(args: Vec<DataType>, ctx: &mut CallContext<'_>) -> QueryResu
     let interval = current_interval(ctx)?;
     let failed = |e| QueryError::BucketQueryError(format!("Failed to query bucket: {e:?}"));
     let (start, end) = (*interval.start(), *interval.end());
-    if let Some(rows) = ctx.ds.query_bucket_rows(&id, start, end) {
-        let rows = rows.map_err(failed)?;
-        ctx.state.loaded_bytes = rows.iter().map(|r| r.data.len()).sum();
-        return Ok(DataType::Events(crate::event::intern_rows(rows)));
+    if let Some(parts) = ctx.ds.query_bucket_rows(&id, start, end) {
+        let (events, bytes) = crate::event::intern_rows(parts).map_err(failed)?;
+        ctx.state.loaded_bytes = bytes;
+        return Ok(DataType::Events(events));
     }
     let events = crate::event::intern(ctx.ds.query_bucket(&id, start, end).map_err(failed)?);
     // Data that arrives as objects is charged by the size of their JSON form (shared objects
