@@ -57,6 +57,17 @@ pub fn expired() -> bool {
     passed
 }
 
+/// The deadline of the evaluation on this thread (to give parts of its work run on other
+/// threads the same one).
+pub fn deadline() -> Option<Instant> {
+    DEADLINE.get()
+}
+
+/// Records that the deadline has passed (found by work done for this thread elsewhere).
+pub fn mark_expired() {
+    EXPIRED.set(true);
+}
+
 /// Whether a loop on this thread found the deadline passed.
 pub fn has_expired() -> bool {
     EXPIRED.get()

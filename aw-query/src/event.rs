@@ -205,30 +205,36 @@ pub fn patch_data(events: &mut [QEvent], mut patch_for: impl FnMut(&Data) -> Opt
     // Address of an original shared object → (that object, kept alive so its address cannot
     // be reused during the call; its patched replacement, if any).
     let mut done: FxHashMap<usize, (Data, Option<Data>)> = FxHashMap::default();
+    // The replaced objects are released by the reaper: the originals are shared by events
+    // all over the list (and other threads work on other parts of it), so releasing each
+    // here would contend on their reference counts.
+    let mut replaced: Vec<Data> = Vec::new();
     for e in events {
         if crate::budget::expired() {
-            return;
+            break;
         }
         if !e.data.is_shared() {
             if let Some(patch) = patch_for(&e.data) {
-                e.data = e.data.patched(patch);
+                let patched = e.data.patched(patch);
+                replaced.push(std::mem::replace(&mut e.data, patched));
             }
             continue;
         }
         let addr = e.data.addr();
         if let Some((_, replacement)) = done.get(&addr) {
             if let Some(r) = replacement {
-                e.data = r.clone();
+                replaced.push(std::mem::replace(&mut e.data, r.clone()));
             }
             continue;
         }
         let original = e.data.clone();
         let replacement = patch_for(&original).map(|patch| original.patched(patch));
         if let Some(r) = &replacement {
-            e.data = r.clone();
+            replaced.push(std::mem::replace(&mut e.data, r.clone()));
         }
         done.insert(addr, (original, replacement));
     }
+    crate::reaper::drop_vec_later(replaced);
 }
 
 #[cfg(test)]

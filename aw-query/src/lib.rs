@@ -38,6 +38,7 @@ mod lexer;
 mod liveness;
 mod memory;
 mod parser;
+mod parts;
 mod program;
 mod reaper;
 mod recording;

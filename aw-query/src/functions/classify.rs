@@ -140,11 +140,11 @@ pub fn categorize(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, classes] = arity::<2>(args)?;
     let e = events(e)?;
     let (categories, rules) = parse_pairs(classes, strings)?;
-    let mut set = RuleSet::new(rules);
+    let set = RuleSet::new(rules);
     Ok(DataType::from_events(categorize::categorize(
         e,
         &categories,
-        &mut set,
+        &set,
     )))
 }
 
@@ -153,8 +153,8 @@ pub fn tag(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, tags] = arity::<2>(args)?;
     let e = events(e)?;
     let (names, rules) = parse_pairs(tags, string)?;
-    let mut set = RuleSet::new(rules);
-    Ok(DataType::from_events(categorize::tag(e, &names, &mut set)))
+    let set = RuleSet::new(rules);
+    Ok(DataType::from_events(categorize::tag(e, &names, &set)))
 }
 
 /// `filter_keyvals_regex(events, key, regex)`.

@@ -12,6 +12,7 @@ use fancy_regex::Regex;
 use crate::data::{Key, Val};
 use crate::event::{patch_data, Data, QEvent};
 use crate::fxhash::FxHashMap;
+use crate::parts::for_parts;
 
 /// One compiled rule.
 #[derive(Debug, Clone)]
@@ -50,6 +51,12 @@ impl RuleSet {
             cache: FxHashMap::default(),
             all_values: vec![0; words],
         }
+    }
+
+    /// The same rules with a cache of their own (for a part of the events worked on by
+    /// another thread).
+    pub fn fresh(&self) -> RuleSet {
+        RuleSet::new(self.rules.clone())
     }
 
     /// A bit set sized for [`RuleSet::matches`].
@@ -135,11 +142,12 @@ fn with_bits<R>(
 }
 
 /// Sets `data["$category"]` of every event to the deepest matching category (ties: the later
-/// rule; `["Uncategorized"]` when none matches; an empty category never wins).
+/// rule; `["Uncategorized"]` when none matches; an empty category never wins). Long lists
+/// are worked on in parts on the CPU pool, each with its own copy of `rules`.
 pub fn categorize(
     mut events: Vec<QEvent>,
     categories: &[Vec<String>],
-    rules: &mut RuleSet,
+    rules: &RuleSet,
 ) -> Vec<QEvent> {
     // Built once per call and shared by every categorised event.
     let values: Vec<Val> = categories
@@ -148,46 +156,58 @@ pub fn categorize(
         .collect();
     let uncategorized = Val::Arr(Arc::from([Val::str("Uncategorized")]));
     let key: Key = Arc::from("$category");
-    let mut hits = rules.hit_buffer();
-    patch_data(&mut events, |data| {
-        rules.matches(data, &mut hits);
-        let mut best: Option<usize> = None;
-        let mut best_len = 1;
-        for (i, cat) in categories.iter().enumerate() {
-            if RuleSet::is_hit(&hits, i) && cat.len() >= best_len {
-                best = Some(i);
-                best_len = cat.len();
-            }
-        }
-        let value = match best.and_then(|i| values.get(i)) {
-            Some(v) => v.clone(),
-            None => uncategorized.clone(),
-        };
-        Some(vec![(Arc::clone(&key), value)])
-    });
+    for_parts(
+        &mut events,
+        || rules.fresh(),
+        |rules, part| {
+            let mut hits = rules.hit_buffer();
+            patch_data(part, |data| {
+                rules.matches(data, &mut hits);
+                let mut best: Option<usize> = None;
+                let mut best_len = 1;
+                for (i, cat) in categories.iter().enumerate() {
+                    if RuleSet::is_hit(&hits, i) && cat.len() >= best_len {
+                        best = Some(i);
+                        best_len = cat.len();
+                    }
+                }
+                let value = match best.and_then(|i| values.get(i)) {
+                    Some(v) => v.clone(),
+                    None => uncategorized.clone(),
+                };
+                Some(vec![(Arc::clone(&key), value)])
+            });
+        },
+    );
     events
 }
 
 /// Sets `data["$tags"]` of every event to the sorted, de-duplicated names of the matching
-/// rules.
-pub fn tag(mut events: Vec<QEvent>, names: &[String], rules: &mut RuleSet) -> Vec<QEvent> {
-    let mut hits = rules.hit_buffer();
+/// rules (in parts, as [`categorize`]).
+pub fn tag(mut events: Vec<QEvent>, names: &[String], rules: &RuleSet) -> Vec<QEvent> {
     let key: Key = Arc::from("$tags");
-    patch_data(&mut events, |data| {
-        rules.matches(data, &mut hits);
-        let mut tags: Vec<&String> = names
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| RuleSet::is_hit(&hits, *i))
-            .map(|(_, n)| n)
-            .collect();
-        tags.sort();
-        tags.dedup();
-        Some(vec![(
-            Arc::clone(&key),
-            Val::Arr(tags.into_iter().map(|s| Val::str(s)).collect()),
-        )])
-    });
+    for_parts(
+        &mut events,
+        || rules.fresh(),
+        |rules, part| {
+            let mut hits = rules.hit_buffer();
+            patch_data(part, |data| {
+                rules.matches(data, &mut hits);
+                let mut tags: Vec<&String> = names
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| RuleSet::is_hit(&hits, *i))
+                    .map(|(_, n)| n)
+                    .collect();
+                tags.sort();
+                tags.dedup();
+                Some(vec![(
+                    Arc::clone(&key),
+                    Val::Arr(tags.into_iter().map(|s| Val::str(s)).collect()),
+                )])
+            });
+        },
+    );
     events
 }
 
@@ -217,8 +237,8 @@ mod tests {
             ev(1.0, 1.0, &[("title", "nothing")]),
         ];
         let c = cats(&[&["Work", "Programming"], &["Work"], &["Other", "X"], &[]]);
-        let mut rs = RuleSet::new(vec![rule("GitHub"), rule("GitHub"), rule("Git"), rule("")]);
-        let out = categorize(events, &c, &mut rs);
+        let rs = RuleSet::new(vec![rule("GitHub"), rule("GitHub"), rule("Git"), rule("")]);
+        let out = categorize(events, &c, &rs);
         assert_eq!(out[0].data["$category"].to_json(), json!(["Other", "X"]));
         assert_eq!(out[1].data["$category"].to_json(), json!(["Uncategorized"]));
     }
@@ -246,7 +266,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let out = tag(vec![e], &names, &mut RuleSet::new(rules));
+        let out = tag(vec![e], &names, &RuleSet::new(rules));
         assert_eq!(out[0].data["$tags"].to_json(), json!(["a"]));
     }
 
@@ -256,7 +276,7 @@ mod tests {
         let out = tag(
             vec![ev(0.0, 1.0, &[("t", "x")]), ev(0.0, 1.0, &[("t", "")])],
             &names,
-            &mut RuleSet::new(vec![rule("x"), rule("x"), rule("x")]),
+            &RuleSet::new(vec![rule("x"), rule("x"), rule("x")]),
         );
         assert_eq!(out[0].data["$tags"].to_json(), json!(["a", "z"]));
         assert_eq!(out[1].data["$tags"].to_json(), json!([]));
@@ -269,7 +289,7 @@ mod tests {
         let out = tag(
             vec![ev(0.0, 1.0, &[("t", "w129")])],
             &names,
-            &mut RuleSet::new(rules),
+            &RuleSet::new(rules),
         );
         assert_eq!(out[0].data["$tags"].to_json(), json!(["n129"]));
     }

@@ -2,6 +2,7 @@
 
 use crate::event::{Data, QEvent};
 use crate::fxhash::{FxHashMap, FxHasher};
+use crate::parts::for_parts;
 use std::hash::Hasher;
 
 /// No further group with the same hash.
@@ -16,10 +17,25 @@ const END: usize = usize::MAX;
 /// leaves the order unspecified; callers sort afterwards). O(n): one structural hash and one
 /// hash-map lookup per event, no allocation per event. Events sharing one data object (see
 /// [`crate::event::intern`]) are grouped by the object's address without reading it again.
-pub fn merge_events_by_keys(events: Vec<QEvent>, keys: &[String]) -> Vec<QEvent> {
+///
+/// Long lists are merged in parts on the CPU pool, and the parts' groups merged once more
+/// (in order, so first appearances and their data stay those of the whole list).
+pub fn merge_events_by_keys(mut events: Vec<QEvent>, keys: &[String]) -> Vec<QEvent> {
     if keys.is_empty() {
         return Vec::new();
     }
+    let mut parts = for_parts(&mut events, Vec::new, |groups, part| {
+        *groups = merge_part(part, keys);
+    });
+    crate::reaper::drop_vec_later(events);
+    if parts.len() == 1 {
+        return parts.pop().unwrap_or_default();
+    }
+    merge_part(&parts.concat(), keys)
+}
+
+/// [`merge_events_by_keys`] of one part, on this thread.
+fn merge_part(events: &[QEvent], keys: &[String]) -> Vec<QEvent> {
     // hash → most recent group with that hash; `chain[i]` → previous group with the same hash.
     let mut heads: FxHashMap<u64, usize> = FxHashMap::default();
     let mut chain: Vec<usize> = Vec::new();
@@ -54,7 +70,7 @@ pub fn merge_events_by_keys(events: Vec<QEvent>, keys: &[String]) -> Vec<QEvent>
         if i == END {
             i = out.len();
             chain.push(heads.insert(h, i).unwrap_or(END));
-            let mut first = e;
+            let mut first = e.clone();
             first.id = None;
             out.push(first);
         }

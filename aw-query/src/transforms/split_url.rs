@@ -7,6 +7,7 @@ use url::Url;
 use crate::data::{Key, Val};
 use crate::event::{patch_data, QEvent};
 use crate::fxhash::FxHashMap;
+use crate::parts::for_parts;
 
 /// The fields added for one URL, in the order of [`FIELDS`].
 type Parts = Option<[Val; 4]>;
@@ -22,28 +23,37 @@ const FIELDS: [&str; 4] = ["$domain", "$params", "$path", "$protocol"];
 ///
 /// Browser events repeat the same URLs many times, so each distinct URL is parsed once (per
 /// `cache`, which lives for a whole run) and its parts are shared by all events with that URL.
+/// Long lists are worked on in parts on the CPU pool: each part reads `cache` and keeps the
+/// URLs it parses itself, which join `cache` afterwards.
 pub fn split_url_events(mut events: Vec<QEvent>, cache: &mut UrlCache) -> Vec<QEvent> {
     let keys: [Key; 4] = FIELDS.map(Arc::from);
-    patch_data(&mut events, |data| {
-        let Some(Val::Str(url)) = data.get("url") else {
-            return None;
-        };
-        if !cache.contains_key(&**url) {
-            cache.insert(Arc::clone(url), split(url));
-        }
-        let Some(Some(parts)) = cache.get(&**url) else {
-            return None;
-        };
-        // Already split (the canonical query splits browser events twice): leave it alone.
-        if FIELDS
-            .iter()
-            .zip(parts)
-            .all(|(k, v)| data.get(k).is_some_and(|d| d.text_eq(v)))
-        {
-            return None;
-        }
-        Some(keys.iter().cloned().zip(parts.iter().cloned()).collect())
+    let known: &UrlCache = cache;
+    let parsed = for_parts(&mut events, UrlCache::default, |own, part| {
+        patch_data(part, |data| {
+            let Some(Val::Str(url)) = data.get("url") else {
+                return None;
+            };
+            let parts = match known.get(&**url) {
+                Some(parts) => parts,
+                None => own.entry(Arc::clone(url)).or_insert_with(|| split(url)),
+            };
+            let Some(parts) = parts else {
+                return None;
+            };
+            // Already split (the canonical query splits browser events twice): leave it alone.
+            if FIELDS
+                .iter()
+                .zip(parts)
+                .all(|(k, v)| data.get(k).is_some_and(|d| d.text_eq(v)))
+            {
+                return None;
+            }
+            Some(keys.iter().cloned().zip(parts.iter().cloned()).collect())
+        });
     });
+    for own in parsed {
+        cache.extend(own);
+    }
     events
 }
 
