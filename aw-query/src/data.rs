@@ -10,13 +10,12 @@
 //! `serde_json` happens only at the edges (`query_bucket` in, the final result out) and
 //! preserves the JSON text exactly (numbers keep their integer/float representation).
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
-use crate::fxhash::FxHasher;
+use crate::fxhash::{FxHashMap, FxHasher};
 
 /// An object key (shared between the objects of one bucket query).
 pub type Key = Arc<str>;
@@ -77,18 +76,20 @@ impl Default for Obj {
 /// query.
 #[derive(Default)]
 pub struct Interner {
-    strings: HashSet<Arc<str>, BuildHasherDefault<FxHasher>>,
+    /// By hash ([`crate::fxhash::hash_str`]), so growing the map never hashes a string again.
+    strings: FxHashMap<u64, Arc<str>>,
 }
 
 impl Interner {
-    /// The shared string equal to `s`.
+    /// The shared string equal to `s` (a string whose 64-bit hash another has is simply not
+    /// shared).
     pub fn get(&mut self, s: &str) -> Arc<str> {
-        if let Some(k) = self.strings.get(s) {
-            return Arc::clone(k);
+        use std::collections::hash_map::Entry;
+        match self.strings.entry(crate::fxhash::hash_str(s)) {
+            Entry::Occupied(known) if **known.get() == *s => Arc::clone(known.get()),
+            Entry::Occupied(_) => Arc::from(s),
+            Entry::Vacant(slot) => Arc::clone(slot.insert(Arc::from(s))),
         }
-        let k: Arc<str> = Arc::from(s);
-        self.strings.insert(Arc::clone(&k));
-        k
     }
 }
 

@@ -123,7 +123,9 @@ pub fn intern_rows(
     parts: impl Iterator<Item = Result<Vec<aw_models::RawEvent>, crate::DataSourceError>>,
 ) -> Result<(Vec<QEvent>, usize), crate::DataSourceError> {
     let mut strings = Interner::default();
-    let mut seen: FxHashMap<Box<str>, Data> = FxHashMap::default();
+    // Text hash → (text, its object): keyed by hash so that growing the map re-hashes
+    // integers, not every distinct text again.
+    let mut seen: FxHashMap<u64, (Box<str>, Data)> = FxHashMap::default();
     let mut out = Vec::new();
     let mut bytes = 0usize;
     for rows in parts {
@@ -131,11 +133,18 @@ pub fn intern_rows(
         out.reserve(rows.len());
         for row in &rows {
             bytes = bytes.saturating_add(row.data.len());
-            let data = match seen.get(row.data.as_str()) {
-                Some(known) => known.clone(),
+            let hash = crate::fxhash::hash_str(&row.data);
+            let known = seen
+                .get(&hash)
+                .filter(|(text, _)| **text == *row.data)
+                .map(|(_, data)| data.clone());
+            let data = match known {
+                Some(known) => known,
                 None => match crate::data_text::parse_obj(&row.data, &mut strings) {
                     Ok(fresh) => {
-                        seen.insert(row.data.as_str().into(), fresh.clone());
+                        // A text whose hash another text has is simply not shared.
+                        seen.entry(hash)
+                            .or_insert_with(|| (row.data.as_str().into(), fresh.clone()));
                         fresh
                     }
                     Err(e) => {

@@ -65,6 +65,14 @@ impl Hasher for FxHasher {
 /// A `HashMap` using [`FxHasher`].
 pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
+/// The [`FxHasher`] hash of a string. Maps of many long strings are keyed by it (with the
+/// string beside it to confirm a match): growing such a map then re-hashes integers, not
+/// every string again.
+pub fn hash_str(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    BuildHasherDefault::<FxHasher>::default().hash_one(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
