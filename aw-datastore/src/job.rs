@@ -112,11 +112,11 @@ impl Job {
                         let _ = reply.send(Ok(read.finish()));
                         None
                     }
-                    RowSink::Chunks(chunks) => {
-                        let rows = read.take_rows();
+                    RowSink::Texts(parts) => {
+                        let part = read.take_text_rows();
                         // A caller that went away ends the read.
-                        let gone = !rows.is_empty() && chunks.send(Ok(rows)).is_err();
-                        (!gone && !read.is_done()).then(|| Job::Read(read, RowSink::Chunks(chunks)))
+                        let gone = !part.rows.is_empty() && parts.send(Ok(part)).is_err();
+                        (!gone && !read.is_done()).then(|| Job::Read(read, RowSink::Texts(parts)))
                     }
                     whole => Some(Job::Read(read, whole)),
                 }

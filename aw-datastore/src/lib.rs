@@ -78,7 +78,7 @@ mod store;
 mod transaction;
 mod worker;
 
-pub use aw_models::raw_event::{EventRows, RawEvent};
+pub use aw_models::raw_event::{EventRows, RawEvent, TextRow, TextRows};
 pub use changes::{ChangeListener, Touched};
 pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
@@ -105,14 +105,14 @@ use shared::{BucketMap, Shared};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// The rows of [`Datastore::stream_events`], a step of the read at a time.
-pub struct RowChunks(crossbeam_channel::Receiver<Result<EventRows>>);
+/// The parts of [`Datastore::stream_events`], a step of the read at a time.
+pub struct TextParts(crossbeam_channel::Receiver<Result<TextRows>>);
 
-impl Iterator for RowChunks {
-    type Item = Result<EventRows>;
+impl Iterator for TextParts {
+    type Item = Result<TextRows>;
 
     /// Blocks until the worker has read the next rows; `None` once all were handed over.
-    fn next(&mut self) -> Option<Result<EventRows>> {
+    fn next(&mut self) -> Option<Result<TextRows>> {
         self.0.recv().ok()
     }
 }
@@ -327,29 +327,29 @@ impl Datastore {
         })
     }
 
-    /// [`Datastore::get_events`] without a limit, handed over a step at a time: each item
-    /// is the next rows in the same order (newest first, clipped), the first of them as soon
-    /// as they are read, so the caller works on them while the worker reads the rest. An
-    /// error ends the sequence. Dropping the iterator stops the read.
+    /// [`Datastore::get_events`] without a limit, for the query engine: handed over a step
+    /// at a time (each part as soon as it is read, so the caller works on it while the
+    /// worker reads the rest), newest first and clipped, with each distinct data text once
+    /// ([`TextRows`]). An error ends the sequence; dropping it stops the read.
     pub fn stream_events(
         &self,
         bucket_id: &str,
         start: Option<DateTime<Utc>>,
         end: Option<DateTime<Utc>>,
-    ) -> RowChunks {
-        let (chunks, receiver) = crossbeam_channel::unbounded();
+    ) -> TextParts {
+        let (parts, receiver) = crossbeam_channel::unbounded();
         let request = Request::GetEvents {
             bucket: bucket_id.to_string(),
             start: bound_ns(start),
             end: bound_ns(end),
             limit: None,
             clip: true,
-            reply: RowSink::Chunks(chunks),
+            reply: RowSink::Texts(parts),
         };
         if let Err(crossbeam_channel::SendError(request)) = self.requests.send(request) {
             request.refuse(DatastoreError::WorkerGone);
         }
-        RowChunks(receiver)
+        TextParts(receiver)
     }
 
     /// One event of the bucket.

@@ -25,7 +25,9 @@ use std::time::Instant;
 
 use crate::error::Result;
 pub use crate::schema::LONG_EVENT_NS;
-use aw_models::raw_event::{EventRows, RawEvent};
+use aw_models::fxhash::{hash_str, FxHashMap};
+use aw_models::raw_event::{EventRows, RawEvent, TextRow, TextRows};
+use std::sync::Arc;
 
 /// The first chunk: `?1` bucket row, `?2` hi, `?3` floor (`lo - LONG_EVENT_NS`), `?4` lo,
 /// `?5` limit. The order is exactly the index's, so SQLite walks the index and stops after
@@ -63,6 +65,49 @@ pub(crate) fn row_to_raw(row: &rusqlite::Row) -> rusqlite::Result<RawEvent> {
     })
 }
 
+/// The distinct data texts of one read, numbered in order of first appearance: a read for
+/// the query engine hands each text over once ([`TextRows`]), and reading a repeated text
+/// costs a hash and a comparison instead of an allocation here and a hash, a comparison
+/// and a free in the engine.
+#[derive(Default)]
+struct TextIndex {
+    /// Text hash → its number (a text whose hash another text has gets a number of its
+    /// own, not indexed).
+    by_hash: FxHashMap<u64, u32>,
+    /// Every text by number (shared with the parts handed over).
+    texts: Vec<Arc<str>>,
+}
+
+impl TextIndex {
+    /// The row with its text's number; a text seen for the first time is added to `out`.
+    fn row(&mut self, row: &rusqlite::Row, out: &mut Vec<Arc<str>>) -> rusqlite::Result<TextRow> {
+        let text = row.get_ref(3)?.as_str()?;
+        let hash = hash_str(text);
+        let known = self
+            .by_hash
+            .get(&hash)
+            .copied()
+            .filter(|&n| self.texts.get(n as usize).is_some_and(|t| **t == *text));
+        let number = match known {
+            Some(n) => n,
+            None => {
+                let n = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
+                let shared: Arc<str> = Arc::from(text);
+                self.by_hash.entry(hash).or_insert(n);
+                self.texts.push(Arc::clone(&shared));
+                out.push(shared);
+                n
+            }
+        };
+        Ok(TextRow {
+            id: row.get(0)?,
+            start: row.get(1)?,
+            end: row.get(2)?,
+            text: number,
+        })
+    }
+}
+
 /// How often (in rows) a step checks its deadline.
 pub const DEADLINE_CHECK_ROWS: usize = 64;
 
@@ -78,6 +123,8 @@ pub struct RangeRead {
     /// The last row read: where the next chunk continues.
     cursor: Option<(i64, i64, i64)>,
     rows: Vec<RawEvent>,
+    /// Set for reads whose rows go out as [`TextRows`] (then `rows` stays empty).
+    texts: Option<(TextIndex, TextRows)>,
     done: bool,
 }
 
@@ -93,7 +140,42 @@ impl RangeRead {
             clip,
             cursor: None,
             rows: Vec::new(),
+            texts: None,
             done: lo > hi || limit == Some(0),
+        }
+    }
+
+    /// Makes the read hand its rows over as [`TextRows`] ([`RangeRead::take_text_rows`]).
+    pub fn with_text_index(mut self) -> RangeRead {
+        self.texts = Some((TextIndex::default(), TextRows::default()));
+        self
+    }
+
+    /// Rows read and not handed over yet.
+    fn len(&self) -> usize {
+        match &self.texts {
+            Some((_, out)) => out.rows.len(),
+            None => self.rows.len(),
+        }
+    }
+
+    /// Keeps one row read.
+    fn push(&mut self, row: &rusqlite::Row) -> rusqlite::Result<()> {
+        match &mut self.texts {
+            Some((index, out)) => {
+                let r = index.row(row, &mut out.texts)?;
+                out.rows.push(r);
+            }
+            None => self.rows.push(row_to_raw(row)?),
+        }
+        Ok(())
+    }
+
+    /// The last row read and not handed over: `(start, end, id)`.
+    fn last(&self) -> Option<(i64, i64, i64)> {
+        match &self.texts {
+            Some((_, out)) => out.rows.last().map(|r| (r.start, r.end, r.id)),
+            None => self.rows.last().map(|r| (r.start, r.end, r.id)),
         }
     }
 
@@ -124,7 +206,7 @@ impl RangeRead {
             .remaining
             .map_or(max_rows as u64, |r| r.min(max_rows as u64));
         let want = i64::try_from(want).unwrap_or(i64::MAX);
-        let before = self.rows.len();
+        let before = self.len();
         let mut cut_short = false;
         {
             let mut stmt = match self.cursor {
@@ -144,8 +226,8 @@ impl RangeRead {
                 ])?,
             };
             while let Some(row) = rows.next()? {
-                self.rows.push(row_to_raw(row)?);
-                let read = self.rows.len() - before;
+                self.push(row)?;
+                let read = self.len() - before;
                 if read.is_multiple_of(DEADLINE_CHECK_ROWS)
                     && deadline.is_some_and(|d| Instant::now() >= d)
                 {
@@ -154,13 +236,13 @@ impl RangeRead {
                 }
             }
         }
-        let got = (self.rows.len() - before) as u64;
+        let got = (self.len() - before) as u64;
         if let Some(r) = self.remaining.as_mut() {
             *r -= got.min(*r);
         }
-        // Rows already handed over (`take_rows`) leave the cursor where it was.
-        if let Some(e) = self.rows.last() {
-            self.cursor = Some((e.start, e.end, e.id));
+        // Rows already handed over (`take_text_rows`) leave the cursor where it was.
+        if let Some(last) = self.last() {
+            self.cursor = Some(last);
         }
         self.done = !cut_short && ((got as i64) < want || self.remaining == Some(0));
         if self.done && self.remaining != Some(0) {
@@ -180,16 +262,14 @@ impl RangeRead {
             .remaining
             .map_or(i64::MAX, |r| i64::try_from(r).unwrap_or(i64::MAX));
         let mut stmt = conn.prepare_cached(LONG_EVENTS_SQL)?;
-        let rows = stmt.query_map(
-            params![self.bucketrow, self.lo, self.floor, self.hi, limit],
-            row_to_raw,
-        )?;
-        let before = self.rows.len();
-        for row in rows {
-            self.rows.push(row?);
+        let mut rows = stmt.query(params![self.bucketrow, self.lo, self.floor, self.hi, limit])?;
+        let before = self.len();
+        while let Some(row) = rows.next()? {
+            self.push(row)?;
         }
+        let got = (self.len() - before) as u64;
         if let Some(r) = self.remaining.as_mut() {
-            *r -= ((self.rows.len() - before) as u64).min(*r);
+            *r -= got.min(*r);
         }
         Ok(())
     }
@@ -205,18 +285,27 @@ impl RangeRead {
 
     /// The rows read, clipped to the range if asked.
     pub fn finish(mut self) -> EventRows {
-        self.take_rows()
-    }
-
-    /// The rows read since the last call, clipped to the range if asked (for reads that
-    /// hand their rows over a step at a time; the read goes on where it was).
-    pub fn take_rows(&mut self) -> EventRows {
-        let mut rows = std::mem::take(&mut self.rows);
         if self.clip {
-            for r in &mut rows {
+            for r in &mut self.rows {
                 r.clip(self.lo, self.hi);
             }
         }
-        EventRows(rows)
+        EventRows(self.rows)
+    }
+
+    /// The rows read since the last call, with the texts first seen since, clipped to the
+    /// range if asked (reads made [`RangeRead::with_text_index`]; the read goes on where it
+    /// was).
+    pub fn take_text_rows(&mut self) -> TextRows {
+        let Some((_, out)) = self.texts.as_mut() else {
+            return TextRows::default();
+        };
+        let mut part = std::mem::take(out);
+        if self.clip {
+            for r in &mut part.rows {
+                r.clip(self.lo, self.hi);
+            }
+        }
+        part
     }
 }

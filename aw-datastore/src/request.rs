@@ -6,7 +6,7 @@ use tokio::sync::oneshot;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
 use crate::schedule::Commit;
-use aw_models::raw_event::{EventRows, RawEvent};
+use aw_models::raw_event::{EventRows, RawEvent, TextRows};
 
 /// Where the worker sends a reply; the caller awaits or blocks on the other end.
 pub type Reply<T> = oneshot::Sender<Result<T>>;
@@ -15,9 +15,10 @@ pub type Reply<T> = oneshot::Sender<Result<T>>;
 pub enum RowSink {
     /// All of them in one answer.
     Whole(Reply<EventRows>),
-    /// Each step's rows as soon as they are read, so the caller works on them while the
-    /// rest are read; the channel closes after the last (an error ends it).
-    Chunks(crossbeam_channel::Sender<Result<EventRows>>),
+    /// Each step's rows as soon as they are read, with each distinct data text once, so the
+    /// caller works on them while the rest are read; the channel closes after the last (an
+    /// error ends it).
+    Texts(crossbeam_channel::Sender<Result<TextRows>>),
 }
 
 impl RowSink {
@@ -27,8 +28,8 @@ impl RowSink {
             RowSink::Whole(reply) => {
                 let _ = reply.send(Err(error));
             }
-            RowSink::Chunks(chunks) => {
-                let _ = chunks.send(Err(error));
+            RowSink::Texts(parts) => {
+                let _ = parts.send(Err(error));
             }
         }
     }

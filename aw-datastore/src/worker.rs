@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::job::Job;
-use crate::request::{Reply, Request};
+use crate::range_read::RangeRead;
+use crate::request::{Reply, Request, RowSink};
 use crate::schedule::{self, Commit, Otherwise, Receive, Situation};
 use crate::shared::Shared;
 use crate::store::Store;
@@ -215,6 +216,10 @@ fn handle(store: &mut Store, request: Request, step: Duration) -> Option<Job> {
             reply,
         } => {
             let read = store.range_read(&bucket, start, end, limit, clip);
+            let read = match reply {
+                RowSink::Texts(_) => read.map(RangeRead::with_text_index),
+                RowSink::Whole(_) => read,
+            };
             return Job::read(store, read, reply, step);
         }
         Request::GetEvent(name, id, reply) => {

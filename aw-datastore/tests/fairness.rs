@@ -109,7 +109,16 @@ fn reads_are_answered_while_a_reimport_checks_for_duplicates() {
 #[test]
 fn a_streamed_read_hands_over_the_same_rows_in_parts_and_stops_when_dropped() {
     let s = TempStore::new();
-    big_bucket(&s, 50_000);
+    s.ds.create_bucket(&bucket("big")).wait().unwrap();
+    // Repeated texts (13 apps) and distinct ones (every 100th event).
+    let events: Vec<_> = (0..50_000i64)
+        .map(|i| match i % 100 {
+            0 => ev(i * 10, 9.0, json!({"app": "x", "n": i})),
+            _ => ev(i * 10, 9.0, json!({"app": format!("a{}", i % 13)})),
+        })
+        .collect();
+    s.ds.insert_events("big", &events).wait().unwrap();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
     // A long event far before the range: appended last, as in a whole read.
     s.ds.insert_events("big", &[ev(-200_000, 300_000.0, json!({"long": true}))])
         .wait()
@@ -121,7 +130,22 @@ fn a_streamed_read_hands_over_the_same_rows_in_parts_and_stops_when_dropped() {
             .map(Result::unwrap)
             .collect();
     assert!(parts.len() > 2, "one part per read step: {}", parts.len());
-    let streamed: Vec<_> = parts.into_iter().flat_map(|p| p.0).collect();
+    // Texts are numbered over all parts, each handed over once.
+    let texts: Vec<std::sync::Arc<str>> = parts.iter().flat_map(|p| p.texts.clone()).collect();
+    let distinct: std::collections::HashSet<&str> =
+        whole.0.iter().map(|r| r.data.as_str()).collect();
+    assert_eq!(texts.len(), distinct.len(), "each distinct text once");
+    assert!(texts.len() < 600, "{} texts for 40,000 rows", texts.len());
+    let streamed: Vec<aw_datastore::RawEvent> = parts
+        .into_iter()
+        .flat_map(|p| p.rows)
+        .map(|r| aw_datastore::RawEvent {
+            id: r.id,
+            start: r.start,
+            end: r.end,
+            data: texts[r.text as usize].to_string(),
+        })
+        .collect();
     assert_eq!(streamed, whole.0, "same rows, same order, same clipping");
     let clipped_start = t(5).timestamp_nanos_opt().unwrap();
     assert_eq!(
@@ -138,7 +162,7 @@ fn a_streamed_read_hands_over_the_same_rows_in_parts_and_stops_when_dropped() {
     ));
     assert!(missing.next().is_none());
     let mut stream = s.ds.stream_events("big", None, None);
-    assert!(!stream.next().unwrap().unwrap().is_empty());
+    assert!(!stream.next().unwrap().unwrap().rows.is_empty());
     drop(stream);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while s.ds.jobs_in_progress() > 0 {

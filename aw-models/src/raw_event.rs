@@ -24,12 +24,7 @@ pub struct RawEvent {
 impl RawEvent {
     /// Clips the event to `[lo, hi]`: the start is raised to `lo`, the end lowered to `hi`.
     pub fn clip(&mut self, lo: i64, hi: i64) {
-        if self.start < lo {
-            self.start = lo;
-        }
-        if self.end > hi {
-            self.end = hi;
-        }
+        clip_span(&mut self.start, &mut self.end, lo, hi);
     }
 
     /// Parses into an [`Event`]; `None` (with a warning) when the stored data is not a JSON
@@ -108,6 +103,44 @@ pub fn write_seconds(out: &mut String, ns: i64) {
 /// A cheap check that stored text is one JSON object: a validating pass without building it.
 fn is_json_object(text: &str) -> bool {
     text.starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
+/// A part of an event read for the query engine, with each distinct data text handed over
+/// once: a year of window events repeats a few thousand texts hundreds of thousands of
+/// times, and the engine only needs to parse each once and share the result. Texts are
+/// numbered in the order they first appear over all parts of one read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TextRows {
+    /// The texts first seen in this part, numbered after those of the parts before it.
+    pub texts: Vec<std::sync::Arc<str>>,
+    /// The rows, newest first.
+    pub rows: Vec<TextRow>,
+}
+
+/// Raises `start` to `lo` and lowers `end` to `hi`.
+fn clip_span(start: &mut i64, end: &mut i64, lo: i64, hi: i64) {
+    *start = (*start).max(lo);
+    *end = (*end).min(hi);
+}
+
+impl TextRow {
+    /// Clips the event to `[lo, hi]`, as [`RawEvent::clip`].
+    pub fn clip(&mut self, lo: i64, hi: i64) {
+        clip_span(&mut self.start, &mut self.end, lo, hi);
+    }
+}
+
+/// A row of [`TextRows`]: the event without its data, and its text's number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextRow {
+    /// The event id.
+    pub id: i64,
+    /// Start, ns since the epoch.
+    pub start: i64,
+    /// End, ns since the epoch.
+    pub end: i64,
+    /// The number of its data text (see [`TextRows::texts`]).
+    pub text: u32,
 }
 
 /// The result of an event read: rows, newest first.

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use aw_models::{Bucket, Event, RawEvent};
+use aw_models::{Bucket, Event, TextRows};
 use chrono::{DateTime, Duration, Utc};
 
 /// The storage the interpreter reads buckets and events from.
@@ -27,8 +27,9 @@ pub trait DataSource: Send + Sync {
     /// The events of [`DataSource::query_bucket`] as rows whose data is still JSON text, for
     /// sources that store text: the engine then parses each distinct text once instead of
     /// every event's data (a year of window events repeats a few thousand texts hundreds of
-    /// thousands of times). The rows may come in parts, in order, as the source reads them,
-    /// so the engine works on the first while the source reads the rest; an error ends them.
+    /// thousands of times), each distinct text handed over once. The rows may come in parts,
+    /// in order, as the source reads them, so the engine works on the first while the source
+    /// reads the rest; an error ends them.
     /// `None`: not offered, use `query_bucket`.
     fn query_bucket_rows(
         &self,
@@ -40,8 +41,9 @@ pub trait DataSource: Send + Sync {
     }
 }
 
-/// The rows of [`DataSource::query_bucket_rows`], a part at a time.
-pub type RowChunks<'a> = Box<dyn Iterator<Item = Result<Vec<RawEvent>, DataSourceError>> + 'a>;
+/// The rows of [`DataSource::query_bucket_rows`], a part at a time, each distinct data text
+/// once (see [`TextRows`]).
+pub type RowChunks<'a> = Box<dyn Iterator<Item = Result<TextRows, DataSourceError>> + 'a>;
 
 /// Why a [`DataSource`] could not answer. Its `Debug` rendering is part of the query error
 /// message (`Failed to query bucket: NoSuchBucket("x")`), as in the reference server.

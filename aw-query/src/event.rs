@@ -115,54 +115,47 @@ fn intern_in(events: Vec<Event>, parts: usize) -> Vec<QEvent> {
 }
 
 /// Like [`intern`] for rows whose data is JSON text, taken a part at a time as the source
-/// hands them over (the next part is read while this one is interned): each distinct text
-/// is parsed once and its object shared by every event with that text. Rows whose text is
-/// not a JSON object are skipped with a warning (one damaged row must not fail a query).
-/// Returns the events and the bytes of data text they came from.
+/// hands them over (the next part is read while this one is interned), each distinct text
+/// once: each text is parsed once and its object shared by every event with that text.
+/// Rows whose text is not a JSON object are skipped with a warning per text (one damaged
+/// row must not fail a query). Returns the events and the bytes of data text they came
+/// from.
 pub fn intern_rows(
-    parts: impl Iterator<Item = Result<Vec<aw_models::RawEvent>, crate::DataSourceError>>,
+    parts: impl Iterator<Item = Result<aw_models::TextRows, crate::DataSourceError>>,
 ) -> Result<(Vec<QEvent>, usize), crate::DataSourceError> {
     let mut strings = Interner::default();
-    // Text hash → (text, its object): keyed by hash so that growing the map re-hashes
-    // integers, not every distinct text again.
-    let mut seen: FxHashMap<u64, (Box<str>, Data)> = FxHashMap::default();
+    // By text number: its object (`None`: unreadable) and its length.
+    let mut objects: Vec<(Option<Data>, usize)> = Vec::new();
     let mut out = Vec::new();
     let mut bytes = 0usize;
-    for rows in parts {
-        let rows = rows?;
-        out.reserve(rows.len());
-        for row in &rows {
-            bytes = bytes.saturating_add(row.data.len());
-            let hash = crate::fxhash::hash_str(&row.data);
-            let known = seen
-                .get(&hash)
-                .filter(|(text, _)| **text == *row.data)
-                .map(|(_, data)| data.clone());
-            let data = match known {
-                Some(known) => known,
-                None => match crate::data_text::parse_obj(&row.data, &mut strings) {
-                    Ok(fresh) => {
-                        // A text whose hash another text has is simply not shared.
-                        seen.entry(hash)
-                            .or_insert_with(|| (row.data.as_str().into(), fresh.clone()));
-                        fresh
-                    }
-                    Err(e) => {
-                        log::warn!("Skipping event {} with unreadable data: {e}", row.id);
-                        continue;
-                    }
-                },
+    for part in parts {
+        let part = part?;
+        for text in &part.texts {
+            let object = match crate::data_text::parse_obj(text, &mut strings) {
+                Ok(object) => Some(object),
+                Err(e) => {
+                    log::warn!("Skipping events with unreadable data: {e}");
+                    None
+                }
             };
+            objects.push((object, text.len()));
+        }
+        out.reserve(part.rows.len());
+        for row in &part.rows {
+            let Some((Some(data), len)) = objects.get(row.text as usize) else {
+                continue;
+            };
+            bytes = bytes.saturating_add(*len);
             out.push(QEvent {
                 id: Some(row.id),
                 start: row.start,
                 duration: row.end.saturating_sub(row.start),
-                data,
+                data: data.clone(),
             });
         }
-        crate::reaper::drop_vec_later(rows);
+        crate::reaper::drop_vec_later(part.texts);
     }
-    drop(seen);
+    drop(objects);
     Ok((out, bytes))
 }
 

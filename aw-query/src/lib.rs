@@ -32,7 +32,6 @@ mod datasource;
 mod error;
 mod event;
 mod functions;
-mod fxhash;
 mod interpreter;
 mod lexer;
 mod liveness;
@@ -44,6 +43,8 @@ mod reaper;
 mod recording;
 mod transforms;
 mod value;
+
+use aw_models::fxhash;
 
 pub use cache::{CacheStats, ResultCache, DEFAULT_CACHE_BYTES};
 pub use datasource::{DataSource, DataSourceError, MemoryDataSource, RowChunks};

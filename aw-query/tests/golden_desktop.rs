@@ -445,22 +445,32 @@ impl aw_query::DataSource for RowSource {
         start: chrono::DateTime<chrono::Utc>,
         end: chrono::DateTime<chrono::Utc>,
     ) -> Option<aw_query::RowChunks<'_>> {
-        let rows = self.0.query_bucket(bucket_id, start, end).map(|events| {
-            events
-                .into_iter()
-                .map(|e| aw_models::RawEvent {
+        let events = match self.0.query_bucket(bucket_id, start, end) {
+            Ok(events) => events,
+            Err(e) => return Some(Box::new(std::iter::once(Err(e)))),
+        };
+        // In parts of 1,000 rows, as a source that reads in steps hands them over; texts
+        // numbered over all parts, a repeated text handed over once.
+        let mut numbers: std::collections::HashMap<String, u32> = Default::default();
+        let mut parts = Vec::new();
+        for chunk in events.chunks(1000) {
+            let mut part = aw_models::TextRows::default();
+            for e in chunk {
+                let text = serde_json::to_string(&e.data).unwrap();
+                let next = numbers.len() as u32;
+                let number = *numbers.entry(text.clone()).or_insert_with(|| {
+                    part.texts.push(text.as_str().into());
+                    next
+                });
+                part.rows.push(aw_models::TextRow {
                     id: e.id.unwrap_or(0),
                     start: e.start_ns(),
                     end: e.end_ns(),
-                    data: serde_json::to_string(&e.data).unwrap(),
-                })
-                .collect::<Vec<_>>()
-        });
-        // In parts of 1,000 rows, as a source that reads in steps hands them over.
-        let parts: Vec<_> = match rows {
-            Ok(rows) => rows.chunks(1000).map(|c| Ok(c.to_vec())).collect(),
-            Err(e) => vec![Err(e)],
-        };
+                    text: number,
+                });
+            }
+            parts.push(Ok(part));
+        }
         Some(Box::new(parts.into_iter()))
     }
 }

@@ -34,8 +34,9 @@ impl DataSource for DatastoreSource {
         Ok(rows.into_events())
     }
 
-    /// Rows with their stored data text (the engine parses each distinct text once), a
-    /// read step at a time: the engine interns each part while the worker reads the next.
+    /// Rows with their stored data texts, each distinct text once (the engine parses each
+    /// once), a read step at a time: the engine interns each part while the worker reads
+    /// the next.
     fn query_bucket_rows(
         &self,
         bucket_id: &str,
@@ -43,9 +44,7 @@ impl DataSource for DatastoreSource {
         end: DateTime<Utc>,
     ) -> Option<RowChunks<'_>> {
         let parts = self.0.stream_events(bucket_id, Some(start), Some(end));
-        Some(Box::new(
-            parts.map(|part| part.map(|rows| rows.0).map_err(source_error)),
-        ))
+        Some(Box::new(parts.map(|part| part.map_err(source_error))))
     }
 
     fn buckets(&self) -> Result<HashMap<String, Bucket>, DataSourceError> {
