@@ -14,6 +14,7 @@ use serde::de::{DeserializeSeed, Deserializer, Error, MapAccess, SeqAccess, Visi
 use serde_json::Number;
 
 use crate::data::{Interner, Key, Obj, Val};
+use std::sync::Arc;
 
 /// Parses `text`, which must be a JSON object, into an [`Obj`] whose keys and strings come
 /// from `strings`. Fails like `serde_json::from_str::<Map<String, Value>>` would.
@@ -26,6 +27,9 @@ pub fn parse_obj(text: &str, strings: &mut Interner) -> serde_json::Result<Obj> 
 
 /// Reads one object.
 struct ObjSeed<'s>(&'s mut Interner);
+
+/// String values up to this many bytes are interned (keys always are).
+const SHARED_VALUE_LEN: usize = 32;
 
 /// Reads one object key.
 struct KeySeed<'s>(&'s mut Interner);
@@ -116,7 +120,14 @@ impl<'de> Visitor<'de> for ValSeed<'_> {
     }
 
     fn visit_str<E: Error>(self, s: &str) -> Result<Val, E> {
-        Ok(Val::Str(self.0.get(s)))
+        // Short values (app names, statuses, domains) repeat across objects and are shared;
+        // long ones (titles, URLs) are mostly unique to their object, where looking them up
+        // costs more than it saves.
+        if s.len() <= SHARED_VALUE_LEN {
+            Ok(Val::Str(self.0.get(s)))
+        } else {
+            Ok(Val::Str(Arc::from(s)))
+        }
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Val, A::Error> {
