@@ -18,6 +18,7 @@
 
 mod bucket;
 pub mod canonical;
+pub mod dirs;
 pub mod duration;
 mod event;
 mod export;

@@ -5,7 +5,7 @@
 //! `GET /api/0/sync` shows what it did.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -73,14 +73,6 @@ pub struct BackgroundSync {
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
-/// `~/x` → `$HOME/x`.
-fn expand_home(path: &Path) -> PathBuf {
-    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
-        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => path.to_path_buf(),
-    }
-}
-
 impl BackgroundSync {
     /// Checks the `[sync]` settings (an error is a message for the user: startup aborts).
     /// `work_dir` holds the working copy of this device's file and the resume points.
@@ -96,7 +88,7 @@ impl BackgroundSync {
         let options = match &config.folder {
             None => None,
             Some(folder) => {
-                let folder = expand_home(folder);
+                let folder = aw_models::dirs::expand_home(folder);
                 if !folder.is_absolute() {
                     return Err(format!(
                         "[sync] folder '{}' is not an absolute path",

@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use aw_client_rust::blocking::AwClient;
+use aw_models::dirs;
 use aw_sync::peer::PeerFile;
 use aw_sync::{parse_list, Device, Mode, Server, SyncError, SyncFolder, SyncOptions, Syncer};
 use chrono::{NaiveDate, TimeZone, Utc};
@@ -279,16 +280,6 @@ fn list(client: &AwClient, folder: &SyncFolder) -> Result<ExitCode, SyncError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn env_dir(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-}
-
-fn home() -> PathBuf {
-    env_dir("HOME").unwrap_or_else(|| PathBuf::from("."))
-}
-
 /// The sync folder: `--sync-dir` (absolute), else `$AW_SYNC_DIR`, else ~/ActivityWatchSync.
 fn sync_root(cli: &Cli) -> Result<PathBuf, SyncError> {
     if let Some(dir) = &cli.sync_dir {
@@ -300,20 +291,20 @@ fn sync_root(cli: &Cli) -> Result<PathBuf, SyncError> {
         }
         return Ok(dir.clone());
     }
-    Ok(env_dir("AW_SYNC_DIR").unwrap_or_else(|| home().join("ActivityWatchSync")))
+    Ok(std::env::var_os("AW_SYNC_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dirs::home().join("ActivityWatchSync")))
 }
 
-/// `$XDG_<kind>_HOME` or `~/<fallback>`, then `activitywatch/<leaf>`.
-fn xdg(var: &str, fallback: &str, leaf: &str) -> PathBuf {
-    env_dir(var)
-        .unwrap_or_else(|| home().join(fallback))
-        .join("activitywatch")
-        .join(leaf)
+/// `<root>/activitywatch/<leaf>`.
+fn app_dir(root: PathBuf, leaf: &str) -> PathBuf {
+    root.join(dirs::APP).join(leaf)
 }
 
 /// Where the working copy of this device's file and the resume points live.
 fn work_dir() -> PathBuf {
-    xdg("XDG_DATA_HOME", ".local/share", "aw-sync")
+    app_dir(dirs::data_root(), "aw-sync")
 }
 
 /// The port in aw-server-rust's config file: a top-level integer `port`, else the default.
@@ -323,7 +314,7 @@ fn configured_port(testing: bool) -> Result<u16, SyncError> {
     } else {
         ("config.toml", 5600)
     };
-    let path = xdg("XDG_CONFIG_HOME", ".config", "aw-server-rust").join(name);
+    let path = app_dir(dirs::config_root(), "aw-server-rust").join(name);
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(default);
     };
@@ -338,7 +329,7 @@ fn configured_port(testing: bool) -> Result<u16, SyncError> {
 
 /// One aw-sync per server: the lock is held while the returned file is open.
 fn lock(host: &str, port: u16) -> Result<File, SyncError> {
-    let dir = xdg("XDG_CACHE_HOME", ".cache", "client_locks");
+    let dir = app_dir(dirs::cache_root(), "client_locks");
     std::fs::create_dir_all(&dir).map_err(SyncError::io("cannot create", &dir))?;
     let path = dir.join(format!("aw-sync-at-{host}-on-{port}"));
     let file = File::create(&path).map_err(SyncError::io("cannot create", &path))?;
@@ -370,7 +361,7 @@ fn setup_logging(cli: &Cli) {
         .level(log::LevelFilter::Warn)
         .level_for("aw_sync", level)
         .chain(std::io::stdout());
-    let dir = xdg("XDG_CACHE_HOME", ".cache", "log").join("aw-sync");
+    let dir = app_dir(dirs::cache_root(), "log").join("aw-sync");
     let name = format!(
         "aw-sync{}_{}.log",
         if cli.testing { "-testing" } else { "" },

@@ -1,0 +1,60 @@
+//! The user's directories on this platform (XDG on Linux, the platform's equivalents
+//! elsewhere), computed from environment variables only. Shared by the server and aw-sync,
+//! which must agree on where ActivityWatch keeps its files.
+
+use std::path::PathBuf;
+
+/// The folder every ActivityWatch program keeps its files under, in each root.
+pub const APP: &str = "activitywatch";
+
+fn env_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The home directory (`$HOME`, else the current directory).
+pub fn home() -> PathBuf {
+    env_dir("HOME").unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The data directory (`$XDG_DATA_HOME` or `~/.local/share` on Linux).
+pub fn data_root() -> PathBuf {
+    if cfg!(target_os = "macos") {
+        home().join("Library/Application Support")
+    } else if cfg!(windows) {
+        env_dir("APPDATA").unwrap_or_else(home)
+    } else {
+        env_dir("XDG_DATA_HOME").unwrap_or_else(|| home().join(".local/share"))
+    }
+}
+
+/// The config directory (`$XDG_CONFIG_HOME` or `~/.config` on Linux).
+pub fn config_root() -> PathBuf {
+    if cfg!(target_os = "macos") {
+        home().join("Library/Application Support")
+    } else if cfg!(windows) {
+        env_dir("APPDATA").unwrap_or_else(home)
+    } else {
+        env_dir("XDG_CONFIG_HOME").unwrap_or_else(|| home().join(".config"))
+    }
+}
+
+/// The cache directory (`$XDG_CACHE_HOME` or `~/.cache` on Linux).
+pub fn cache_root() -> PathBuf {
+    if cfg!(target_os = "macos") {
+        home().join("Library/Caches")
+    } else if cfg!(windows) {
+        env_dir("LOCALAPPDATA").unwrap_or_else(home)
+    } else {
+        env_dir("XDG_CACHE_HOME").unwrap_or_else(|| home().join(".cache"))
+    }
+}
+
+/// `path` with a leading `~` replaced by the home directory.
+pub fn expand_home(path: &std::path::Path) -> PathBuf {
+    match path.strip_prefix("~") {
+        Ok(rest) => home().join(rest),
+        Err(_) => path.to_path_buf(),
+    }
+}
