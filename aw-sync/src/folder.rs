@@ -111,36 +111,41 @@ impl SyncFolder {
     /// Every other device's file, in both layouts, sorted by path.
     pub fn peers(&self, own_device_id: &str) -> Result<Vec<PeerPath>> {
         let mut peers = Vec::new();
-        for top in entries(&self.root)? {
-            if !top.path().is_dir() {
-                continue;
-            }
+        for top in subfolders(&self.root)? {
             let top_name = name_of(&top);
-            for path in db_files(&top.path())? {
-                peers.push(PeerPath {
-                    path,
-                    device_id: top_name.clone(),
-                    host_folder: None,
-                });
-            }
-            for inner in entries(&top.path())? {
-                if !inner.path().is_dir() {
-                    continue;
-                }
-                let device_id = name_of(&inner);
-                for path in db_files(&inner.path())? {
-                    peers.push(PeerPath {
-                        path,
-                        device_id: device_id.clone(),
-                        host_folder: Some(top_name.clone()),
-                    });
-                }
+            files_of(&mut peers, &top.path(), &top_name, None)?;
+            for inner in subfolders(&top.path())? {
+                files_of(&mut peers, &inner.path(), &name_of(&inner), Some(&top_name))?;
             }
         }
         peers.retain(|p| p.device_id != own_device_id);
         peers.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(peers)
     }
+}
+
+/// The folders in `dir` a sync may read.
+fn subfolders(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
+    let mut found = entries(dir)?;
+    found.retain(|e| e.path().is_dir());
+    Ok(found)
+}
+
+/// Adds the `.db` files of device folder `dir` (of `host_folder`, in the host layout).
+fn files_of(
+    peers: &mut Vec<PeerPath>,
+    dir: &Path,
+    device_id: &str,
+    host_folder: Option<&str>,
+) -> Result<()> {
+    for path in db_files(dir)? {
+        peers.push(PeerPath {
+            path,
+            device_id: device_id.to_string(),
+            host_folder: host_folder.map(str::to_string),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

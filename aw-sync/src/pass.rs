@@ -202,16 +202,6 @@ impl Syncer {
         }
     }
 
-    /// This device.
-    pub fn device(&self) -> &Device {
-        &self.me
-    }
-
-    /// The options passes run with.
-    pub fn options(&self) -> &SyncOptions {
-        &self.options
-    }
-
     /// Runs one pass against `server`. Errors of single peers and buckets are in the
     /// report; an `Err` means nothing could be done (the server's buckets unreadable).
     pub fn pass(&mut self, server: &dyn Server) -> Result<PassReport> {

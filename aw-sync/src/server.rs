@@ -17,7 +17,7 @@ use crate::error::Result;
 pub trait Server {
     /// Every bucket, by id (without events).
     fn buckets(&self) -> Result<HashMap<String, Bucket>>;
-    /// Creates a bucket (its events, if any, are ignored).
+    /// Creates a bucket; a sync passes buckets without events (events travel in pages).
     fn create_bucket(&self, bucket: &Bucket) -> Result<()>;
     /// Events overlapping or touching `[start, end]` (absent = open), clipped to it, newest
     /// first, at most `limit`.
@@ -45,9 +45,7 @@ impl Server for Datastore {
     }
 
     fn create_bucket(&self, bucket: &Bucket) -> Result<()> {
-        let mut bucket = bucket.clone();
-        bucket.events = None;
-        Ok(Datastore::create_bucket(self, &bucket).wait()?)
+        Ok(Datastore::create_bucket(self, bucket).wait()?)
     }
 
     fn events(
@@ -90,10 +88,8 @@ impl Server for aw_client_rust::blocking::AwClient {
     }
 
     fn create_bucket(&self, bucket: &Bucket) -> Result<()> {
-        let mut bucket = bucket.clone();
-        bucket.events = None;
         Ok(aw_client_rust::blocking::AwClient::create_bucket(
-            self, &bucket,
+            self, bucket,
         )?)
     }
 

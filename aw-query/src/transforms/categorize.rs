@@ -141,21 +141,16 @@ fn with_bits<R>(
     r
 }
 
-/// Sets `data["$category"]` of every event to the deepest matching category (ties: the later
-/// rule; `["Uncategorized"]` when none matches; an empty category never wins). Long lists
-/// are worked on in parts on the CPU pool, each with its own copy of `rules`.
-pub fn categorize(
+/// Sets `data[key]` of every event to `value_for(hits)`, the value for the bit set of
+/// the rules matching its data. Long lists are worked on in parts on the CPU pool, each
+/// with its own copy of `rules`.
+fn set_by_rules(
     mut events: Vec<QEvent>,
-    categories: &[Vec<String>],
     rules: &RuleSet,
+    key: &str,
+    value_for: impl Fn(&[u64]) -> Val + Sync,
 ) -> Vec<QEvent> {
-    // Built once per call and shared by every categorised event.
-    let values: Vec<Val> = categories
-        .iter()
-        .map(|c| Val::Arr(c.iter().map(|s| Val::str(s)).collect()))
-        .collect();
-    let uncategorized = Val::Arr(Arc::from([Val::str("Uncategorized")]));
-    let key: Key = Arc::from("$category");
+    let key: Key = Arc::from(key);
     for_parts(
         &mut events,
         || rules.fresh(),
@@ -163,52 +158,52 @@ pub fn categorize(
             let mut hits = rules.hit_buffer();
             patch_data(part, |data| {
                 rules.matches(data, &mut hits);
-                let mut best: Option<usize> = None;
-                let mut best_len = 1;
-                for (i, cat) in categories.iter().enumerate() {
-                    if RuleSet::is_hit(&hits, i) && cat.len() >= best_len {
-                        best = Some(i);
-                        best_len = cat.len();
-                    }
-                }
-                let value = match best.and_then(|i| values.get(i)) {
-                    Some(v) => v.clone(),
-                    None => uncategorized.clone(),
-                };
-                Some(vec![(Arc::clone(&key), value)])
+                Some(vec![(Arc::clone(&key), value_for(&hits))])
             });
         },
     );
     events
 }
 
+/// Sets `data["$category"]` of every event to the deepest matching category (ties: the later
+/// rule; `["Uncategorized"]` when none matches; an empty category never wins).
+pub fn categorize(events: Vec<QEvent>, categories: &[Vec<String>], rules: &RuleSet) -> Vec<QEvent> {
+    // Built once per call and shared by every categorised event.
+    let values: Vec<Val> = categories
+        .iter()
+        .map(|c| Val::Arr(c.iter().map(|s| Val::str(s)).collect()))
+        .collect();
+    let uncategorized = Val::Arr(Arc::from([Val::str("Uncategorized")]));
+    set_by_rules(events, rules, "$category", |hits| {
+        let mut best: Option<usize> = None;
+        let mut best_len = 1;
+        for (i, cat) in categories.iter().enumerate() {
+            if RuleSet::is_hit(hits, i) && cat.len() >= best_len {
+                best = Some(i);
+                best_len = cat.len();
+            }
+        }
+        match best.and_then(|i| values.get(i)) {
+            Some(v) => v.clone(),
+            None => uncategorized.clone(),
+        }
+    })
+}
+
 /// Sets `data["$tags"]` of every event to the sorted, de-duplicated names of the matching
-/// rules (in parts, as [`categorize`]).
-pub fn tag(mut events: Vec<QEvent>, names: &[String], rules: &RuleSet) -> Vec<QEvent> {
-    let key: Key = Arc::from("$tags");
-    for_parts(
-        &mut events,
-        || rules.fresh(),
-        |rules, part| {
-            let mut hits = rules.hit_buffer();
-            patch_data(part, |data| {
-                rules.matches(data, &mut hits);
-                let mut tags: Vec<&String> = names
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| RuleSet::is_hit(&hits, *i))
-                    .map(|(_, n)| n)
-                    .collect();
-                tags.sort();
-                tags.dedup();
-                Some(vec![(
-                    Arc::clone(&key),
-                    Val::Arr(tags.into_iter().map(|s| Val::str(s)).collect()),
-                )])
-            });
-        },
-    );
-    events
+/// rules.
+pub fn tag(events: Vec<QEvent>, names: &[String], rules: &RuleSet) -> Vec<QEvent> {
+    set_by_rules(events, rules, "$tags", |hits| {
+        let mut tags: Vec<&String> = names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| RuleSet::is_hit(hits, *i))
+            .map(|(_, n)| n)
+            .collect();
+        tags.sort();
+        tags.dedup();
+        Val::Arr(tags.into_iter().map(|s| Val::str(s)).collect())
+    })
 }
 
 #[cfg(test)]

@@ -3,12 +3,11 @@
 //! status route, and a clean stop.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use aw_tests::TestServer;
 use serde_json::Value;
 
-use crate::common::{describe, window_events, Device};
+use crate::common::{describe, eventually, window_events, Device};
 
 fn syncing_server(folder: &Path, extra: &str) -> Device {
     let config = format!(
@@ -17,18 +16,6 @@ fn syncing_server(folder: &Path, extra: &str) -> Device {
     );
     Device::with_server(TestServer::start_with_config(&config))
 }
-
-fn eventually(secs: u64, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    false
-}
-
 fn count_of(d: &Device, prefix: &str) -> Option<usize> {
     let id = d
         .client

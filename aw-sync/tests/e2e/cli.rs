@@ -5,19 +5,13 @@ use crate::common::{describe, window_events, Device};
 
 const WINDOW_A: &str = "aw-watcher-window_laptop";
 
-fn with_window_bucket(id: &str, hostname: &str) -> Device {
-    let d = Device::start();
-    d.create_bucket(id, "currentwindow", hostname);
-    d.client.insert_events(id, window_events(40, 0)).unwrap();
-    d
-}
-
 #[test]
 fn list_shows_the_server_this_devices_file_and_every_other_device() {
     let folder = tempfile::tempdir().unwrap();
     let f = folder.path();
-    let a = with_window_bucket(WINDOW_A, "laptop");
-    let b = with_window_bucket("aw-watcher-window_desktop", "desktop");
+    let a = Device::with_window_events(WINDOW_A, "laptop", window_events(40, 0));
+    let b =
+        Device::with_window_events("aw-watcher-window_desktop", "desktop", window_events(40, 0));
     a.sync(f, &["sync"]);
     b.sync(f, &["sync", "--mode", "push"]);
     let out = a.sync(f, &["list"]);
@@ -35,7 +29,7 @@ fn list_shows_the_server_this_devices_file_and_every_other_device() {
 fn the_port_comes_from_the_servers_config_file_and_testing_uses_its_own() {
     let folder = tempfile::tempdir().unwrap();
     let f = folder.path();
-    let a = with_window_bucket(WINDOW_A, "laptop");
+    let a = Device::with_window_events(WINDOW_A, "laptop", window_events(40, 0));
     let config = a.home.path().join("config/activitywatch/aw-server-rust");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(
@@ -66,8 +60,8 @@ fn the_port_comes_from_the_servers_config_file_and_testing_uses_its_own() {
 fn sync_host_and_sync_db_limit_what_is_pulled() {
     let folder = tempfile::tempdir().unwrap();
     let f = folder.path();
-    let a = with_window_bucket(WINDOW_A, "laptop");
-    let c = with_window_bucket("aw-watcher-window_tablet", "tablet");
+    let a = Device::with_window_events(WINDOW_A, "laptop", window_events(40, 0));
+    let c = Device::with_window_events("aw-watcher-window_tablet", "tablet", window_events(40, 0));
     a.sync(f, &["sync", "--mode", "push"]);
     c.sync(f, &["sync", "--mode", "push"]);
     let this_host = gethostname::gethostname().to_string_lossy().into_owned();

@@ -117,6 +117,17 @@ impl Device {
         found.into_iter().next().unwrap()
     }
 
+    /// A device whose server has a window bucket `id` of `hostname` holding `events`.
+    pub fn with_window_events(id: &str, hostname: &str, events: Vec<Event>) -> Device {
+        let d = Device::start();
+        d.create_bucket(id, "currentwindow", hostname);
+        // In requests of at most 10,000 events.
+        for chunk in events.chunks(10_000) {
+            d.client.insert_events(id, chunk.to_vec()).unwrap();
+        }
+        d
+    }
+
     pub fn create_bucket(&self, id: &str, kind: &str, hostname: &str) {
         self.client
             .create_bucket(&Bucket::new(id, kind, "test-watcher", hostname))
@@ -176,4 +187,16 @@ pub fn files_under(root: &Path) -> Vec<PathBuf> {
     walk(root, root, &mut out);
     out.sort();
     out
+}
+
+/// Waits until `check` holds, for at most `secs` seconds; whether it did.
+pub fn eventually(secs: u64, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    false
 }

@@ -2,11 +2,11 @@
 //! second aw-sync; and the daemon, which syncs on its own and stops cleanly on SIGTERM.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aw_tests::TestServer;
 
-use crate::common::{describe, window_events, Device};
+use crate::common::{describe, eventually, window_events, Device};
 
 const WINDOW_A: &str = "aw-watcher-window_laptop";
 
@@ -14,11 +14,7 @@ const WINDOW_A: &str = "aw-watcher-window_laptop";
 fn damaged_and_half_transferred_peer_files_are_skipped_and_the_rest_is_pulled() {
     let folder = tempfile::tempdir().unwrap();
     let f = folder.path();
-    let a = Device::start();
-    a.create_bucket(WINDOW_A, "currentwindow", "laptop");
-    a.client
-        .insert_events(WINDOW_A, window_events(2000, 0))
-        .unwrap();
+    let a = Device::with_window_events(WINDOW_A, "laptop", window_events(2000, 0));
     a.sync(f, &["sync", "--mode", "push"]);
     let good = std::fs::read(f.join(&a.device_id).join("test.db")).unwrap();
     // A transfer cut short, and a file that is not a database at all.
@@ -86,28 +82,12 @@ fn api_key_unreachable_server_and_a_second_instance_are_clear_errors() {
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
 }
 
-/// Waits until `check` holds, for at most `secs` seconds.
-fn eventually(secs: u64, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    false
-}
-
 #[test]
 fn daemons_sync_both_ways_survive_a_server_restart_and_stop_on_sigterm() {
     let folder = tempfile::tempdir().unwrap();
     let f = folder.path();
-    let mut a = Device::start();
+    let mut a = Device::with_window_events(WINDOW_A, "laptop", window_events(100, 0));
     let b = Device::start();
-    a.create_bucket(WINDOW_A, "currentwindow", "laptop");
-    a.client
-        .insert_events(WINDOW_A, window_events(100, 0))
-        .unwrap();
     let spawn = |d: &Device| {
         d.aw_sync_command(f)
             .args(["daemon", "--interval", "1"])

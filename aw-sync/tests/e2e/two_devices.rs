@@ -119,36 +119,26 @@ fn modes_bucket_lists_and_start_dates() {
     assert_eq!(b.bucket_ids().len(), 2, "{:?}", b.bucket_ids());
     assert_eq!(b.events(&b.pulled(&a, AFK_A).id), a.events(AFK_A));
 
-    // A start date: only events from it on (on the first sync of a bucket).
-    let c = Device::start();
-    c.sync(
-        f,
-        &[
+    // A start date: only events from it on (on the first sync of a bucket). 09:00 + 300 ×
+    // 10 s ends before 10:00: a start date the day after pulls nothing.
+    let pulled_since = |date: &str| {
+        let d = Device::start();
+        let args = [
             "sync",
             "--mode",
             "pull",
             "--buckets",
             WINDOW_A,
             "--start-date",
-            "2026-03-01",
-        ],
-    );
-    assert_eq!(c.events(&c.pulled(&a, WINDOW_A).id), a.events(WINDOW_A));
-    let d = Device::start();
-    // 09:00 + 300 × 10 s ends before 10:00: a start date the day after pulls nothing.
-    d.sync(
-        f,
-        &[
-            "sync",
-            "--mode",
-            "pull",
-            "--buckets",
-            WINDOW_A,
-            "--start-date",
-            "2026-03-02",
-        ],
-    );
-    assert!(d.events(&d.pulled(&a, WINDOW_A).id).is_empty());
+            date,
+        ];
+        d.sync(f, &args);
+        let events = d.events(&d.pulled(&a, WINDOW_A).id);
+        (d, events)
+    };
+    assert_eq!(pulled_since("2026-03-01").1, a.events(WINDOW_A));
+    let (d, events) = pulled_since("2026-03-02");
+    assert!(events.is_empty());
     assert!(!f.join(&d.device_id).exists(), "pull-only wrote a file");
 }
 
@@ -170,12 +160,7 @@ fn tied_events(n: usize) -> Vec<aw_models::Event> {
 fn large_buckets_page_exactly_and_a_killed_pull_or_push_resumes_without_loss_or_doubles() {
     let folder = tempfile::tempdir().unwrap();
     let f = folder.path();
-    let a = Device::start();
-    a.create_bucket(WINDOW_A, "currentwindow", "laptop");
-    let events = tied_events(60_001);
-    for chunk in events.chunks(10_000) {
-        a.client.insert_events(WINDOW_A, chunk.to_vec()).unwrap();
-    }
+    let a = Device::with_window_events(WINDOW_A, "laptop", tied_events(60_001));
     let expected = a.events(WINDOW_A);
     assert_eq!(expected.len(), 60_001);
 
