@@ -164,3 +164,38 @@ impl Job {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read step with a generous time budget reads one chunk of the year.
+    fn one_step(
+        store: &mut Store,
+        parts: crossbeam_channel::Sender<Result<aw_models::TextRows>>,
+    ) -> Option<Job> {
+        let read = store
+            .range_read("b", None, None, None, true)
+            .map(RangeRead::with_text_index);
+        Job::read(store, read, RowSink::Texts(parts), Duration::from_secs(60))
+    }
+
+    #[test]
+    fn a_streamed_read_goes_on_for_its_reader_and_ends_when_the_reader_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = crate::store::tests::big_store(&dir);
+        let (parts, reader) = crossbeam_channel::unbounded();
+        assert!(
+            one_step(&mut store, parts).is_some(),
+            "one chunk of a year is not all of it"
+        );
+        let first = reader.try_recv().unwrap().unwrap();
+        assert_eq!(first.rows.len(), READ_CHUNK_ROWS);
+        let (parts, reader) = crossbeam_channel::unbounded();
+        drop(reader);
+        assert!(
+            one_step(&mut store, parts).is_none(),
+            "a read for nobody must end"
+        );
+    }
+}

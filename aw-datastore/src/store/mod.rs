@@ -14,7 +14,7 @@ mod events;
 mod heartbeat;
 mod key_value;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use buckets::ImportBucket;
 

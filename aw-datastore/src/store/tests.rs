@@ -19,7 +19,7 @@ fn store_with(dir: &tempfile::TempDir, sql: &str) -> Store {
 }
 
 /// A store holding one bucket with 500,000 one-minute events (a year).
-fn big_store(dir: &tempfile::TempDir) -> Store {
+pub(crate) fn big_store(dir: &tempfile::TempDir) -> Store {
     store_with(
         dir,
         "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 499999)
