@@ -115,7 +115,7 @@ impl Job {
                     RowSink::Texts(parts) => {
                         let part = read.take_text_rows();
                         // A caller that went away ends the read.
-                        let gone = !part.rows.is_empty() && parts.send(Ok(part)).is_err();
+                        let gone = !part.is_empty() && parts.send(Ok(part)).is_err();
                         (!gone && !read.is_done()).then(|| Job::Read(read, RowSink::Texts(parts)))
                     }
                     whole => Some(Job::Read(read, whole)),
@@ -176,7 +176,7 @@ mod tests {
     ) -> Option<Job> {
         let read = store
             .range_read("b", None, None, None, true)
-            .map(RangeRead::with_text_index);
+            .map(RangeRead::with_text_parts);
         Job::read(store, read, RowSink::Texts(parts), Duration::from_secs(60))
     }
 
@@ -190,7 +190,7 @@ mod tests {
             "one chunk of a year is not all of it"
         );
         let first = reader.try_recv().unwrap().unwrap();
-        assert_eq!(first.rows.len(), READ_CHUNK_ROWS);
+        assert_eq!(first.len(), READ_CHUNK_ROWS);
         let (parts, reader) = crossbeam_channel::unbounded();
         drop(reader);
         assert!(

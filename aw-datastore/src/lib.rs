@@ -329,7 +329,7 @@ impl Datastore {
 
     /// [`Datastore::get_events`] without a limit, for the query engine: handed over a step
     /// at a time (each part as soon as it is read, so the caller works on it while the
-    /// worker reads the rest), newest first and clipped, with each distinct data text once
+    /// worker reads the rest), newest first and clipped, with the data texts as stored
     /// ([`TextRows`]). An error ends the sequence; dropping it stops the read.
     pub fn stream_events(
         &self,

@@ -25,9 +25,7 @@ use std::time::Instant;
 
 use crate::error::Result;
 pub use crate::schema::LONG_EVENT_NS;
-use aw_models::fxhash::{hash_str, FxHashMap};
-use aw_models::raw_event::{EventRows, RawEvent, TextRow, TextRows};
-use std::sync::Arc;
+use aw_models::raw_event::{EventRows, RawEvent, TextRows};
 
 /// The first chunk: `?1` bucket row, `?2` hi, `?3` floor (`lo - LONG_EVENT_NS`), `?4` lo,
 /// `?5` limit. The order is exactly the index's, so SQLite walks the index and stops after
@@ -65,49 +63,6 @@ pub(crate) fn row_to_raw(row: &rusqlite::Row) -> rusqlite::Result<RawEvent> {
     })
 }
 
-/// The distinct data texts of one read, numbered in order of first appearance: a read for
-/// the query engine hands each text over once ([`TextRows`]), and reading a repeated text
-/// costs a hash and a comparison instead of an allocation here and a hash, a comparison
-/// and a free in the engine.
-#[derive(Default)]
-struct TextIndex {
-    /// Text hash → its number (a text whose hash another text has gets a number of its
-    /// own, not indexed).
-    by_hash: FxHashMap<u64, u32>,
-    /// Every text by number (shared with the parts handed over).
-    texts: Vec<Arc<str>>,
-}
-
-impl TextIndex {
-    /// The row with its text's number; a text seen for the first time is added to `out`.
-    fn row(&mut self, row: &rusqlite::Row, out: &mut Vec<Arc<str>>) -> rusqlite::Result<TextRow> {
-        let text = row.get_ref(3)?.as_str()?;
-        let hash = hash_str(text);
-        let known = self
-            .by_hash
-            .get(&hash)
-            .copied()
-            .filter(|&n| self.texts.get(n as usize).is_some_and(|t| **t == *text));
-        let number = match known {
-            Some(n) => n,
-            None => {
-                let n = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
-                let shared: Arc<str> = Arc::from(text);
-                self.by_hash.entry(hash).or_insert(n);
-                self.texts.push(Arc::clone(&shared));
-                out.push(shared);
-                n
-            }
-        };
-        Ok(TextRow {
-            id: row.get(0)?,
-            start: row.get(1)?,
-            end: row.get(2)?,
-            text: number,
-        })
-    }
-}
-
 /// How often (in rows) a step checks its deadline.
 pub const DEADLINE_CHECK_ROWS: usize = 64;
 
@@ -124,7 +79,7 @@ pub struct RangeRead {
     cursor: Option<(i64, i64, i64)>,
     rows: Vec<RawEvent>,
     /// Set for reads whose rows go out as [`TextRows`] (then `rows` stays empty).
-    texts: Option<(TextIndex, TextRows)>,
+    texts: Option<TextRows>,
     done: bool,
 }
 
@@ -146,15 +101,15 @@ impl RangeRead {
     }
 
     /// Makes the read hand its rows over as [`TextRows`] ([`RangeRead::take_text_rows`]).
-    pub fn with_text_index(mut self) -> RangeRead {
-        self.texts = Some((TextIndex::default(), TextRows::default()));
+    pub fn with_text_parts(mut self) -> RangeRead {
+        self.texts = Some(TextRows::default());
         self
     }
 
     /// Rows read and not handed over yet.
     fn len(&self) -> usize {
         match &self.texts {
-            Some((_, out)) => out.rows.len(),
+            Some(out) => out.len(),
             None => self.rows.len(),
         }
     }
@@ -162,10 +117,13 @@ impl RangeRead {
     /// Keeps one row read.
     fn push(&mut self, row: &rusqlite::Row) -> rusqlite::Result<()> {
         match &mut self.texts {
-            Some((index, out)) => {
-                let r = index.row(row, &mut out.texts)?;
-                out.rows.push(r);
-            }
+            // Copied as stored, without checking it is UTF-8: the engine does (`TextRows`).
+            Some(out) => out.push(
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get_ref(3)?.as_bytes()?,
+            ),
             None => self.rows.push(row_to_raw(row)?),
         }
         Ok(())
@@ -174,7 +132,7 @@ impl RangeRead {
     /// The last row read and not handed over: `(start, end, id)`.
     fn last(&self) -> Option<(i64, i64, i64)> {
         match &self.texts {
-            Some((_, out)) => out.rows.last().map(|r| (r.start, r.end, r.id)),
+            Some(out) => out.last().map(|r| (r.start, r.end, r.id)),
             None => self.rows.last().map(|r| (r.start, r.end, r.id)),
         }
     }
@@ -293,18 +251,15 @@ impl RangeRead {
         EventRows(self.rows)
     }
 
-    /// The rows read since the last call, with the texts first seen since, clipped to the
-    /// range if asked (reads made [`RangeRead::with_text_index`]; the read goes on where it
+    /// The rows read since the last call, with their texts, clipped to the range if asked (reads made [`RangeRead::with_text_parts`]; the read goes on where it
     /// was).
     pub fn take_text_rows(&mut self) -> TextRows {
-        let Some((_, out)) = self.texts.as_mut() else {
+        let Some(out) = self.texts.as_mut() else {
             return TextRows::default();
         };
         let mut part = std::mem::take(out);
         if self.clip {
-            for r in &mut part.rows {
-                r.clip(self.lo, self.hi);
-            }
+            part.clip(self.lo, self.hi);
         }
         part
     }

@@ -217,7 +217,7 @@ fn handle(store: &mut Store, request: Request, step: Duration) -> Option<Job> {
         } => {
             let read = store.range_read(&bucket, start, end, limit, clip);
             let read = match reply {
-                RowSink::Texts(_) => read.map(RangeRead::with_text_index),
+                RowSink::Texts(_) => read.map(RangeRead::with_text_parts),
                 RowSink::Whole(_) => read,
             };
             return Job::read(store, read, reply, step);

@@ -105,16 +105,69 @@ fn is_json_object(text: &str) -> bool {
     text.starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
-/// A part of an event read for the query engine, with each distinct data text handed over
-/// once: a year of window events repeats a few thousand texts hundreds of thousands of
-/// times, and the engine only needs to parse each once and share the result. Texts are
-/// numbered in the order they first appear over all parts of one read.
+/// A part of an event read for the query engine: the rows, and their data texts as stored,
+/// one after another in one buffer. The reader copies each row's text with one `memcpy` and
+/// no allocation; finding repeated texts (a year of window events repeats a few thousand
+/// texts hundreds of thousands of times) is left to the engine, on its own thread, so the
+/// datastore's single worker thread (the bottleneck of a long read) does as little per row
+/// as it can. The texts are not checked to be UTF-8 here either: the engine checks them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TextRows {
-    /// The texts first seen in this part, numbered after those of the parts before it.
-    pub texts: Vec<std::sync::Arc<str>>,
+    /// The rows' data texts, one after another.
+    texts: Vec<u8>,
     /// The rows, newest first.
-    pub rows: Vec<TextRow>,
+    rows: Vec<TextRow>,
+}
+
+impl TextRows {
+    /// Adds a row whose data text is `text`.
+    pub fn push(&mut self, id: i64, start: i64, end: i64, text: &[u8]) {
+        self.texts.extend_from_slice(text);
+        self.rows.push(TextRow {
+            id,
+            start,
+            end,
+            text_end: self.texts.len(),
+        });
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The texts of all rows, one after another (checking them as UTF-8 at once is faster
+    /// than row by row).
+    pub fn all_texts(&self) -> &[u8] {
+        &self.texts
+    }
+
+    /// The rows, each with its text's place in [`TextRows::all_texts`].
+    pub fn rows(&self) -> impl Iterator<Item = (&TextRow, std::ops::Range<usize>)> {
+        let mut start = 0;
+        self.rows.iter().map(move |r| {
+            let text = start..r.text_end;
+            start = r.text_end;
+            (r, text)
+        })
+    }
+
+    /// The last row.
+    pub fn last(&self) -> Option<&TextRow> {
+        self.rows.last()
+    }
+
+    /// Clips every row to `[lo, hi]`, as [`RawEvent::clip`].
+    pub fn clip(&mut self, lo: i64, hi: i64) {
+        for r in &mut self.rows {
+            r.clip(lo, hi);
+        }
+    }
 }
 
 /// Raises `start` to `lo` and lowers `end` to `hi`.
@@ -130,7 +183,7 @@ impl TextRow {
     }
 }
 
-/// A row of [`TextRows`]: the event without its data, and its text's number.
+/// A row of [`TextRows`]: the event without its data (see [`TextRows::rows`] for the text).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TextRow {
     /// The event id.
@@ -139,8 +192,8 @@ pub struct TextRow {
     pub start: i64,
     /// End, ns since the epoch.
     pub end: i64,
-    /// The number of its data text (see [`TextRows::texts`]).
-    pub text: u32,
+    /// Where its text ends in the part's buffer (it starts where the previous row's ends).
+    text_end: usize,
 }
 
 /// The result of an event read: rows, newest first.

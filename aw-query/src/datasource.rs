@@ -27,7 +27,7 @@ pub trait DataSource: Send + Sync {
     /// The events of [`DataSource::query_bucket`] as rows whose data is still JSON text, for
     /// sources that store text: the engine then parses each distinct text once instead of
     /// every event's data (a year of window events repeats a few thousand texts hundreds of
-    /// thousands of times), each distinct text handed over once. The rows may come in parts,
+    /// thousands of times). The rows may come in parts,
     /// in order, as the source reads them, so the engine works on the first while the source
     /// reads the rest; an error ends them.
     /// `None`: not offered, use `query_bucket`.
@@ -41,8 +41,8 @@ pub trait DataSource: Send + Sync {
     }
 }
 
-/// The rows of [`DataSource::query_bucket_rows`], a part at a time, each distinct data text
-/// once (see [`TextRows`]).
+/// The rows of [`DataSource::query_bucket_rows`], a part at a time, with their data texts
+/// (see [`TextRows`]).
 pub type RowChunks<'a> = Box<dyn Iterator<Item = Result<TextRows, DataSourceError>> + 'a>;
 
 /// Why a [`DataSource`] could not answer. Its `Debug` rendering is part of the query error

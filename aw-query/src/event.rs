@@ -115,48 +115,88 @@ fn intern_in(events: Vec<Event>, parts: usize) -> Vec<QEvent> {
 }
 
 /// Like [`intern`] for rows whose data is JSON text, taken a part at a time as the source
-/// hands them over (the next part is read while this one is interned), each distinct text
-/// once: each text is parsed once and its object shared by every event with that text.
-/// Rows whose text is not a JSON object are skipped with a warning per text (one damaged
-/// row must not fail a query). Returns the events and the bytes of data text they came
-/// from.
+/// hands them over (the next part is read while this one is interned): each distinct text is
+/// parsed once and its object shared by every event with that text. Rows whose text is not
+/// UTF-8 holding a JSON object are skipped with a warning per text (one damaged row must not
+/// fail a query). Returns the events and the bytes of data text they came from.
 pub fn intern_rows(
     parts: impl Iterator<Item = Result<aw_models::TextRows, crate::DataSourceError>>,
 ) -> Result<(Vec<QEvent>, usize), crate::DataSourceError> {
+    use std::collections::hash_map::Entry;
     let mut strings = Interner::default();
-    // By text number: its object (`None`: unreadable) and its length.
-    let mut objects: Vec<(Option<Data>, usize)> = Vec::new();
+    // Text hash → the text's object (`None`: unreadable) and where the text is (the number
+    // of its part in `kept`, its range there). A text whose hash another text has is parsed
+    // on its own each time (64-bit hashes: this does not happen in practice).
+    let mut by_hash: FxHashMap<u64, (Option<Data>, usize, std::ops::Range<usize>)> =
+        FxHashMap::default();
+    // The parts read so far: the texts `by_hash` points to.
+    let mut kept: Vec<aw_models::TextRows> = Vec::new();
     let mut out = Vec::new();
     let mut bytes = 0usize;
     for part in parts {
-        let part = part?;
-        for text in &part.texts {
-            let object = match crate::data_text::parse_obj(text, &mut strings) {
-                Ok(object) => Some(object),
-                Err(e) => {
-                    log::warn!("Skipping events with unreadable data: {e}");
-                    None
-                }
+        kept.push(part?);
+        let this = kept.len() - 1;
+        let Some(part) = kept.last() else { break };
+        // One UTF-8 check for the whole part; row by row only when it fails.
+        let all = std::str::from_utf8(part.all_texts()).ok();
+        out.reserve(part.len());
+        for (row, range) in part.rows() {
+            let text = match all {
+                Some(all) => all.get(range.clone()),
+                None => part
+                    .all_texts()
+                    .get(range.clone())
+                    .and_then(|t| std::str::from_utf8(t).ok()),
             };
-            objects.push((object, text.len()));
-        }
-        out.reserve(part.rows.len());
-        for row in &part.rows {
-            let Some((Some(data), len)) = objects.get(row.text as usize) else {
+            let Some(text) = text else {
+                log::warn!("Skipping an event whose data is not UTF-8 (id {})", row.id);
                 continue;
             };
-            bytes = bytes.saturating_add(*len);
+            let data = match by_hash.entry(crate::fxhash::hash_str(text)) {
+                Entry::Occupied(known) => {
+                    let (object, p, r) = known.get();
+                    let same = kept
+                        .get(*p)
+                        .and_then(|k| k.all_texts().get(r.clone()))
+                        .is_some_and(|t| t == text.as_bytes());
+                    if same {
+                        object.clone()
+                    } else {
+                        parse_data_text(text, &mut strings)
+                    }
+                }
+                Entry::Vacant(slot) => {
+                    let object = parse_data_text(text, &mut strings);
+                    slot.insert((object.clone(), this, range));
+                    object
+                }
+            };
+            let Some(data) = data else {
+                continue;
+            };
+            bytes = bytes.saturating_add(text.len());
             out.push(QEvent {
                 id: Some(row.id),
                 start: row.start,
                 duration: row.end.saturating_sub(row.start),
-                data: data.clone(),
+                data,
             });
         }
-        crate::reaper::drop_vec_later(part.texts);
     }
-    drop(objects);
+    crate::reaper::drop_later((by_hash, kept));
     Ok((out, bytes))
+}
+
+/// The object of a stored data text, or `None` (with a warning) when it is not a JSON
+/// object.
+fn parse_data_text(text: &str, strings: &mut Interner) -> Option<Data> {
+    match crate::data_text::parse_obj(text, strings) {
+        Ok(object) => Some(object),
+        Err(e) => {
+            log::warn!("Skipping events with unreadable data: {e}");
+            None
+        }
+    }
 }
 
 /// Below this many events per thread, interning runs on the calling thread only.
@@ -249,6 +289,39 @@ mod tests {
     fn model(data: Value) -> Event {
         let Value::Object(d) = data else { panic!() };
         Event::new(Utc.timestamp_opt(0, 0).unwrap(), Duration::seconds(1), d)
+    }
+
+    #[test]
+    fn rows_share_one_object_per_text_across_parts_and_skip_damaged_texts() {
+        let part = |rows: &[(i64, &[u8])]| {
+            let mut p = aw_models::TextRows::default();
+            for (id, text) in rows {
+                p.push(*id, *id * 10, *id * 10 + 5, text);
+            }
+            Ok(p)
+        };
+        let a: &[u8] = br#"{"app":"a","title":"x"}"#;
+        let b: &[u8] = br#"{"app":"b"}"#;
+        let parts = vec![
+            part(&[(1, a), (2, b), (3, b"not json"), (4, a)]),
+            // Not UTF-8: this part is checked row by row.
+            part(&[(5, b), (6, b"{\"app\":\"\xff\"}"), (7, a), (8, b"not json")]),
+        ];
+        let (events, bytes) = intern_rows(parts.into_iter()).unwrap();
+        let ids: Vec<i64> = events.iter().filter_map(|e| e.id).collect();
+        assert_eq!(ids, vec![1, 2, 4, 5, 7]);
+        assert_eq!(bytes, 3 * a.len() + 2 * b.len());
+        assert!(Data::ptr_eq(&events[0].data, &events[2].data));
+        assert!(Data::ptr_eq(&events[0].data, &events[4].data));
+        assert!(Data::ptr_eq(&events[1].data, &events[3].data));
+        assert_eq!(events[1].data["app"].as_str(), Some("b"));
+        assert_eq!((events[4].start, events[4].duration), (70, 5));
+        // An error from the source ends the read with it.
+        let failing = vec![
+            part(&[(1, a)]),
+            Err(crate::DataSourceError::NoSuchBucket("x".into())),
+        ];
+        assert!(intern_rows(failing.into_iter()).is_err());
     }
 
     #[test]

@@ -449,25 +449,13 @@ impl aw_query::DataSource for RowSource {
             Ok(events) => events,
             Err(e) => return Some(Box::new(std::iter::once(Err(e)))),
         };
-        // In parts of 1,000 rows, as a source that reads in steps hands them over; texts
-        // numbered over all parts, a repeated text handed over once.
-        let mut numbers: std::collections::HashMap<String, u32> = Default::default();
+        // In parts of 1,000 rows, as a source that reads in steps hands them over.
         let mut parts = Vec::new();
         for chunk in events.chunks(1000) {
             let mut part = aw_models::TextRows::default();
             for e in chunk {
                 let text = serde_json::to_string(&e.data).unwrap();
-                let next = numbers.len() as u32;
-                let number = *numbers.entry(text.clone()).or_insert_with(|| {
-                    part.texts.push(text.as_str().into());
-                    next
-                });
-                part.rows.push(aw_models::TextRow {
-                    id: e.id.unwrap_or(0),
-                    start: e.start_ns(),
-                    end: e.end_ns(),
-                    text: number,
-                });
+                part.push(e.id.unwrap_or(0), e.start_ns(), e.end_ns(), text.as_bytes());
             }
             parts.push(Ok(part));
         }
