@@ -78,9 +78,41 @@ impl Default for Obj {
 pub struct Interner {
     /// By hash ([`crate::fxhash::hash_str`]), so growing the map never hashes a string again.
     strings: FxHashMap<u64, Arc<str>>,
+    /// Keys seen lately, by [`key_slot`]: the objects of one bucket have the same few keys,
+    /// found here with one short comparison instead of a hash and a look-up in `strings`
+    /// (which holds every title too).
+    recent_keys: [Option<Arc<str>>; KEY_SLOTS],
+}
+
+/// Size of [`Interner`]'s recent keys.
+const KEY_SLOTS: usize = 32;
+
+/// A key's slot in [`Interner`]'s recent keys: from its length and its first and last bytes
+/// (the keys of one bucket differ in them).
+fn key_slot(s: &str) -> usize {
+    let b = s.as_bytes();
+    let first = b.first().copied().unwrap_or(0) as usize;
+    let last = b.last().copied().unwrap_or(0) as usize;
+    (b.len() ^ first.wrapping_mul(7) ^ last.wrapping_mul(3)) % KEY_SLOTS
 }
 
 impl Interner {
+    /// The shared string equal to the object key `s` ([`Interner::get`], faster for the
+    /// keys that repeat object after object).
+    pub fn key(&mut self, s: &str) -> Arc<str> {
+        let slot = key_slot(s);
+        if let Some(Some(known)) = self.recent_keys.get(slot) {
+            if **known == *s {
+                return Arc::clone(known);
+            }
+        }
+        let key = self.get(s);
+        if let Some(entry) = self.recent_keys.get_mut(slot) {
+            *entry = Some(Arc::clone(&key));
+        }
+        key
+    }
+
     /// The shared string equal to `s` (a string whose 64-bit hash another has is simply not
     /// shared).
     pub fn get(&mut self, s: &str) -> Arc<str> {

@@ -78,7 +78,7 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
     }
 
     fn visit_str<E: Error>(self, s: &str) -> Result<Key, E> {
-        Ok(self.0.get(s))
+        Ok(self.0.key(s))
     }
 }
 
