@@ -314,9 +314,10 @@ fn binary(op: BinOp, a: DataType, b: DataType) -> QueryResult<DataType> {
     Ok(match op {
         BinOp::Add => match (a, b) {
             (D::Number(x), D::Number(y)) => D::Number(x + y),
-            (D::Events(mut x), D::Events(y)) => {
-                x.extend(y);
-                D::Events(x)
+            (D::Events(x), D::Events(y)) => {
+                let mut x = Arc::unwrap_or_clone(x);
+                x.extend(y.iter().cloned());
+                D::from_events(x)
             }
             (D::List(x), D::Events(y)) if x.is_empty() => D::Events(y),
             (D::Events(x), D::List(y)) if y.is_empty() => D::Events(x),

@@ -24,17 +24,48 @@ pub fn for_parts<S: Send>(
     state: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, &mut [QEvent]) + Sync,
 ) -> Vec<S> {
-    let threads = crate::cpu_pool::threads();
-    if threads <= 1 || events.len() < MIN_PARALLEL_EVENTS {
-        let mut s = state();
-        work(&mut s, events);
-        return vec![s];
+    match part_len(events.len()) {
+        Some(len) => in_parallel(events.par_chunks_mut(len), state, work),
+        None => {
+            let mut s = state();
+            work(&mut s, events);
+            vec![s]
+        }
     }
+}
+
+/// [`for_parts`] for work that only reads the events (a list shared with a variable).
+pub fn for_read_parts<S: Send>(
+    events: &[QEvent],
+    state: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, &[QEvent]) + Sync,
+) -> Vec<S> {
+    match part_len(events.len()) {
+        Some(len) => in_parallel(events.par_chunks(len), state, work),
+        None => {
+            let mut s = state();
+            work(&mut s, events);
+            vec![s]
+        }
+    }
+}
+
+/// The length of the parts a list of `n` events is cut into, or `None` for one part on the
+/// calling thread.
+fn part_len(n: usize) -> Option<usize> {
+    let threads = crate::cpu_pool::threads();
+    (threads > 1 && n >= MIN_PARALLEL_EVENTS).then(|| n.div_ceil(threads))
+}
+
+/// Runs `work` on every part of `parts` on the CPU pool with the caller's deadline.
+fn in_parallel<P: IndexedParallelIterator, S: Send>(
+    parts: P,
+    state: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, P::Item) + Sync,
+) -> Vec<S> {
     let deadline = crate::budget::deadline();
-    let chunk = events.len().div_ceil(threads);
     let done: Vec<(S, bool)> = crate::cpu_pool::install(|| {
-        events
-            .par_chunks_mut(chunk)
+        parts
             .map(|part| {
                 let _budget = crate::budget::enter(deadline);
                 let mut s = state();
@@ -146,7 +177,7 @@ mod tests {
             vec!["app".into(), "title".into()],
             vec!["url".into()],
         ] {
-            let whole = merge_events_by_keys(long_list(), &keys);
+            let whole = merge_events_by_keys(&long_list(), &keys);
             // First appearances, their data and timestamps, and the summed durations.
             let expected: std::collections::BTreeMap<String, (i64, i64)> = {
                 let mut m = std::collections::BTreeMap::new();

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -34,7 +35,12 @@ pub enum DataType {
     /// A list of events, kept as plain events so that event lists move through the built-in
     /// functions without per-element conversion. Semantically it is exactly a `List` whose
     /// elements are all `Event`s: same type, same equality, same JSON.
-    Events(Vec<QEvent>),
+    ///
+    /// Shared: reading a variable where it is not the variable's last use shares its list
+    /// instead of copying a year of events, and the functions that only read a list (merging,
+    /// filtering, summing) read the shared one. A function that changes a list copies it then,
+    /// only if it is still shared (`functions::args::events`).
+    Events(Arc<Vec<QEvent>>),
     /// A dict with string keys (sorted, which is also the output order).
     Dict(BTreeMap<String, DataType>),
     /// A built-in function.
@@ -44,14 +50,17 @@ pub enum DataType {
 impl DataType {
     /// A list of events.
     pub fn from_events(events: Vec<QEvent>) -> DataType {
-        DataType::Events(events)
+        DataType::Events(Arc::new(events))
     }
 
     /// The elements of a `List` or `Events` value as general values; `None` for other types.
     pub fn into_list(self) -> Result<Vec<DataType>, DataType> {
         match self {
             DataType::List(items) => Ok(items),
-            DataType::Events(events) => Ok(events.into_iter().map(DataType::Event).collect()),
+            DataType::Events(events) => Ok(Arc::unwrap_or_clone(events)
+                .into_iter()
+                .map(DataType::Event)
+                .collect()),
             other => Err(other),
         }
     }
@@ -153,12 +162,12 @@ impl DataType {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.deep_eq(y))
             }
             (DataType::Events(a), DataType::Events(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.query_eq(y))
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.query_eq(y))
             }
             (DataType::List(a), DataType::Events(b)) | (DataType::Events(b), DataType::List(a)) => {
                 a.len() == b.len()
                     && a.iter()
-                        .zip(b)
+                        .zip(b.iter())
                         .all(|(x, y)| matches!(x, DataType::Event(x) if x.query_eq(y)))
             }
             (DataType::Dict(a), DataType::Dict(b)) => {
@@ -299,14 +308,14 @@ mod tests {
     #[test]
     fn event_lists_behave_like_lists_of_events() {
         let e = QEvent::new(0, 1_000_000_000, crate::event::Data::new());
-        let a = DataType::Events(vec![e.clone()]);
+        let a = DataType::from_events(vec![e.clone()]);
         let b = DataType::List(vec![DataType::Event(e)]);
         assert!(a.deep_eq(&b) && b.deep_eq(&a));
         assert_eq!(a.describe(), b.describe());
         assert_eq!(a.depth(), b.depth());
         assert_eq!(a.to_json().unwrap(), b.to_json().unwrap());
-        assert!(DataType::Events(vec![]).deep_eq(&DataType::List(vec![])));
-        assert!(!DataType::Events(vec![]).deep_eq(&DataType::List(vec![DataType::None])));
+        assert!(DataType::from_events(vec![]).deep_eq(&DataType::List(vec![])));
+        assert!(!DataType::from_events(vec![]).deep_eq(&DataType::List(vec![DataType::None])));
     }
 
     #[test]

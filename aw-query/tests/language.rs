@@ -180,6 +180,34 @@ fn variables_are_copied_not_shared() {
     let out = run(&ds, r#"e = query_bucket("b"); s = sort_by_duration(e); x = categorize(e, [[["X"], {"type": "regex", "regex": ""}]]); return e;"#).unwrap();
     let direct = run(&ds, r#"return query_bucket("b");"#).unwrap();
     assert_eq!(out, direct);
+    // Lists are shared between variables until a function changes one: whether a function
+    // only reads its list (merging, filtering, summing) or changes it (in place when nobody
+    // else holds it), the other holders see the list unchanged.
+    let code = r#"
+        e = query_bucket("b");
+        f = e;
+        m = merge_events_by_keys(e, ["app"]);
+        k = filter_keyvals(e, "app", ["a"]);
+        r = filter_keyvals_regex(e, "app", "a");
+        x = exclude_keyvals(e, "app", ["a"]);
+        n = sum_durations(e);
+        l = limit_events(e, 1);
+        s = sort_by_duration(f);
+        c = categorize(f, [[["X"], {"type": "regex", "regex": ""}]]);
+        u = split_url_events(f);
+        p = e + f;
+        return [e, f];
+    "#;
+    let direct = run(&ds, r#"e = query_bucket("b"); return [e, e];"#).unwrap();
+    assert_eq!(run(&ds, code).unwrap(), direct);
+    // And a shared list filtered gives what the unshared one gives.
+    let shared = run(
+        &ds,
+        r#"e = query_bucket("b"); k = filter_keyvals(e, "app", ["a"]); return [k, e];"#,
+    )
+    .unwrap();
+    let alone = run(&ds, r#"e = query_bucket("b"); k = filter_keyvals(e, "app", ["a"]); return [k, query_bucket("b")];"#).unwrap();
+    assert_eq!(shared, alone);
     // And a list built from a variable is independent of later reassignment.
     assert_eq!(
         ok("a = [1]; b = [a, a]; a = 2; return b;"),

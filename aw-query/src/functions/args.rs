@@ -43,8 +43,14 @@ pub fn list(v: DataType) -> QueryResult<Vec<DataType>> {
     v.into_list().map_err(|other| type_error("List", &other))
 }
 
-/// An event-list argument, taken apart without copying the events.
+/// An event-list argument, to be changed: taken apart without copying the events, unless
+/// the list is shared with a variable (then it is copied).
 pub fn events(v: DataType) -> QueryResult<Vec<QEvent>> {
+    shared_events(v).map(Arc::unwrap_or_clone)
+}
+
+/// An event-list argument that is only read: the list a variable holds, not a copy.
+pub fn shared_events(v: DataType) -> QueryResult<Arc<Vec<QEvent>>> {
     let items = match v {
         DataType::Events(events) => return Ok(events),
         DataType::List(items) => items,
@@ -57,7 +63,7 @@ pub fn events(v: DataType) -> QueryResult<Vec<QEvent>> {
             other => return Err(element_error("Events", &other)),
         }
     }
-    Ok(out)
+    Ok(Arc::new(out))
 }
 
 /// A string argument.

@@ -34,13 +34,13 @@ pub fn query_bucket(args: Vec<DataType>, ctx: &mut CallContext<'_>) -> QueryResu
     if let Some(parts) = ctx.ds.query_bucket_rows(&id, start, end) {
         let (events, bytes) = crate::event::intern_rows(parts).map_err(failed)?;
         ctx.state.loaded_bytes = bytes;
-        return Ok(DataType::Events(events));
+        return Ok(DataType::from_events(events));
     }
     let events = crate::event::intern(ctx.ds.query_bucket(&id, start, end).map_err(failed)?);
     // Data that arrives as objects is charged by the size of their JSON form (shared objects
     // once per event: an over-estimate, on the in-memory source only).
     ctx.state.loaded_bytes = events.iter().map(|e| e.data.json_weight()).sum();
-    Ok(DataType::Events(events))
+    Ok(DataType::from_events(events))
 }
 
 /// `query_bucket_names()`: all bucket ids (sorted, for stable output).

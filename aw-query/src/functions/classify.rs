@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use fancy_regex::Regex;
 
-use super::args::{arity, element_error, events, list, string, strings, type_error};
+use super::args::{arity, element_error, events, list, shared_events, string, strings, type_error};
 use crate::error::{QueryError, QueryResult};
 use crate::transforms::categorize::{self, Rule, RuleSet};
 use crate::transforms::filter;
@@ -160,7 +160,7 @@ pub fn tag(args: Vec<DataType>) -> QueryResult<DataType> {
 /// `filter_keyvals_regex(events, key, regex)`.
 pub fn filter_keyvals_regex(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, key, pattern] = arity::<3>(args)?;
-    let e = events(e)?;
+    let e = shared_events(e)?;
     let key = string(key)?;
     let pattern = string(pattern)?;
     let mut set = RuleSet::new(vec![Rule {

@@ -1,6 +1,6 @@
 //! The event-list built-ins: argument checking around the [`transforms`](crate::transforms).
 
-use super::args::{arity, events, json_values, number, string, strings};
+use super::args::{arity, events, json_values, number, shared_events, string, strings};
 use crate::error::QueryResult;
 use crate::transforms::{chunk, filter, flood as fl, merge, period, sort, split_url, union};
 use crate::value::DataType;
@@ -14,9 +14,11 @@ pub fn flood(args: Vec<DataType>) -> QueryResult<DataType> {
 /// `merge_events_by_keys(events, keys)`.
 pub fn merge_events_by_keys(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, keys] = arity::<2>(args)?;
-    let e = events(e)?;
+    let e = shared_events(e)?;
     let keys = strings(keys)?;
-    Ok(DataType::from_events(merge::merge_events_by_keys(e, &keys)))
+    let merged = merge::merge_events_by_keys(&e, &keys);
+    crate::reaper::drop_later(e);
+    Ok(DataType::from_events(merged))
 }
 
 /// `chunk_events_by_key(events, key)`.
@@ -42,10 +44,10 @@ pub fn sort_by_timestamp(args: Vec<DataType>) -> QueryResult<DataType> {
 /// `sum_durations(events)`.
 pub fn sum_durations(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e] = arity::<1>(args)?;
-    let e = events(e)?;
+    let e = shared_events(e)?;
     let total = sort::sum_durations(&e);
     // Often the last use of a large list: free it off the query's thread.
-    crate::reaper::drop_vec_later(e);
+    crate::reaper::drop_later(e);
     Ok(DataType::Number(total))
 }
 
@@ -60,7 +62,7 @@ pub fn limit_events(args: Vec<DataType>) -> QueryResult<DataType> {
 /// `filter_keyvals(events, key, values)` (`keep`) and `exclude_keyvals` (`!keep`).
 pub fn filter_keyvals(args: Vec<DataType>, keep: bool) -> QueryResult<DataType> {
     let [e, key, values] = arity::<3>(args)?;
-    let e = events(e)?;
+    let e = shared_events(e)?;
     let key = string(key)?;
     let values = json_values(values)?;
     Ok(DataType::from_events(filter::filter_keyvals(
@@ -110,5 +112,5 @@ pub fn concat(args: Vec<DataType>) -> QueryResult<DataType> {
     for a in args {
         out.extend(events(a)?);
     }
-    Ok(DataType::Events(out))
+    Ok(DataType::from_events(out))
 }

@@ -5,47 +5,66 @@ use crate::data::Val;
 use crate::event::{Data, QEvent};
 use crate::fxhash::FxHashMap;
 use crate::transforms::categorize::RuleSet;
+use std::sync::Arc;
 
 /// Keeps (`keep = true`) or drops (`keep = false`) the events whose `data[key]` exists and
 /// equals one of `values` (numbers compared by value, `1 == 1.0`). Events lacking `key` never
 /// match: dropped by the filter, kept by the exclusion.
 ///
-/// The decision for each data object is remembered by its address, so events sharing an
-/// object (see [`crate::event::intern`]) are decided without touching it again. Objects are
+/// The decision for each shared data object is remembered by its address, so events sharing
+/// an object (see [`crate::event::intern`]) are decided without touching it again. Objects are
 /// only freed, never allocated, during the call, so a remembered address cannot be reused by
 /// another object.
-pub fn filter_keyvals(events: Vec<QEvent>, key: &str, values: &[Val], keep: bool) -> Vec<QEvent> {
-    let mut events = events;
+pub fn filter_keyvals(
+    events: Arc<Vec<QEvent>>,
+    key: &str,
+    values: &[Val],
+    keep: bool,
+) -> Vec<QEvent> {
     let mut decided: FxHashMap<usize, bool> = FxHashMap::default();
     let matches = |data: &Data| {
         data.get(key)
             .is_some_and(|v| values.iter().any(|x| v.value_eq(x)))
     };
-    events.retain(|e| {
-        if crate::budget::expired() {
-            return false;
-        }
-        let hit = *decided
-            .entry(e.data.addr())
-            .or_insert_with(|| matches(&e.data));
+    retain(events, |e| {
+        // Objects held by one event only (most browser events) are not worth remembering.
+        let hit = if e.data.is_shared() {
+            *decided
+                .entry(e.data.addr())
+                .or_insert_with(|| matches(&e.data))
+        } else {
+            matches(&e.data)
+        };
         hit == keep
-    });
-    events
+    })
 }
 
 /// Keeps the events whose `data[key]` is a string in which the single rule of `rules`
 /// matches.
-pub fn filter_keyvals_regex(events: Vec<QEvent>, rules: &mut RuleSet) -> Vec<QEvent> {
-    let mut events = events;
+pub fn filter_keyvals_regex(events: Arc<Vec<QEvent>>, rules: &mut RuleSet) -> Vec<QEvent> {
     let mut hits = rules.hit_buffer();
-    events.retain(|e| {
-        if crate::budget::expired() {
-            return false;
-        }
+    retain(events, |e| {
         rules.matches(&e.data, &mut hits);
         RuleSet::is_hit(&hits, 0)
-    });
-    events
+    })
+}
+
+/// The events for which `keep` holds, in order: kept in place when the list is not shared,
+/// else copied out of the shared list (which is then released off this thread). Stops,
+/// keeping nothing more, once the query's time is up.
+fn retain(events: Arc<Vec<QEvent>>, mut keep: impl FnMut(&QEvent) -> bool) -> Vec<QEvent> {
+    let mut keep = |e: &QEvent| !crate::budget::expired() && keep(e);
+    match Arc::try_unwrap(events) {
+        Ok(mut owned) => {
+            owned.retain(|e| keep(e));
+            owned
+        }
+        Err(shared) => {
+            let kept = shared.iter().filter(|e| keep(e)).cloned().collect();
+            crate::reaper::drop_later(shared);
+            kept
+        }
+    }
 }
 
 #[cfg(test)]
@@ -71,11 +90,11 @@ mod tests {
             with(json!("1")),
         ];
         assert_eq!(
-            filter_keyvals(events.clone(), "n", &[val(json!(1.0))], true).len(),
+            filter_keyvals(Arc::new(events.clone()), "n", &[val(json!(1.0))], true).len(),
             2
         );
         assert_eq!(
-            filter_keyvals(events, "n", &[val(json!(1.0))], false).len(),
+            filter_keyvals(Arc::new(events), "n", &[val(json!(1.0))], false).len(),
             2
         );
     }
@@ -90,17 +109,27 @@ mod tests {
             with(json!(two53 + 1)),
             with(json!(two53 + 2)),
         ];
-        let kept = filter_keyvals(events.clone(), "n", &[val(json!(two53 as f64))], true);
+        let kept = filter_keyvals(
+            Arc::new(events.clone()),
+            "n",
+            &[val(json!(two53 as f64))],
+            true,
+        );
         assert_eq!(kept.len(), 1);
         assert_eq!(
             kept[0].data.get("n").map(|v| v.to_json()),
             Some(json!(two53))
         );
         // 2^53 + 2 is a float exactly; 2^53 + 1 is not, so nothing equals it.
-        let kept = filter_keyvals(events.clone(), "n", &[val(json!((two53 + 2) as f64))], true);
+        let kept = filter_keyvals(
+            Arc::new(events.clone()),
+            "n",
+            &[val(json!((two53 + 2) as f64))],
+            true,
+        );
         assert_eq!(kept.len(), 1);
         assert_eq!(
-            filter_keyvals(events, "n", &[val(json!(two53 as f64))], false).len(),
+            filter_keyvals(Arc::new(events), "n", &[val(json!(two53 as f64))], false).len(),
             2
         );
     }
@@ -109,12 +138,12 @@ mod tests {
     fn missing_keys() {
         let events = vec![QEvent::new(0, 1, Data::new()), with(json!("x"))];
         assert_eq!(
-            filter_keyvals(events.clone(), "n", &[val(json!("x"))], true).len(),
+            filter_keyvals(Arc::new(events.clone()), "n", &[val(json!("x"))], true).len(),
             1
         );
         // Exclusion keeps the event lacking the key.
         assert_eq!(
-            filter_keyvals(events, "n", &[val(json!("x"))], false).len(),
+            filter_keyvals(Arc::new(events), "n", &[val(json!("x"))], false).len(),
             1
         );
     }

@@ -2,7 +2,7 @@
 
 use crate::event::{Data, QEvent};
 use crate::fxhash::{FxHashMap, FxHasher};
-use crate::parts::for_parts;
+use crate::parts::for_read_parts;
 use std::hash::Hasher;
 
 /// No further group with the same hash.
@@ -20,14 +20,13 @@ const END: usize = usize::MAX;
 ///
 /// Long lists are merged in parts on the CPU pool, and the parts' groups merged once more
 /// (in order, so first appearances and their data stay those of the whole list).
-pub fn merge_events_by_keys(mut events: Vec<QEvent>, keys: &[String]) -> Vec<QEvent> {
+pub fn merge_events_by_keys(events: &[QEvent], keys: &[String]) -> Vec<QEvent> {
     if keys.is_empty() {
         return Vec::new();
     }
-    let mut parts = for_parts(&mut events, Vec::new, |groups, part| {
+    let mut parts = for_read_parts(events, Vec::new, |groups, part| {
         *groups = merge_part(part, keys);
     });
-    crate::reaper::drop_vec_later(events);
     if parts.len() == 1 {
         return parts.pop().unwrap_or_default();
     }
@@ -116,7 +115,7 @@ mod tests {
             ev(3.0, 3.0, &[("app", "a"), ("title", "t2")]),
             ev(6.0, 4.0, &[("title", "x")]),
         ];
-        let out = merge_events_by_keys(events, &["app".to_string()]);
+        let out = merge_events_by_keys(&events, &["app".to_string()]);
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].duration, 4 * S);
         assert_eq!(out[0].data["title"].as_str(), Some("t1"));
@@ -126,10 +125,10 @@ mod tests {
 
     #[test]
     fn empty_keys_and_json_text_identity() {
-        assert!(merge_events_by_keys(vec![ev(0.0, 1.0, &[])], &[]).is_empty());
+        assert!(merge_events_by_keys(&[ev(0.0, 1.0, &[])], &[]).is_empty());
         let mk = |v: serde_json::Value| QEvent::new(0, S, Data::from_pairs(&[("n", val(v))]));
         let out = merge_events_by_keys(
-            vec![
+            &[
                 mk(json!(1)),
                 mk(json!(1.0)),
                 mk(json!(["a", "b"])),
@@ -165,7 +164,7 @@ mod tests {
         let d1 = Data::from_pairs(&[("a", Val::str("x")), ("b", Val::str("y"))]);
         let d2 = Data::from_pairs(&[("a", Val::str("xy")), ("b", Val::str(""))]);
         let out = merge_events_by_keys(
-            vec![QEvent::new(0, S, d1), QEvent::new(0, S, d2)],
+            &[QEvent::new(0, S, d1), QEvent::new(0, S, d2)],
             &["a".to_string(), "b".to_string()],
         );
         assert_eq!(out.len(), 2);
@@ -179,7 +178,7 @@ mod tests {
         let c = ev(9.0, 4.0, &[("x", "y")]);
         let mut d = c.clone();
         d.start += S;
-        let out = merge_events_by_keys(vec![a, c, b, d], &["app".to_string()]);
+        let out = merge_events_by_keys(&[a, c, b, d], &["app".to_string()]);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].duration, 3 * S);
     }

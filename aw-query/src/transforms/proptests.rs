@@ -104,7 +104,7 @@ proptest! {
     fn merge_preserves_total_duration_of_kept_events(input in events(60)) {
         let keys = vec!["k".to_string()];
         let kept: i64 = input.iter().filter(|e| e.data.contains_key("k")).map(|e| e.duration).sum();
-        let out = merge_events_by_keys(input, &keys);
+        let out = merge_events_by_keys(&input, &keys);
         prop_assert_eq!(out.iter().map(|e| e.duration).sum::<i64>(), kept);
         let mut names: Vec<&str> = out.iter().filter_map(|e| e.data["k"].as_str()).collect();
         let n = names.len();
