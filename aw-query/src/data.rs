@@ -10,6 +10,7 @@
 //! `serde_json` happens only at the edges (`query_bucket` in, the final result out) and
 //! preserves the JSON text exactly (numbers keep their integer/float representation).
 
+use std::cmp::Ordering;
 use std::hash::Hasher;
 use std::sync::Arc;
 
@@ -96,6 +97,12 @@ fn key_slot(s: &str) -> usize {
     (b.len() ^ first.wrapping_mul(7) ^ last.wrapping_mul(3)) % KEY_SLOTS
 }
 
+/// Byte order of two object keys. Keys are short: a loop over their bytes beats a call to
+/// `memcmp`, which `str`'s own comparison makes.
+fn key_cmp(a: &str, b: &str) -> Ordering {
+    a.bytes().cmp(b.bytes())
+}
+
 impl Interner {
     /// The shared string equal to the object key `s` ([`Interner::get`], faster for the
     /// keys that repeat object after object).
@@ -147,7 +154,7 @@ impl Obj {
         // Few entries and shared (cache-hot) keys: a linear scan beats anything cleverer.
         self.entries
             .iter()
-            .find(|(k, _)| k.len() == key.len() && **k == *key)
+            .find(|(k, _)| k.len() == key.len() && k.bytes().eq(key.bytes()))
             .map(|(_, v)| v)
     }
 
@@ -157,20 +164,29 @@ impl Obj {
         self.get(key).is_some()
     }
 
-    /// A copy of this object with the given keys set (replaced or added).
-    pub fn patched(&self, patch: Vec<(Key, Val)>) -> Obj {
-        let mut entries: Vec<(Key, Val)> = Vec::with_capacity(self.entries.len() + patch.len());
-        entries.extend(self.entries.iter().cloned());
-        for (key, val) in patch {
-            match entries.binary_search_by(|(k, _)| k.as_bytes().cmp(key.as_bytes())) {
-                Ok(i) => {
-                    if let Some(slot) = entries.get_mut(i) {
-                        slot.1 = val;
-                    }
-                }
-                Err(i) => entries.insert(i, (key, val)),
-            }
+    /// A copy of this object with the given keys set (replaced or added; of keys repeated in
+    /// `patch` the last wins). One merge of two sorted lists.
+    pub fn patched(&self, mut patch: Vec<(Key, Val)>) -> Obj {
+        if !patch
+            .windows(2)
+            .all(|w| key_cmp(&w[0].0, &w[1].0) == Ordering::Less)
+        {
+            // Reversed, a stable sort puts the last of equal keys first; dedup keeps it.
+            patch.reverse();
+            patch.sort_by(|a, b| key_cmp(&a.0, &b.0));
+            patch.dedup_by(|later, kept| later.0 == kept.0);
         }
+        let mut entries: Vec<(Key, Val)> = Vec::with_capacity(self.entries.len() + patch.len());
+        let mut old = self.entries.iter().peekable();
+        for (key, val) in patch {
+            while let Some(before) = old.next_if(|(k, _)| key_cmp(k, &key) == Ordering::Less) {
+                entries.push(before.clone());
+            }
+            // A key set again: its old value goes.
+            old.next_if(|(k, _)| key_cmp(k, &key) == Ordering::Equal);
+            entries.push((key, val));
+        }
+        entries.extend(old.cloned());
         Obj {
             entries: Arc::from(entries),
         }
@@ -219,9 +235,9 @@ impl Obj {
         // Already sorted unless serde_json's `preserve_order` feature is enabled.
         if !entries
             .windows(2)
-            .all(|w| w[0].0.as_bytes() < w[1].0.as_bytes())
+            .all(|w| key_cmp(&w[0].0, &w[1].0) == Ordering::Less)
         {
-            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            entries.sort_by(|a, b| key_cmp(&a.0, &b.0));
         }
         Obj {
             entries: Arc::from(entries),
@@ -233,11 +249,11 @@ impl Obj {
     pub fn from_entries(mut entries: Vec<(Key, Val)>) -> Obj {
         if !entries
             .windows(2)
-            .all(|w| w[0].0.as_bytes() < w[1].0.as_bytes())
+            .all(|w| key_cmp(&w[0].0, &w[1].0) == Ordering::Less)
         {
             // Reversed, a stable sort puts the last of equal keys first; dedup keeps it.
             entries.reverse();
-            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            entries.sort_by(|a, b| key_cmp(&a.0, &b.0));
             entries.dedup_by(|later, kept| later.0 == kept.0);
         }
         Obj {
@@ -592,5 +608,22 @@ mod tests {
             r#"{"$a":true,"b":false}"#
         );
         assert!(o.contains_key("$a") && !o.contains_key("c"));
+        // An unsorted patch with a repeated key (the last wins), keys before, between and
+        // after the object's, one replaced.
+        let p = o.patched(vec![
+            (Arc::from("z"), Val::Null),
+            (Arc::from("b"), Val::str("first")),
+            (Arc::from("$"), Val::Null),
+            (Arc::from("a"), Val::Null),
+            (Arc::from("b"), Val::str("last")),
+        ]);
+        assert_eq!(
+            Value::Object(p.to_json()).to_string(),
+            r#"{"$":null,"$a":true,"a":null,"b":"last","z":null}"#
+        );
+        let keys: Vec<&str> = p.iter().map(|(k, _)| &**k).collect();
+        assert_eq!(keys, ["$", "$a", "a", "b", "z"]);
+        assert_eq!(p.get("b").and_then(Val::as_str), Some("last"));
+        assert!(p.get("bb").is_none() && p.get("").is_none());
     }
 }

@@ -47,15 +47,22 @@ fn merge_part(events: &[QEvent], keys: &[String]) -> Vec<QEvent> {
         if crate::budget::expired() {
             break;
         }
+        // An object no other event holds (most browser events) is not looked up or
+        // remembered: no later event can have it.
+        let shared = e.data.is_shared();
         let addr = e.data.addr();
-        if let Some(&g) = by_data.get(&addr) {
-            if let Some(group) = out.get_mut(g) {
-                group.duration = group.duration.saturating_add(e.duration);
+        if shared {
+            if let Some(&g) = by_data.get(&addr) {
+                if let Some(group) = out.get_mut(g) {
+                    group.duration = group.duration.saturating_add(e.duration);
+                }
+                continue;
             }
-            continue;
         }
         let Some(h) = key_hash(&e.data, keys) else {
-            by_data.insert(addr, END);
+            if shared {
+                by_data.insert(addr, END);
+            }
             continue;
         };
         let mut i = heads.get(&h).copied().unwrap_or(END);
@@ -73,7 +80,9 @@ fn merge_part(events: &[QEvent], keys: &[String]) -> Vec<QEvent> {
             first.id = None;
             out.push(first);
         }
-        by_data.insert(addr, i);
+        if shared {
+            by_data.insert(addr, i);
+        }
     }
     out
 }
