@@ -47,18 +47,17 @@ fn merge_part(events: &[QEvent], keys: &[String]) -> Vec<QEvent> {
         if crate::budget::expired() {
             break;
         }
-        // An object no other event holds (most browser events) is not looked up or
-        // remembered: no later event can have it.
-        let shared = e.data.is_shared();
+        // Looked up by address first: a hit does not touch the object.
         let addr = e.data.addr();
-        if shared {
-            if let Some(&g) = by_data.get(&addr) {
-                if let Some(group) = out.get_mut(g) {
-                    group.duration = group.duration.saturating_add(e.duration);
-                }
-                continue;
+        if let Some(&g) = by_data.get(&addr) {
+            if let Some(group) = out.get_mut(g) {
+                group.duration = group.duration.saturating_add(e.duration);
             }
+            continue;
         }
+        // An object no other event holds (most browser events) is not remembered: no later
+        // event can have it, and the map stays small.
+        let shared = e.data.is_shared();
         let Some(h) = key_hash(&e.data, keys) else {
             if shared {
                 by_data.insert(addr, END);
