@@ -95,15 +95,11 @@ pub fn union_no_overlap(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `split_url_events(events)`.
-pub fn split_url_events(
-    args: Vec<DataType>,
-    cache: &mut split_url::UrlCache,
-) -> QueryResult<DataType> {
+pub fn split_url_events(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e] = arity::<1>(args)?;
-    Ok(DataType::from_events(split_url::split_url_events(
-        events(e)?,
-        cache,
-    )))
+    Ok(DataType::from_events(split_url::split_url_events(events(
+        e,
+    )?)))
 }
 
 /// `concat(l1, l2, …)`: any number of event lists, concatenated in order.

@@ -30,10 +30,6 @@ pub struct CallContext<'a> {
 /// Caches shared by the calls of one run (one time period).
 #[derive(Default)]
 pub struct RunState {
-    /// Parsed URLs for `split_url_events`. Sharing it between calls makes the parts of a URL
-    /// the same shared values in every call, so re-splitting already split events (the
-    /// canonical query does) is a cheap identity check.
-    pub urls: crate::transforms::split_url::UrlCache,
     /// Bytes of data text read from buckets by the last call, for the memory budget (the
     /// interpreter takes it after each call).
     pub loaded_bytes: usize,
@@ -59,7 +55,7 @@ impl Builtin {
             Builtin::FilterPeriodIntersect => events::filter_period_intersect(args),
             Builtin::PeriodUnion => events::period_union(args),
             Builtin::UnionNoOverlap => events::union_no_overlap(args),
-            Builtin::SplitUrlEvents => events::split_url_events(args, &mut ctx.state.urls),
+            Builtin::SplitUrlEvents => events::split_url_events(args),
             Builtin::Concat => events::concat(args),
             Builtin::Categorize => classify::categorize(args),
             Builtin::Tag => classify::tag(args),

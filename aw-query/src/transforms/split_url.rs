@@ -1,98 +1,76 @@
 //! `split_url_events` (spec §6.8).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use url::Url;
 
 use crate::data::{Interner, Key, Val};
-use crate::event::{patch_data, QEvent};
+use crate::event::{patch_data, Data, QEvent};
 use crate::fxhash::FxHashMap;
 use crate::parts::for_parts;
 
-/// The fields added for one URL, in the order of [`FIELDS`].
+/// The fields added for one URL: `$domain`, `$params`, `$path`, `$protocol`.
 type Parts = Option<[Val; 4]>;
 
 /// URL text → the parts to add (`None`: not an absolute URL).
-type UrlMap = FxHashMap<Arc<str>, Parts>;
+type UrlCache = FxHashMap<Arc<str>, Parts>;
 
-/// Parsed URLs, kept for a whole run: the maps the parts of each call built. They are not
-/// merged into one: a year of browser events holds a hundred thousand distinct URLs, and
-/// hashing each again into one map cost more than looking in two or three.
-#[derive(Default)]
-pub struct UrlCache {
-    maps: Vec<UrlMap>,
+/// The keys of the four parts and `url`, as one copy shared by every object this function makes.
+///
+/// This is how an object already split is told apart without parsing its URL again (the
+/// canonical desktop query splits a year of browser events twice): the objects made here
+/// carry these very `Arc`s as their keys for the four parts and for `url`, while keys from
+/// anywhere else are other allocations (parsed data has its own, and a patch that sets any of
+/// the five keys brings its own key, replacing the entry). So an object whose five keys are
+/// these has its parts as this function made them from its `url`, even after other patches
+/// (`categorize` adding `$category`). No other code may use these keys.
+fn split_keys() -> &'static [Key; 5] {
+    static KEYS: OnceLock<[Key; 5]> = OnceLock::new();
+    KEYS.get_or_init(|| ["$domain", "$params", "$path", "$protocol", "url"].map(Arc::from))
 }
 
-/// More maps than this are merged into one (a program that splits many lists).
-const MAX_MAPS: usize = 8;
-
-impl UrlCache {
-    fn get(&self, url: &str) -> Option<&Parts> {
-        self.maps.iter().find_map(|m| m.get(url))
-    }
-
-    fn add(&mut self, maps: Vec<UrlMap>) {
-        self.maps.extend(maps.into_iter().filter(|m| !m.is_empty()));
-        if self.maps.len() > MAX_MAPS {
-            let mut all = std::mem::take(&mut self.maps).into_iter();
-            let mut one = all.next().unwrap_or_default();
-            all.for_each(|m| one.extend(m));
-            self.maps.push(one);
-        }
-    }
-
-    /// Number of URLs known.
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.maps.iter().map(|m| m.len()).sum()
-    }
+/// Whether `data` was made by [`split_url_events`] (see [`split_keys`]).
+fn already_split(data: &Data, keys: &[Key; 5]) -> bool {
+    keys.iter()
+        .all(|k| data.key(k).is_some_and(|found| Arc::ptr_eq(found, k)))
 }
-
-/// The keys `split_url_events` sets.
-const FIELDS: [&str; 4] = ["$domain", "$params", "$path", "$protocol"];
 
 /// Adds `$protocol`, `$domain`, `$path` and `$params` to every event whose `data.url` is a
 /// string holding an absolute URL (WHATWG parsing); other events are unchanged.
 ///
-/// Browser events repeat the same URLs many times, so each distinct URL is parsed once (per
-/// `cache`, which lives for a whole run) and its parts are shared by all events with that URL.
-/// Long lists are worked on in parts on the CPU pool: each part reads `cache` and keeps the
-/// URLs it parses itself, which join `cache` afterwards. The parts' texts are shared too
-/// (a year has a few dozen domains and protocols, and paths and queries repeat).
-pub fn split_url_events(mut events: Vec<QEvent>, cache: &mut UrlCache) -> Vec<QEvent> {
-    let keys: [Key; 4] = FIELDS.map(Arc::from);
-    let known: &UrlCache = cache;
-    let parsed = for_parts(
+/// Browser events repeat the same URLs many times, so each distinct URL is parsed once per
+/// part of the list (long lists are worked on in parts on the CPU pool) and its parts are
+/// shared by all events with that URL; the parts' texts are shared too (a year has a few
+/// dozen domains and protocols, and paths and queries repeat). Objects this function made
+/// are left as they are without looking at their URL ([`split_keys`]).
+pub fn split_url_events(mut events: Vec<QEvent>) -> Vec<QEvent> {
+    let keys = split_keys();
+    for_parts(
         &mut events,
-        || (UrlMap::default(), Interner::default()),
-        |(own, strings), part| {
+        || (UrlCache::default(), Interner::default()),
+        |(cache, strings), part| {
             patch_data(part, |data| {
+                if already_split(data, keys) {
+                    return None;
+                }
                 let Some(Val::Str(url)) = data.get("url") else {
                     return None;
                 };
-                let parts = match known.get(url) {
-                    Some(parts) => parts,
-                    None => own
-                        .entry(Arc::clone(url))
-                        .or_insert_with(|| split(url, strings)),
-                };
-                let Some(parts) = parts else {
-                    return None;
-                };
-                // Already split (the canonical query splits browser events twice): leave it
-                // alone.
-                if FIELDS
-                    .iter()
-                    .zip(parts)
-                    .all(|(k, v)| data.get(k).is_some_and(|d| d.text_eq(v)))
-                {
-                    return None;
-                }
-                Some(keys.iter().cloned().zip(parts.iter().cloned()).collect())
+                let parts = cache
+                    .entry(Arc::clone(url))
+                    .or_insert_with(|| split(url, strings));
+                let parts = parts.as_ref()?;
+                let mut patch: Vec<(Key, Val)> =
+                    keys.iter().cloned().zip(parts.iter().cloned()).collect();
+                // The same `url`, under the key that marks the object as split.
+                patch.extend(
+                    keys.get(4)
+                        .map(|k| (Arc::clone(k), Val::Str(Arc::clone(url)))),
+                );
+                Some(patch)
             });
         },
     );
-    cache.add(parsed.into_iter().map(|(own, _)| own).collect());
     events
 }
 
@@ -125,10 +103,7 @@ mod tests {
     use serde_json::{json, Value};
 
     fn parts(url: &str) -> Option<Value> {
-        let out = split_url_events(
-            vec![ev(0.0, 1.0, &[("url", url)])],
-            &mut UrlCache::default(),
-        );
+        let out = split_url_events(vec![ev(0.0, 1.0, &[("url", url)])]);
         let d = &out[0].data;
         d.get("$domain").map(|_| {
             json!([
@@ -163,7 +138,43 @@ mod tests {
     fn non_string_url_untouched() {
         let mut e = ev(0.0, 1.0, &[]);
         e.data = e.data.patched(vec![(Arc::from("url"), Val::Num(5.into()))]);
-        let out = split_url_events(vec![e], &mut UrlCache::default());
+        let out = split_url_events(vec![e]);
         assert_eq!(out[0].data.len(), 1);
+    }
+
+    /// Only objects this function made are taken as split: parts stored with the data (or
+    /// set by a patch from elsewhere) are made again from the URL, and other patches of a
+    /// split object (a category) keep it split.
+    #[test]
+    fn only_its_own_objects_count_as_split() {
+        let stored = ev(
+            0.0,
+            1.0,
+            &[
+                ("url", "https://www.a.example/x?q"),
+                ("$domain", "stale.example"),
+                ("$params", "q"),
+                ("$path", "/x"),
+                ("$protocol", "https"),
+            ],
+        );
+        let split = split_url_events(vec![stored]);
+        assert_eq!(split[0].data["$domain"].as_str(), Some("a.example"));
+        let categorized = split[0]
+            .data
+            .patched(vec![(Arc::from("$category"), Val::Null)]);
+        let mut e = split[0].clone();
+        e.data = categorized.clone();
+        let again = split_url_events(vec![e.clone()]);
+        assert!(Data::ptr_eq(&again[0].data, &categorized));
+        // A part set again by another patch brings its own key: split again.
+        e.data = categorized.patched(vec![(Arc::from("$domain"), Val::str("other"))]);
+        let redone = split_url_events(vec![e.clone()]);
+        assert_eq!(redone[0].data["$domain"].as_str(), Some("a.example"));
+        // And so does a new URL.
+        e.data = categorized.patched(vec![(Arc::from("url"), Val::str("http://b.example/"))]);
+        let redone = split_url_events(vec![e]);
+        assert_eq!(redone[0].data["$domain"].as_str(), Some("b.example"));
+        assert_eq!(redone[0].data["$protocol"].as_str(), Some("http"));
     }
 }
