@@ -103,6 +103,21 @@ fn key_cmp(a: &str, b: &str) -> Ordering {
     a.bytes().cmp(b.bytes())
 }
 
+/// Puts `entries` in key order, keeping the last of repeated keys (as a parsed JSON map, and
+/// a sequence of sets, do). Entries already in order, the common case, are only checked.
+fn sort_keys_last_wins(entries: &mut Vec<(Key, Val)>) {
+    if entries
+        .windows(2)
+        .all(|w| key_cmp(&w[0].0, &w[1].0) == Ordering::Less)
+    {
+        return;
+    }
+    // Reversed, a stable sort puts the last of equal keys first; dedup keeps it.
+    entries.reverse();
+    entries.sort_by(|a, b| key_cmp(&a.0, &b.0));
+    entries.dedup_by(|later, kept| later.0 == kept.0);
+}
+
 impl Interner {
     /// The shared string equal to the object key `s` ([`Interner::get`], faster for the
     /// keys that repeat object after object).
@@ -177,15 +192,7 @@ impl Obj {
     /// A copy of this object with the given keys set (replaced or added; of keys repeated in
     /// `patch` the last wins). One merge of two sorted lists.
     pub fn patched(&self, mut patch: Vec<(Key, Val)>) -> Obj {
-        if !patch
-            .windows(2)
-            .all(|w| key_cmp(&w[0].0, &w[1].0) == Ordering::Less)
-        {
-            // Reversed, a stable sort puts the last of equal keys first; dedup keeps it.
-            patch.reverse();
-            patch.sort_by(|a, b| key_cmp(&a.0, &b.0));
-            patch.dedup_by(|later, kept| later.0 == kept.0);
-        }
+        sort_keys_last_wins(&mut patch);
         let mut entries: Vec<(Key, Val)> = Vec::with_capacity(self.entries.len() + patch.len());
         let mut old = self.entries.iter().peekable();
         for (key, val) in patch {
@@ -238,34 +245,18 @@ impl Obj {
 
     /// Converts a `serde_json` object, sharing strings through `strings`.
     pub fn from_json(map: &Map<String, Value>, strings: &mut Interner) -> Obj {
-        let mut entries: Vec<(Key, Val)> = map
-            .iter()
-            .map(|(k, v)| (strings.get(k), Val::from_json(v, strings)))
-            .collect();
         // Already sorted unless serde_json's `preserve_order` feature is enabled.
-        if !entries
-            .windows(2)
-            .all(|w| key_cmp(&w[0].0, &w[1].0) == Ordering::Less)
-        {
-            entries.sort_by(|a, b| key_cmp(&a.0, &b.0));
-        }
-        Obj {
-            entries: Arc::from(entries),
-        }
+        Obj::from_entries(
+            map.iter()
+                .map(|(k, v)| (strings.get(k), Val::from_json(v, strings)))
+                .collect(),
+        )
     }
 
     /// An object from entries in any order; of repeated keys the last wins (as in a parsed
     /// JSON map).
     pub fn from_entries(mut entries: Vec<(Key, Val)>) -> Obj {
-        if !entries
-            .windows(2)
-            .all(|w| key_cmp(&w[0].0, &w[1].0) == Ordering::Less)
-        {
-            // Reversed, a stable sort puts the last of equal keys first; dedup keeps it.
-            entries.reverse();
-            entries.sort_by(|a, b| key_cmp(&a.0, &b.0));
-            entries.dedup_by(|later, kept| later.0 == kept.0);
-        }
+        sort_keys_last_wins(&mut entries);
         Obj {
             entries: Arc::from(entries),
         }

@@ -26,11 +26,7 @@ pub fn for_parts<S: Send>(
 ) -> Vec<S> {
     match part_len(events.len()) {
         Some(len) => in_parallel(events.par_chunks_mut(len), state, work),
-        None => {
-            let mut s = state();
-            work(&mut s, events);
-            vec![s]
-        }
+        None => on_this_thread(events, state, work),
     }
 }
 
@@ -42,11 +38,7 @@ pub fn for_read_parts<S: Send>(
 ) -> Vec<S> {
     match part_len(events.len()) {
         Some(len) => in_parallel(events.par_chunks(len), state, work),
-        None => {
-            let mut s = state();
-            work(&mut s, events);
-            vec![s]
-        }
+        None => on_this_thread(events, state, work),
     }
 }
 
@@ -55,6 +47,13 @@ pub fn for_read_parts<S: Send>(
 fn part_len(n: usize) -> Option<usize> {
     let threads = crate::cpu_pool::threads();
     (threads > 1 && n >= MIN_PARALLEL_EVENTS).then(|| n.div_ceil(threads))
+}
+
+/// Runs `work` on the whole list as one part, on the calling thread.
+fn on_this_thread<P, S>(events: P, state: impl Fn() -> S, work: impl Fn(&mut S, P)) -> Vec<S> {
+    let mut s = state();
+    work(&mut s, events);
+    vec![s]
 }
 
 /// Runs `work` on every part of `parts` on the CPU pool with the caller's deadline.
