@@ -251,8 +251,8 @@ impl RangeRead {
         EventRows(self.rows)
     }
 
-    /// The rows read since the last call, with their texts, clipped to the range if asked (reads made [`RangeRead::with_text_parts`]; the read goes on where it
-    /// was).
+    /// The rows read since the last call, with their texts, clipped to the range if asked
+    /// (reads made [`RangeRead::with_text_parts`]; the read goes on where it was).
     pub fn take_text_rows(&mut self) -> TextRows {
         let Some(out) = self.texts.as_mut() else {
             return TextRows::default();

@@ -117,8 +117,9 @@ fn intern_in(events: Vec<Event>, parts: usize) -> Vec<QEvent> {
 /// Like [`intern`] for rows whose data is JSON text, taken a part at a time as the source
 /// hands them over (the next part is read while this one is interned): each distinct text is
 /// parsed once and its object shared by every event with that text. Rows whose text is not
-/// UTF-8 holding a JSON object are skipped with a warning per text (one damaged row must not
-/// fail a query). Returns the events and the bytes of data text they came from.
+/// a JSON object are skipped with a warning per distinct text, and rows whose text is not
+/// UTF-8 with a warning each (one damaged row must not fail a query). Returns the events and
+/// the bytes of data text they came from.
 pub fn intern_rows(
     parts: impl Iterator<Item = Result<aw_models::TextRows, crate::DataSourceError>>,
 ) -> Result<(Vec<QEvent>, usize), crate::DataSourceError> {
