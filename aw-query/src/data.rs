@@ -18,8 +18,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::fxhash::{FxHashMap, FxHasher};
 
-/// An object key (shared between the objects of one bucket query).
-pub type Key = Arc<str>;
+pub use crate::key::Key;
 
 /// A JSON value inside event data.
 #[derive(Clone, Debug)]
@@ -80,9 +79,11 @@ pub struct Interner {
     /// By hash ([`crate::fxhash::hash_str`]), so growing the map never hashes a string again.
     strings: FxHashMap<u64, Arc<str>>,
     /// Keys seen lately, by [`key_slot`]: the objects of one bucket have the same few keys,
-    /// found here with one short comparison instead of a hash and a look-up in `strings`
-    /// (which holds every title too).
-    recent_keys: [Option<Arc<str>>; KEY_SLOTS],
+    /// found here with one short comparison instead of a hash and a look-up in `keys`.
+    recent_keys: [Option<Key>; KEY_SLOTS],
+    /// The keys met by this interner, by hash: the process-wide table ([`Key::new`], behind
+    /// a lock) is asked once per distinct key.
+    keys: FxHashMap<u64, Key>,
 }
 
 /// Size of [`Interner`]'s recent keys.
@@ -119,18 +120,21 @@ fn sort_keys_last_wins(entries: &mut Vec<(Key, Val)>) {
 }
 
 impl Interner {
-    /// The shared string equal to the object key `s` ([`Interner::get`], faster for the
-    /// keys that repeat object after object).
-    pub fn key(&mut self, s: &str) -> Arc<str> {
+    /// The object key `s` (see [`Key`]), found at once when it repeats object after object.
+    pub fn key(&mut self, s: &str) -> Key {
         let slot = key_slot(s);
         if let Some(Some(known)) = self.recent_keys.get(slot) {
             if **known == *s {
-                return Arc::clone(known);
+                return known.clone();
             }
         }
-        let key = self.get(s);
+        let key = match self.keys.entry(crate::fxhash::hash_str(s)) {
+            std::collections::hash_map::Entry::Occupied(k) if **k.get() == *s => k.get().clone(),
+            std::collections::hash_map::Entry::Occupied(_) => Key::new(s),
+            std::collections::hash_map::Entry::Vacant(slot) => slot.insert(Key::new(s)).clone(),
+        };
         if let Some(entry) = self.recent_keys.get_mut(slot) {
-            *entry = Some(Arc::clone(&key));
+            *entry = Some(key.clone());
         }
         key
     }
@@ -248,7 +252,7 @@ impl Obj {
         // Already sorted unless serde_json's `preserve_order` feature is enabled.
         Obj::from_entries(
             map.iter()
-                .map(|(k, v)| (strings.get(k), Val::from_json(v, strings)))
+                .map(|(k, v)| (strings.key(k), Val::from_json(v, strings)))
                 .collect(),
         )
     }
@@ -307,7 +311,7 @@ impl Obj {
         Obj::new().patched(
             pairs
                 .iter()
-                .map(|(k, v)| (Arc::from(*k), v.clone()))
+                .map(|(k, v)| (Key::from(*k), v.clone()))
                 .collect(),
         )
     }
@@ -599,10 +603,10 @@ mod tests {
     #[test]
     fn patch_keeps_order_and_replaces() {
         let o = Obj::new()
-            .patched(vec![(Arc::from("b"), Val::Null)])
+            .patched(vec![(Key::from("b"), Val::Null)])
             .patched(vec![
-                (Arc::from("$a"), Val::Bool(true)),
-                (Arc::from("b"), Val::Bool(false)),
+                (Key::from("$a"), Val::Bool(true)),
+                (Key::from("b"), Val::Bool(false)),
             ]);
         assert_eq!(
             Value::Object(o.to_json()).to_string(),
@@ -612,11 +616,11 @@ mod tests {
         // An unsorted patch with a repeated key (the last wins), keys before, between and
         // after the object's, one replaced.
         let p = o.patched(vec![
-            (Arc::from("z"), Val::Null),
-            (Arc::from("b"), Val::str("first")),
-            (Arc::from("$"), Val::Null),
-            (Arc::from("a"), Val::Null),
-            (Arc::from("b"), Val::str("last")),
+            (Key::from("z"), Val::Null),
+            (Key::from("b"), Val::str("first")),
+            (Key::from("$"), Val::Null),
+            (Key::from("a"), Val::Null),
+            (Key::from("b"), Val::str("last")),
         ]);
         assert_eq!(
             Value::Object(p.to_json()).to_string(),

@@ -285,7 +285,6 @@ mod tests {
     use super::*;
     use chrono::{Duration, TimeZone, Utc};
     use serde_json::json;
-    use std::sync::Arc;
 
     fn model(data: Value) -> Event {
         let Value::Object(d) = data else { panic!() };
@@ -387,10 +386,10 @@ mod tests {
             model(json!({"b": 1})),
         ]);
         let mut calls = 0;
-        let x: Key = Arc::from("x");
+        let x = Key::from("x");
         patch_data(&mut events, |d| {
             calls += 1;
-            d.get("a").map(|a| vec![(Arc::clone(&x), a.clone())])
+            d.get("a").map(|a| vec![(x.clone(), a.clone())])
         });
         assert_eq!(calls, 3);
         assert!(Data::ptr_eq(&events[0].data, &events[2].data));

@@ -33,6 +33,7 @@ mod error;
 mod event;
 mod functions;
 mod interpreter;
+mod key;
 mod lexer;
 mod liveness;
 mod memory;

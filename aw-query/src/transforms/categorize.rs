@@ -150,7 +150,7 @@ fn set_by_rules(
     key: &str,
     value_for: impl Fn(&[u64]) -> Val + Sync,
 ) -> Vec<QEvent> {
-    let key: Key = Arc::from(key);
+    let key = Key::new(key);
     for_parts(
         &mut events,
         || rules.fresh(),
@@ -158,7 +158,7 @@ fn set_by_rules(
             let mut hits = rules.hit_buffer();
             patch_data(part, |data| {
                 rules.matches(data, &mut hits);
-                Some(vec![(Arc::clone(&key), value_for(&hits))])
+                Some(vec![(key.clone(), value_for(&hits))])
             });
         },
     );
@@ -241,7 +241,7 @@ mod tests {
     #[test]
     fn select_keys_none_rules_and_non_strings() {
         let mut e = ev(0.0, 1.0, &[("app", "vim"), ("title", "emacs")]);
-        e.data = e.data.patched(vec![(Arc::from("n"), Val::Num(42.into()))]);
+        e.data = e.data.patched(vec![(Key::from("n"), Val::Num(42.into()))]);
         let rules = vec![
             Rule {
                 regex: Some(Regex::new("emacs").unwrap()),

@@ -19,20 +19,22 @@ type UrlCache = FxHashMap<Arc<str>, Parts>;
 ///
 /// This is how an object already split is told apart without parsing its URL again (the
 /// canonical desktop query splits a year of browser events twice): the objects made here
-/// carry these very `Arc`s as their keys for the four parts and for `url`, while keys from
-/// anywhere else are other allocations (parsed data has its own, and a patch that sets any of
-/// the five keys brings its own key, replacing the entry). So an object whose five keys are
+/// carry these very keys for the four parts and for `url` ([`Key::distinct`]: allocations of
+/// their own), while keys from anywhere else are other allocations (parsed data's come from
+/// the process-wide table, and a patch that sets any of the five keys brings its own key,
+/// replacing the entry; [`Key::same`] tells them apart). So an object whose five keys are
 /// these has its parts as this function made them from its `url`, even after other patches
 /// (`categorize` adding `$category`). No other code may use these keys.
 fn split_keys() -> &'static [Key; 5] {
     static KEYS: OnceLock<[Key; 5]> = OnceLock::new();
-    KEYS.get_or_init(|| ["$domain", "$params", "$path", "$protocol", "url"].map(Arc::from))
+    static TEXTS: [&str; 5] = ["$domain", "$params", "$path", "$protocol", "url"];
+    KEYS.get_or_init(|| TEXTS.map(Key::distinct))
 }
 
 /// Whether `data` was made by [`split_url_events`] (see [`split_keys`]).
 fn already_split(data: &Data, keys: &[Key; 5]) -> bool {
     keys.iter()
-        .all(|k| data.key(k).is_some_and(|found| Arc::ptr_eq(found, k)))
+        .all(|k| data.key(k).is_some_and(|found| Key::same(found, k)))
 }
 
 /// Adds `$protocol`, `$domain`, `$path` and `$params` to every event whose `data.url` is a
@@ -63,10 +65,7 @@ pub fn split_url_events(mut events: Vec<QEvent>) -> Vec<QEvent> {
                 let mut patch: Vec<(Key, Val)> =
                     keys.iter().cloned().zip(parts.iter().cloned()).collect();
                 // The same `url`, under the key that marks the object as split.
-                patch.extend(
-                    keys.get(4)
-                        .map(|k| (Arc::clone(k), Val::Str(Arc::clone(url)))),
-                );
+                patch.extend(keys.get(4).map(|k| (k.clone(), Val::Str(Arc::clone(url)))));
                 Some(patch)
             });
         },
@@ -137,7 +136,7 @@ mod tests {
     #[test]
     fn non_string_url_untouched() {
         let mut e = ev(0.0, 1.0, &[]);
-        e.data = e.data.patched(vec![(Arc::from("url"), Val::Num(5.into()))]);
+        e.data = e.data.patched(vec![(Key::from("url"), Val::Num(5.into()))]);
         let out = split_url_events(vec![e]);
         assert_eq!(out[0].data.len(), 1);
     }
@@ -162,17 +161,17 @@ mod tests {
         assert_eq!(split[0].data["$domain"].as_str(), Some("a.example"));
         let categorized = split[0]
             .data
-            .patched(vec![(Arc::from("$category"), Val::Null)]);
+            .patched(vec![(Key::from("$category"), Val::Null)]);
         let mut e = split[0].clone();
         e.data = categorized.clone();
         let again = split_url_events(vec![e.clone()]);
         assert!(Data::ptr_eq(&again[0].data, &categorized));
         // A part set again by another patch brings its own key: split again.
-        e.data = categorized.patched(vec![(Arc::from("$domain"), Val::str("other"))]);
+        e.data = categorized.patched(vec![(Key::from("$domain"), Val::str("other"))]);
         let redone = split_url_events(vec![e.clone()]);
         assert_eq!(redone[0].data["$domain"].as_str(), Some("a.example"));
         // And so does a new URL.
-        e.data = categorized.patched(vec![(Arc::from("url"), Val::str("http://b.example/"))]);
+        e.data = categorized.patched(vec![(Key::from("url"), Val::str("http://b.example/"))]);
         let redone = split_url_events(vec![e]);
         assert_eq!(redone[0].data["$domain"].as_str(), Some("b.example"));
         assert_eq!(redone[0].data["$protocol"].as_str(), Some("http"));
