@@ -91,6 +91,7 @@ pub use pending::{Pending, PendingFuture};
 pub use privacy::PRIVACY_FILTERS_KEY;
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub use schema::SCHEMA_VERSION;
+pub use store::created_from_text;
 
 use aw_models::{timestamp, Bucket, Event};
 use chrono::{DateTime, Utc};

@@ -15,7 +15,7 @@ pub type Reply<T> = oneshot::Sender<Result<T>>;
 pub enum RowSink {
     /// All of them in one answer.
     Whole(Reply<EventRows>),
-    /// Each step's rows as soon as they are read, with each distinct data text once, so the
+    /// Each step's rows as soon as they are read, with their data texts as stored, so the
     /// caller works on them while the rest are read; the channel closes after the last (an
     /// error ends it).
     Texts(crossbeam_channel::Sender<Result<TextRows>>),

@@ -20,34 +20,38 @@ pub fn home() -> PathBuf {
 
 /// The data directory (`$XDG_DATA_HOME` or `~/.local/share` on Linux).
 pub fn data_root() -> PathBuf {
-    if cfg!(target_os = "macos") {
-        home().join("Library/Application Support")
-    } else if cfg!(windows) {
-        env_dir("APPDATA").unwrap_or_else(home)
-    } else {
-        env_dir("XDG_DATA_HOME").unwrap_or_else(|| home().join(".local/share"))
-    }
+    platform_root(
+        "Library/Application Support",
+        "APPDATA",
+        "XDG_DATA_HOME",
+        ".local/share",
+    )
 }
 
 /// The config directory (`$XDG_CONFIG_HOME` or `~/.config` on Linux).
 pub fn config_root() -> PathBuf {
-    if cfg!(target_os = "macos") {
-        home().join("Library/Application Support")
-    } else if cfg!(windows) {
-        env_dir("APPDATA").unwrap_or_else(home)
-    } else {
-        env_dir("XDG_CONFIG_HOME").unwrap_or_else(|| home().join(".config"))
-    }
+    platform_root(
+        "Library/Application Support",
+        "APPDATA",
+        "XDG_CONFIG_HOME",
+        ".config",
+    )
 }
 
 /// The cache directory (`$XDG_CACHE_HOME` or `~/.cache` on Linux).
 pub fn cache_root() -> PathBuf {
+    platform_root("Library/Caches", "LOCALAPPDATA", "XDG_CACHE_HOME", ".cache")
+}
+
+/// One of the user's base directories: `~/<macos>` on macOS, `%<windows_var>%` on Windows
+/// (else home), `$<xdg_var>` elsewhere (else `~/<xdg_default>`).
+fn platform_root(macos: &str, windows_var: &str, xdg_var: &str, xdg_default: &str) -> PathBuf {
     if cfg!(target_os = "macos") {
-        home().join("Library/Caches")
+        home().join(macos)
     } else if cfg!(windows) {
-        env_dir("LOCALAPPDATA").unwrap_or_else(home)
+        env_dir(windows_var).unwrap_or_else(home)
     } else {
-        env_dir("XDG_CACHE_HOME").unwrap_or_else(|| home().join(".cache"))
+        env_dir(xdg_var).unwrap_or_else(|| home().join(xdg_default))
     }
 }
 

@@ -34,9 +34,8 @@ impl DataSource for DatastoreSource {
         Ok(rows.into_events())
     }
 
-    /// Rows with their stored data texts, each distinct text once (the engine parses each
-    /// once), a read step at a time: the engine interns each part while the worker reads
-    /// the next.
+    /// Rows with their stored data texts, a read step at a time: the engine interns each
+    /// part (parsing each distinct text once) while the worker reads the next.
     fn query_bucket_rows(
         &self,
         bucket_id: &str,

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use aw_models::{timestamp, Bucket, Event};
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value};
 
@@ -127,7 +127,8 @@ impl PeerFile {
         for row in rows {
             let (row, id, kind, client, hostname, created, data) = row.map_err(|e| self.bad(e))?;
             let mut bucket = Bucket::new(&id, &kind, &client, &hostname);
-            bucket.created = parse_created(&created);
+            // Unreadable: none (the destination then uses its own time).
+            bucket.created = aw_datastore::created_from_text(created.trim());
             bucket.data = match data.as_deref().map(serde_json::from_str::<Value>) {
                 None => Map::new(),
                 Some(Ok(Value::Object(map))) => map,
@@ -231,17 +232,4 @@ fn uri_path(path: &Path) -> Option<String> {
         }
     }
     Some(out)
-}
-
-/// A bucket's `created` text: `2026-05-01 10:00:00.123+00:00` or RFC 3339; unreadable →
-/// none (the destination then uses its own time).
-fn parse_created(text: &str) -> Option<DateTime<Utc>> {
-    let text = text.trim();
-    let with_t = match text.get(10..11) {
-        Some(" ") => format!("{}T{}", &text[..10], &text[11..]),
-        _ => text.to_string(),
-    };
-    DateTime::parse_from_rfc3339(&with_t)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
 }

@@ -57,8 +57,9 @@ fn created_to_text(dt: &DateTime<Utc>) -> String {
     dt.format("%Y-%m-%d %H:%M:%S%.f+00:00").to_string()
 }
 
-/// Reads `buckets.created` (ours, the reference's, or the Python server's forms).
-pub(crate) fn created_from_text(text: &str) -> Option<DateTime<Utc>> {
+/// Reads `buckets.created` (ours, the reference's, or the Python server's forms); also what
+/// `aw-sync` reads from other devices' files, which are in the same format.
+pub fn created_from_text(text: &str) -> Option<DateTime<Utc>> {
     if let Ok(dt) = DateTime::parse_from_rfc3339(text) {
         return Some(dt.with_timezone(&Utc));
     }
