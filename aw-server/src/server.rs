@@ -17,7 +17,7 @@ use crate::endpoints::webui::StaticFiles;
 use crate::memory::ReturnMemory;
 use crate::normalize::NormalizePath;
 use crate::security::{self, Security};
-use crate::shutdown::InFlight;
+use crate::shutdown::{InFlight, StopSignals};
 use crate::state::AppState;
 use crate::sync::BackgroundSync;
 use crate::{catchers, device_id, dirs};
@@ -138,10 +138,11 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// Builds the Rocket instance: routes, catchers, fairings and state.
+/// Builds the Rocket instance: routes, catchers, fairings and state. `signals` stop it.
 pub fn build(
     settings: &Settings,
     datastore: Datastore,
+    signals: StopSignals,
 ) -> Result<rocket::Rocket<rocket::Build>, String> {
     let security = Security::new(
         &settings.address,
@@ -215,7 +216,7 @@ pub fn build(
         // Security sees the path as sent: `/api/0/info/` is not the exempt `/api/0/info`.
         .attach(security)
         .attach(NormalizePath)
-        .attach(InFlight::default())
+        .attach(InFlight::new(signals))
         .attach(ReturnMemory::default())
         .attach(AdHoc::on_liftoff("startup", move |rocket| {
             // The bound port (which differs from the configured one with `--port 0`).
@@ -258,6 +259,26 @@ fn notify_systemd() {
     }
 }
 
+/// Whether a launch error only says that some connection was still being torn down when
+/// the server stopped. Requests in flight were already drained (`shutdown.rs`); what is
+/// left is a connection just accepted or closing (Rocket then gives up at once, with no
+/// grace period configured). The stop itself worked, and the final commit follows, so it
+/// is not a failed exit, which would mark a routine stop failed in systemd. Logged, since
+/// an I/O error during the stop is worth knowing.
+fn ended_after_a_stop(error: &rocket::Error) -> bool {
+    match error.kind() {
+        rocket::error::ErrorKind::Shutdown(_, None) => {
+            log::debug!("A connection was still closing when the server stopped");
+            true
+        }
+        rocket::error::ErrorKind::Shutdown(_, Some(e)) => {
+            log::warn!("A connection failed while the server stopped: {e}");
+            true
+        }
+        _ => false,
+    }
+}
+
 /// Runs the server until SIGINT/SIGTERM, then commits every pending write before returning.
 pub fn run(mut settings: Settings) -> Result<(), String> {
     if settings.password.is_some() && settings.config.sync.folder.is_some() {
@@ -266,6 +287,15 @@ pub fn run(mut settings: Settings) -> Result<(), String> {
              copy beside the database) as plain SQLite files, the reference aw-sync's format"
         );
     }
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2);
+    let runtime = rocket::tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("aw-server-worker")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let options = OpenOptions {
         legacy_import: settings.legacy_import.clone(),
         // Moved, not copied: the datastore drops it once the file is open.
@@ -278,21 +308,24 @@ pub fn run(mut settings: Settings) -> Result<(), String> {
             settings.db_path.display()
         )
     })?;
-    let rocket = build(&settings, datastore.clone())?;
+    // Installed before the server can say it is listening, so a SIGTERM sent the moment it
+    // does is acted on, never the default kill (see `shutdown.rs`). Until here (a long
+    // database open or legacy import) a signal still stops the process at once; SQLite's
+    // transactions keep the file whole.
+    let signals = {
+        let _runtime = runtime.enter();
+        StopSignals::listen()
+    };
+    let rocket = build(&settings, datastore.clone(), signals)?;
     let sync = rocket.state::<AppState>().map(|s| s.sync.clone());
     if let Some(sync) = &sync {
         sync.start(datastore.clone(), hostname());
     }
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .max(2);
-    let runtime = rocket::tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .thread_name("aw-server-worker")
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let launched = runtime.block_on(async move { rocket.launch().await.map(|_| ()) });
+    let launched = match runtime.block_on(rocket.launch()) {
+        Ok(_) => Ok(()),
+        Err(e) if ended_after_a_stop(&e) => Ok(()),
+        Err(e) => Err(format!("server error: {e}")),
+    };
     // The sync thread stops between pages and closes its files while the datastore can
     // still take its last writes.
     if let Some(sync) = sync {
@@ -300,7 +333,7 @@ pub fn run(mut settings: Settings) -> Result<(), String> {
     }
     // Whatever ended the server, the final commit happens before the process exits.
     let closed = datastore.close().wait();
-    launched.map_err(|e| format!("server error: {e}"))?;
+    launched?;
     closed.map_err(|e| format!("final commit failed: {e}"))?;
     log::info!("Shut down; every write is committed");
     Ok(())

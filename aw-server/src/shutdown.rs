@@ -13,6 +13,11 @@
 //! connections at once. `server::run` then makes the final commit. A second signal stops
 //! without waiting.
 //!
+//! The signal handlers are installed by [`StopSignals::listen`] before Rocket is built, so
+//! before the server says it is listening: a SIGTERM sent the moment the "listening" line
+//! appears is kept until the stop task runs, and never takes the default action of killing
+//! the process without its final commit (a race that once failed CI's clean-stop check).
+//!
 //! A request that arrives once the server is stopping is answered 503 without running its
 //! handler: otherwise one arriving just after the drain saw zero could be stored and then
 //! cut off unanswered. Each request is counted before it looks at the flag, and the drain
@@ -23,7 +28,7 @@ use rocket::fairing::{Fairing, Info, Kind};
 use rocket::http::Status;
 use rocket::{Data, Request};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::ApiError;
@@ -36,10 +41,22 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 const DRAIN_POLL: Duration = Duration::from_millis(5);
 
 /// Counts the requests Rocket is handling, and refuses new ones once the server is stopping.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct InFlight {
     count: Arc<AtomicUsize>,
     stopping: Arc<AtomicBool>,
+    /// Taken by the stop task at liftoff.
+    signals: Mutex<Option<StopSignals>>,
+}
+
+impl InFlight {
+    /// A counter whose stop task waits on `signals` (installed earlier by the caller).
+    pub fn new(signals: StopSignals) -> InFlight {
+        InFlight {
+            signals: Mutex::new(Some(signals)),
+            ..InFlight::default()
+        }
+    }
 }
 
 /// Kept in a request's local cache: counts the request until Rocket drops it, which is after
@@ -66,14 +83,17 @@ impl Fairing for InFlight {
         let shutdown = rocket.shutdown();
         let in_flight = self.count.clone();
         let stopping = self.stopping.clone();
+        let taken = self.signals.lock().ok().and_then(|mut s| s.take());
+        // Without handlers installed by the caller, install them now (late, but working).
+        let mut signals = taken.unwrap_or_else(StopSignals::listen);
         rocket::tokio::spawn(async move {
-            wait_for_signal().await;
+            signals.recv().await;
             log::info!("Stopping: finishing the requests in flight");
             stopping.store(true, Ordering::SeqCst);
             let deadline = Instant::now() + DRAIN_LIMIT;
             rocket::tokio::select! {
                 () = drain(&in_flight, deadline) => {}
-                () = wait_for_signal() => log::info!("Second signal: stopping at once"),
+                () = signals.recv() => log::info!("Second signal: stopping at once"),
             }
             shutdown.notify();
         });
@@ -104,31 +124,57 @@ async fn drain(in_flight: &AtomicUsize, deadline: Instant) {
     }
 }
 
-/// Resolves on SIGTERM or SIGINT (Ctrl-C). If the handlers cannot be installed, never
-/// resolves (and says so): the process can still be killed, and the final commit then is
-/// the idle commit's.
-async fn wait_for_signal() {
+/// SIGTERM and SIGINT (Ctrl-C), caught from the moment [`StopSignals::listen`] returns: a
+/// signal that arrives before anyone waits is kept, and [`StopSignals::recv`] returns at
+/// once for it.
+pub struct StopSignals {
     #[cfg(unix)]
-    {
-        use rocket::tokio::signal::unix::{signal, SignalKind};
-        match (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) {
-            (Ok(mut term), Ok(mut int)) => {
+    handlers: Option<(
+        rocket::tokio::signal::unix::Signal,
+        rocket::tokio::signal::unix::Signal,
+    )>,
+}
+
+impl StopSignals {
+    /// Installs the handlers. Must run inside the Tokio runtime (`Runtime::enter`). If they
+    /// cannot be installed, says so; the process can still be killed, and its last commit is
+    /// then the idle commit's.
+    pub fn listen() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use rocket::tokio::signal::unix::{signal, SignalKind};
+            match (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) {
+                (Ok(term), Ok(int)) => StopSignals {
+                    handlers: Some((term, int)),
+                },
+                (Err(e), _) | (_, Err(e)) => {
+                    log::error!("Cannot listen for SIGTERM/SIGINT: {e}");
+                    StopSignals { handlers: None }
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            StopSignals {}
+        }
+    }
+
+    /// Resolves on the next SIGTERM or SIGINT (never, if the handlers are missing).
+    pub async fn recv(&mut self) {
+        #[cfg(unix)]
+        match &mut self.handlers {
+            Some((term, int)) => {
                 rocket::tokio::select! {
                     _ = term.recv() => {}
                     _ = int.recv() => {}
                 }
             }
-            (Err(e), _) | (_, Err(e)) => {
-                log::error!("Cannot listen for SIGTERM/SIGINT: {e}");
-                std::future::pending::<()>().await;
-            }
+            None => std::future::pending::<()>().await,
         }
-    }
-    #[cfg(not(unix))]
-    {
+        #[cfg(not(unix))]
         if rocket::tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }

@@ -205,7 +205,7 @@ impl TestServer {
             .args(&self.args)
             .env("LOG_LEVEL", "info")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            .stderr(self.stderr_file());
         let mut child = cmd.spawn().expect("cannot start aw-server");
         let stdout = child.stdout.take().expect("piped stdout");
         self.child = Some(child);
@@ -244,7 +244,43 @@ impl TestServer {
         Client::new(self.port)
     }
 
-    /// Sends SIGTERM and waits for the process to exit; returns whether it exited cleanly.
+    /// Where the server's stderr goes (appended across restarts), so a failing test can show
+    /// why the process ended; the null device if the file cannot be opened.
+    fn stderr_file(&self) -> Stdio {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("server-stderr.log"))
+            .map_or_else(|_| Stdio::null(), Stdio::from)
+    }
+
+    /// The end of what the server wrote to stderr and to its newest log file, for failure
+    /// messages (an error that stops the server is logged, not printed to stderr).
+    pub fn output_tail(&self) -> String {
+        let tail = |path: PathBuf| {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let start = text.len().saturating_sub(2000);
+            text.get(start..).unwrap_or(&text).to_string()
+        };
+        let log_dir = self
+            .dir
+            .path()
+            .join("cache/activitywatch/log/aw-server-rust");
+        let newest_log = std::fs::read_dir(log_dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .max();
+        format!(
+            "stderr:\n{}\nlog {newest_log:?}:\n{}",
+            tail(self.dir.path().join("server-stderr.log")),
+            newest_log.clone().map(tail).unwrap_or_default()
+        )
+    }
+
+    /// Sends SIGTERM and waits for the process to exit; returns whether it exited cleanly
+    /// (printing its exit status and stderr's tail when not).
     pub fn stop(&mut self) -> bool {
         let Some(mut child) = self.child.take() else {
             return true;
@@ -256,11 +292,15 @@ impl TestServer {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Ok(Some(status)) = child.try_wait() {
+                if !status.success() {
+                    eprintln!("aw-server exited with {status}; {}", self.output_tail());
+                }
                 return status.success();
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
                 let _ = child.wait();
+                eprintln!("aw-server ignored SIGTERM for 20 s; {}", self.output_tail());
                 return false;
             }
             std::thread::sleep(Duration::from_millis(20));
