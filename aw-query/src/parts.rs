@@ -42,6 +42,26 @@ pub fn for_read_parts<S: Send>(
     }
 }
 
+/// Runs `work(state, share, shares)` once for each of `shares` shares of a list of `n`
+/// events, in parallel on the CPU pool: one share per pool thread, or one on the calling
+/// thread for a short list. For work divided by something other than position, such as
+/// a group's hash, where every share reads the whole list and keeps its own items.
+pub fn for_shares<S: Send>(
+    n: usize,
+    state: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, usize, usize) + Sync,
+) -> Vec<S> {
+    match part_len(n) {
+        Some(_) => {
+            let shares = crate::cpu_pool::threads();
+            in_parallel((0..shares).into_par_iter(), state, |s, share| {
+                work(s, share, shares)
+            })
+        }
+        None => on_this_thread(0, state, |s, share| work(s, share, 1)),
+    }
+}
+
 /// The length of the parts a list of `n` events is cut into, or `None` for one part on the
 /// calling thread.
 fn part_len(n: usize) -> Option<usize> {

@@ -2,7 +2,7 @@
 
 use crate::event::{Data, QEvent};
 use crate::fxhash::{FxHashMap, FxHasher};
-use crate::parts::for_read_parts;
+use crate::parts::{for_read_parts, for_shares};
 use std::hash::Hasher;
 
 /// No further group with the same hash.
@@ -15,72 +15,123 @@ const END: usize = usize::MAX;
 /// allowed), decided without serialising. Events lacking any key are
 /// dropped; no keys gives `[]`. Groups come out in order of first appearance (the reference
 /// leaves the order unspecified; callers sort afterwards). O(n): one structural hash and one
-/// hash-map lookup per event, no allocation per event. Events sharing one data object (see
-/// [`crate::event::intern`]) are grouped by the object's address without reading it again.
+/// hash-map lookup per event, no allocation per event.
 ///
-/// Long lists are merged in parts on the CPU pool, and the parts' groups merged once more
-/// (in order, so first appearances and their data stay those of the whole list).
+/// Long lists are merged in two parallel steps on the CPU pool:
+/// 1. The key hash of every event, in contiguous parts. Events sharing one data object
+///    (see [`crate::event::intern`]) are hashed once per object.
+/// 2. The groups, in shares by hash: every thread reads all the hashes and merges the
+///    events whose hash is its own, so all events of a group meet on one thread, in order.
+///    The shares' groups are then interleaved back into order of first appearance.
+///
+/// Sharing by hash rather than by position matters for lists with many groups (a year of
+/// browser events has a distinct URL nearly per event): merged by position, every part's
+/// groups had to be merged once more on one thread, about as long as the parts took.
 pub fn merge_events_by_keys(events: &[QEvent], keys: &[String]) -> Vec<QEvent> {
     if keys.is_empty() {
         return Vec::new();
     }
-    let mut parts = for_read_parts(events, Vec::new, |groups, part| {
-        *groups = merge_part(part, keys);
+    let hashes: Vec<Option<u64>> = for_read_parts(events, Vec::new, |hashes, part| {
+        *hashes = key_hashes(part, keys);
+    })
+    .concat();
+    let shares = for_shares(events.len(), Vec::new, |groups, share, shares| {
+        *groups = merge_share(events, &hashes, keys, share, shares);
     });
-    if parts.len() == 1 {
-        return parts.pop().unwrap_or_default();
-    }
-    merge_part(&parts.concat(), keys)
+    in_first_appearance_order(shares)
 }
 
-/// [`merge_events_by_keys`] of one part, on this thread.
-fn merge_part(events: &[QEvent], keys: &[String]) -> Vec<QEvent> {
-    // hash → most recent group with that hash; `chain[i]` → previous group with the same hash.
-    let mut heads: FxHashMap<u64, usize> = FxHashMap::default();
-    let mut chain: Vec<usize> = Vec::new();
-    // Address of a data object → its group (or `END` when it lacks a key), so events sharing
-    // an object are grouped without touching it again. No data object is allocated during the
+/// The key hash of each event (`None` when it lacks a key), once per shared data object.
+fn key_hashes(events: &[QEvent], keys: &[String]) -> Vec<Option<u64>> {
+    // Address of a shared data object → its hash. No data object is allocated during the
     // call, so an address looked up (that of a live object) is never that of a freed one.
-    let mut by_data: FxHashMap<usize, usize> = FxHashMap::default();
-    let mut out: Vec<QEvent> = Vec::new();
+    let mut by_data: FxHashMap<usize, Option<u64>> = FxHashMap::default();
+    let mut hashes = Vec::with_capacity(events.len());
     for e in events {
         if crate::budget::expired() {
             break;
         }
-        // Looked up by address first: a hit does not touch the object.
-        let addr = e.data.addr();
-        if let Some(&g) = by_data.get(&addr) {
-            if let Some(group) = out.get_mut(g) {
-                group.duration = group.duration.saturating_add(e.duration);
-            }
-            continue;
-        }
-        // An object no other event holds (most browser events) is not remembered: no later
-        // event can have it, and the map stays small.
-        let shared = e.data.is_shared();
-        let Some(h) = key_hash(&e.data, keys) else {
-            if shared {
-                by_data.insert(addr, END);
-            }
+        // An object no other event holds (most browser events) is not remembered: no
+        // later event can have it, and the map stays small.
+        let h = if e.data.is_shared() {
+            *by_data
+                .entry(e.data.addr())
+                .or_insert_with(|| key_hash(&e.data, keys))
+        } else {
+            key_hash(&e.data, keys)
+        };
+        hashes.push(h);
+    }
+    hashes
+}
+
+/// Which of `shares` shares a group with key hash `h` belongs to (the high bits: an Fx
+/// hash's low bits depend on the input's low bits alone).
+fn share_of(h: u64, shares: usize) -> usize {
+    ((h >> 32) as usize) % shares.max(1)
+}
+
+/// The groups of the events whose hash falls in `share`, each with the index of its first
+/// event, in that order.
+fn merge_share(
+    events: &[QEvent],
+    hashes: &[Option<u64>],
+    keys: &[String],
+    share: usize,
+    shares: usize,
+) -> Vec<(usize, QEvent)> {
+    // hash → most recent group with that hash; `chain[i]` → previous group with the same hash.
+    let mut heads: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut chain: Vec<usize> = Vec::new();
+    let mut out: Vec<(usize, QEvent)> = Vec::new();
+    for (index, (e, h)) in events.iter().zip(hashes).enumerate() {
+        let Some(h) = *h else {
             continue;
         };
-        let mut i = heads.get(&h).copied().unwrap_or(END);
-        while let Some(g) = out.get_mut(i) {
-            if same_keys(&g.data, &e.data, keys) {
-                g.duration = g.duration.saturating_add(e.duration);
+        if share_of(h, shares) != share {
+            continue;
+        }
+        if crate::budget::expired() {
+            break;
+        }
+        let mut g = heads.get(&h).copied().unwrap_or(END);
+        while let Some((_, group)) = out.get_mut(g) {
+            if Data::ptr_eq(&group.data, &e.data) || same_keys(&group.data, &e.data, keys) {
+                group.duration = group.duration.saturating_add(e.duration);
                 break;
             }
-            i = chain.get(i).copied().unwrap_or(END);
+            g = chain.get(g).copied().unwrap_or(END);
         }
-        if i == END {
-            i = out.len();
-            chain.push(heads.insert(h, i).unwrap_or(END));
+        if g == END {
+            chain.push(heads.insert(h, out.len()).unwrap_or(END));
             let mut first = e.clone();
             first.id = None;
-            out.push(first);
+            out.push((index, first));
         }
-        if shared {
-            by_data.insert(addr, i);
+    }
+    out
+}
+
+/// Interleaves the shares' groups (each in order of first appearance) into one list in
+/// order of first appearance.
+fn in_first_appearance_order(shares: Vec<Vec<(usize, QEvent)>>) -> Vec<QEvent> {
+    let total = shares.iter().map(Vec::len).sum();
+    let mut out = Vec::with_capacity(total);
+    let mut shares: Vec<_> = shares
+        .into_iter()
+        .map(|s| s.into_iter().peekable())
+        .collect();
+    loop {
+        let next = shares
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, s)| s.peek().map(|(index, _)| (*index, i)))
+            .min();
+        let Some((_, i)) = next else {
+            break;
+        };
+        if let Some((_, group)) = shares.get_mut(i).and_then(Iterator::next) {
+            out.push(group);
         }
     }
     out
@@ -176,6 +227,42 @@ mod tests {
             &["a".to_string(), "b".to_string()],
         );
         assert_eq!(out.len(), 2);
+    }
+
+    /// A long list with a group nearly per event (as a year of browser URLs), merged in
+    /// shares by hash: every group once, with its first event and its whole duration, in
+    /// order of first appearance.
+    #[test]
+    fn long_lists_with_many_groups_merge_in_shares() {
+        let n = crate::parts::MIN_PARALLEL_EVENTS * 3 + 11;
+        let events: Vec<QEvent> = (0..n)
+            .map(|i| {
+                let url = format!("https://example.org/{}", (i * 7919) % (n - 500));
+                let mut e = ev(i as f64, (i % 13) as f64 + 1.0, &[("url", &url)]);
+                e.id = Some(i as i64);
+                e
+            })
+            .collect();
+        let out = merge_events_by_keys(&events, &["url".to_string()]);
+        let mut expected: Vec<(String, i64, i64)> = Vec::new();
+        let mut seen = std::collections::HashMap::new();
+        for e in &events {
+            let url = e.data["url"].as_str().unwrap_or_default().to_string();
+            let g = *seen.entry(url.clone()).or_insert_with(|| {
+                expected.push((url, e.start, 0));
+                expected.len() - 1
+            });
+            expected[g].2 += e.duration;
+        }
+        let got: Vec<(String, i64, i64)> = out
+            .iter()
+            .map(|e| {
+                let url = e.data["url"].as_str().unwrap_or_default().to_string();
+                (url, e.start, e.duration)
+            })
+            .collect();
+        assert_eq!(got, expected);
+        assert!(out.iter().all(|e| e.id.is_none()));
     }
 
     #[test]
