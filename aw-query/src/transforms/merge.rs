@@ -84,13 +84,17 @@ fn merge_share(
     let mut heads: FxHashMap<u64, usize> = FxHashMap::default();
     let mut chain: Vec<usize> = Vec::new();
     let mut out: Vec<(usize, QEvent)> = Vec::new();
-    for (index, (e, h)) in events.iter().zip(hashes).enumerate() {
+    // The hashes alone decide which events are this share's: the others are not touched.
+    for (index, h) in hashes.iter().enumerate() {
         let Some(h) = *h else {
             continue;
         };
         if share_of(h, shares) != share {
             continue;
         }
+        let Some(e) = events.get(index) else {
+            break;
+        };
         if crate::budget::expired() {
             break;
         }
