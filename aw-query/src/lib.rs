@@ -42,6 +42,7 @@ mod parts;
 mod program;
 mod reaper;
 mod recording;
+mod regex_cache;
 mod transforms;
 mod value;
 

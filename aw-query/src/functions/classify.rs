@@ -1,5 +1,6 @@
 //! `categorize`, `tag` and `filter_keyvals_regex`: rule parsing and regex compilation.
-//! Every regex is compiled once per call, never per event.
+//! Every regex is compiled once per call at most, never per event: compiled patterns are
+//! kept between queries (`regex_cache`).
 
 use std::collections::BTreeMap;
 
@@ -22,7 +23,7 @@ fn compile(pattern: &str, ignore_case: bool) -> QueryResult<Regex> {
     } else {
         pattern.to_string()
     };
-    Regex::new(&full).map_err(|e| {
+    crate::regex_cache::compiled(&full).map_err(|e| {
         QueryError::RegexCompileError(format!("Failed to compile regex string '{pattern}': {e}"))
     })
 }
