@@ -11,11 +11,14 @@
 //! rules each searched every one (a tenth of a cold 365-day desktop query's CPU). Rules the
 //! `regex` crate cannot run (look-around, back-references, word boundaries: what
 //! `fancy_regex` runs on its own backtracking engine) are still searched one by one. The set
-//! is compiled only once a call has met [`ONE_PASS_AFTER`] distinct strings: compiling the
-//! dashboard's rules into one takes about a millisecond, more than a day's few hundred
-//! titles cost searched rule by rule.
+//! takes about a millisecond to compile for the dashboard's rules, more than a day's few
+//! hundred titles cost searched rule by rule, so a rule list compiles it when it has met
+//! [`ONE_PASS_AFTER`] distinct strings in one call, or at once when an earlier call had the
+//! same rule list (the dashboard sends the same categories with every query). Sets are kept
+//! between calls in a small process-wide table ([`LazyOnePass`]), and shared as they are,
+//! so the lazy DFA states a search builds serve later queries too.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use fancy_regex::{Expr, Regex};
 
@@ -36,6 +39,85 @@ pub struct Rule {
 /// How many distinct strings a call matches rule by rule before it compiles the one-pass
 /// set (which saves about 0.4 µs per string for the dashboard's thirteen rules).
 pub const ONE_PASS_AFTER: usize = 2048;
+
+/// Most rule lists whose sets are kept between calls (the table is emptied when full). Each
+/// kept set holds its search caches too (lazy DFA states: typically a few hundred KB, at
+/// most the `regex` crate's 2 MB per cache), so the table stays small.
+const KEPT_RULE_LISTS: usize = 16;
+
+/// What the process-wide table knows of a rule list.
+#[derive(Debug, Clone)]
+enum KnownRuleList {
+    /// An earlier call had it; no set was built.
+    Seen,
+    /// Its set (`None`: it has none, see [`OnePass::of`]).
+    Built(Option<Arc<OnePass>>),
+}
+
+/// The rule list's patterns (`None` for rules of type `none`) → what is known of it.
+type RuleListTable = FxHashMap<Vec<Option<String>>, KnownRuleList>;
+
+fn rule_lists() -> &'static Mutex<RuleListTable> {
+    static TABLE: OnceLock<Mutex<RuleListTable>> = OnceLock::new();
+    TABLE.get_or_init(|| Mutex::new(FxHashMap::default()))
+}
+
+/// The one-pass set of one call's rule list: taken from the table, or built on first need
+/// (see the module docs), and shared by the copies of [`RuleSet::fresh`].
+#[derive(Debug)]
+struct LazyOnePass {
+    cell: OnceLock<Option<Arc<OnePass>>>,
+    /// Built once a copy has met this many distinct strings.
+    after: usize,
+    /// The table's key for this rule list.
+    key: Vec<Option<String>>,
+}
+
+impl LazyOnePass {
+    fn for_rules(rules: &[Rule]) -> LazyOnePass {
+        let key: Vec<Option<String>> = rules
+            .iter()
+            .map(|r| r.regex.as_ref().map(|re| re.as_str().to_string()))
+            .collect();
+        let cell = OnceLock::new();
+        let mut after = ONE_PASS_AFTER;
+        if let Ok(mut table) = rule_lists().lock() {
+            match table.get(&key) {
+                Some(KnownRuleList::Built(set)) => {
+                    let _ = cell.set(set.clone());
+                    after = 0;
+                }
+                Some(KnownRuleList::Seen) => after = 0,
+                None => {
+                    if table.len() >= KEPT_RULE_LISTS {
+                        table.clear();
+                    }
+                    table.insert(key.clone(), KnownRuleList::Seen);
+                }
+            }
+        }
+        LazyOnePass { cell, after, key }
+    }
+
+    /// The set, once a copy has met `distinct` strings (building and keeping it if needed).
+    fn get(&self, rules: &[Rule], distinct: usize) -> Option<&OnePass> {
+        if distinct < self.after && self.cell.get().is_none() {
+            return None;
+        }
+        self.cell
+            .get_or_init(|| {
+                let set = OnePass::of(rules).map(Arc::new);
+                if let Ok(mut table) = rule_lists().lock() {
+                    if table.len() >= KEPT_RULE_LISTS && !table.contains_key(&self.key) {
+                        table.clear();
+                    }
+                    table.insert(self.key.clone(), KnownRuleList::Built(set.clone()));
+                }
+                set
+            })
+            .as_deref()
+    }
+}
 
 /// The rules whose patterns the `regex` crate runs as `fancy_regex` itself would hand them
 /// to it, matched together in one pass over a string.
@@ -116,9 +198,8 @@ fn is_plain(e: &Expr) -> bool {
 #[derive(Debug)]
 pub struct RuleSet {
     rules: Vec<Rule>,
-    /// The plain rules, matched in one pass: compiled on first need, by whichever copy of
-    /// [`RuleSet::fresh`] needs it first, and shared by all.
-    one_pass: Arc<OnceLock<Option<OnePass>>>,
+    /// The plain rules, matched in one pass (shared by the copies of [`RuleSet::fresh`]).
+    one_pass: Arc<LazyOnePass>,
     /// Number of `u64` words of a bit set with one bit per rule.
     words: usize,
     /// Whether some rule tests all data values (so the union over values is needed).
@@ -132,10 +213,11 @@ pub struct RuleSet {
 impl RuleSet {
     /// Wraps compiled rules.
     pub fn new(rules: Vec<Rule>) -> Self {
-        RuleSet::with_one_pass(rules, Arc::default())
+        let one_pass = Arc::new(LazyOnePass::for_rules(&rules));
+        RuleSet::with_one_pass(rules, one_pass)
     }
 
-    fn with_one_pass(rules: Vec<Rule>, one_pass: Arc<OnceLock<Option<OnePass>>>) -> Self {
+    fn with_one_pass(rules: Vec<Rule>, one_pass: Arc<LazyOnePass>) -> Self {
         let words = rules.len().div_ceil(64).max(1);
         let any_all_values = rules
             .iter()
@@ -178,11 +260,7 @@ impl RuleSet {
             all_values,
         } = self;
         all_values.fill(0);
-        let one_pass = if cache.len() >= ONE_PASS_AFTER {
-            one_pass.get_or_init(|| OnePass::of(rules)).as_ref()
-        } else {
-            None
-        };
+        let one_pass = one_pass.get(rules, cache.len());
         if *any_all_values {
             for v in data.values() {
                 if let Val::Str(s) = v {
@@ -422,7 +500,7 @@ mod tests {
         ];
         let rules: Vec<Rule> = patterns.iter().map(|p| rule(p)).collect();
         let rs = RuleSet::new(rules.clone());
-        let one_pass = rs.one_pass.get_or_init(|| OnePass::of(&rs.rules)).as_ref();
+        let one_pass = rs.one_pass.get(&rs.rules, usize::MAX);
         let plain = one_pass.map_or(0, |p| p.rules.len());
         assert_eq!(
             plain, 16,
@@ -521,7 +599,14 @@ mod tests {
             assert_eq!(e.data["$tags"].to_json(), json!(expected), "{text}");
         }
         // Built part way by a copy of `rs` (the copies share it).
-        assert!(rs.one_pass.get().is_some_and(Option::is_some));
+        assert!(rs.one_pass.cell.get().is_some_and(Option::is_some));
+        // A later call with the same rules takes that very set at once.
+        let later = RuleSet::new(rules);
+        let (a, b) = (
+            rs.one_pass.get(&rs.rules, 0),
+            later.one_pass.get(&later.rules, 0),
+        );
+        assert!(a.zip(b).is_some_and(|(a, b)| std::ptr::eq(a, b)));
     }
 
     #[test]
