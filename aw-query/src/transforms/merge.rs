@@ -31,21 +31,31 @@ pub fn merge_events_by_keys(events: &[QEvent], keys: &[String]) -> Vec<QEvent> {
     if keys.is_empty() {
         return Vec::new();
     }
-    let hashes: Vec<Option<u64>> = for_read_parts(events, Vec::new, |hashes, part| {
+    // One list per contiguous part, in order: read as one list without copying them into one.
+    let hashes: Vec<Vec<u64>> = for_read_parts(events, Vec::new, |hashes, part| {
         *hashes = key_hashes(part, keys);
-    })
-    .concat();
+    });
     let shares = for_shares(events.len(), Vec::new, |groups, share, shares| {
         *groups = merge_share(events, &hashes, keys, share, shares);
     });
     in_first_appearance_order(shares)
 }
 
-/// The key hash of each event (`None` when it lacks a key), once per shared data object.
-fn key_hashes(events: &[QEvent], keys: &[String]) -> Vec<Option<u64>> {
+/// Stands for "lacks a key" in a list of hashes (8 bytes an event, not an `Option`'s 16: a
+/// year's list is megabytes). A real hash equal to it is stored as [`NO_KEY`] − 1, which
+/// only puts its group with that hash's: groups are told apart by their values anyway.
+const NO_KEY: u64 = u64::MAX;
+
+/// The key hash of each event ([`NO_KEY`] when it lacks a key), once per shared data object.
+fn key_hashes(events: &[QEvent], keys: &[String]) -> Vec<u64> {
     // Address of a shared data object → its hash. No data object is allocated during the
     // call, so an address looked up (that of a live object) is never that of a freed one.
-    let mut by_data: FxHashMap<usize, Option<u64>> = FxHashMap::default();
+    let mut by_data: FxHashMap<usize, u64> = FxHashMap::default();
+    let hash_of = |data: &Data| match key_hash(data, keys) {
+        None => NO_KEY,
+        Some(NO_KEY) => NO_KEY - 1,
+        Some(h) => h,
+    };
     let mut hashes = Vec::with_capacity(events.len());
     for e in events {
         if crate::budget::expired() {
@@ -56,12 +66,15 @@ fn key_hashes(events: &[QEvent], keys: &[String]) -> Vec<Option<u64>> {
         let h = if e.data.is_shared() {
             *by_data
                 .entry(e.data.addr())
-                .or_insert_with(|| key_hash(&e.data, keys))
+                .or_insert_with(|| hash_of(&e.data))
         } else {
-            key_hash(&e.data, keys)
+            hash_of(&e.data)
         };
         hashes.push(h);
     }
+    // One hash per event even when the deadline cut the loop short, so the parts' lists
+    // read as one stay aligned with the events (the evaluation then fails on the deadline).
+    hashes.resize(events.len(), NO_KEY);
     hashes
 }
 
@@ -75,7 +88,7 @@ fn share_of(h: u64, shares: usize) -> usize {
 /// event, in that order.
 fn merge_share(
     events: &[QEvent],
-    hashes: &[Option<u64>],
+    hashes: &[Vec<u64>],
     keys: &[String],
     share: usize,
     shares: usize,
@@ -85,10 +98,10 @@ fn merge_share(
     let mut chain: Vec<usize> = Vec::new();
     let mut out: Vec<(usize, QEvent)> = Vec::new();
     // The hashes alone decide which events are this share's: the others are not touched.
-    for (index, h) in hashes.iter().enumerate() {
-        let Some(h) = *h else {
+    for (index, &h) in hashes.iter().flatten().enumerate() {
+        if h == NO_KEY {
             continue;
-        };
+        }
         if share_of(h, shares) != share {
             continue;
         }
