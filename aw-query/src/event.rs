@@ -238,6 +238,29 @@ fn intern_slice(events: &[Event]) -> Vec<QEvent> {
     out
 }
 
+/// A value computed once per shared data object, remembered by the object's address:
+/// events sharing an object (see [`intern`]) get it without the object being read again.
+/// Objects held by one event only (most browser events) are not remembered: no later event
+/// can have them, and the map stays small. Use it within one call that allocates no data
+/// objects, so a remembered address is never that of a new object.
+pub struct PerObject<T>(FxHashMap<usize, T>);
+
+impl<T: Copy> PerObject<T> {
+    /// An empty memo.
+    pub fn new() -> Self {
+        PerObject(FxHashMap::default())
+    }
+
+    /// `compute(data)`, remembered for a shared `data`.
+    pub fn get(&mut self, data: &Data, compute: impl FnOnce(&Data) -> T) -> T {
+        if data.is_shared() {
+            *self.0.entry(data.addr()).or_insert_with(|| compute(data))
+        } else {
+            compute(data)
+        }
+    }
+}
+
 /// Fields to set in an event's data.
 pub type Patch = Vec<(Key, Val)>;
 

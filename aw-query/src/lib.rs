@@ -22,6 +22,7 @@
 //! * several periods are evaluated in parallel on the process's one CPU pool (see
 //!   [`cpu_pool`]), which the server also uses for the queries themselves.
 
+mod bounded_table;
 mod budget;
 mod builtin;
 mod cache;

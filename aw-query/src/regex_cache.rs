@@ -7,16 +7,15 @@
 //! compiled copy serves every later query; each gets its own clone (cheap: the compiled
 //! program is shared, the search scratch space is not).
 //!
-//! Bounded: at most [`MAX_PATTERNS`] patterns of at most [`MAX_PATTERN_BYTES`] bytes each. A
-//! client that sends ever-new patterns empties the table when it is full, and so costs only
-//! the compilations it would have cost without it. Patterns that fail to compile are not
-//! kept (their error is made again).
+//! Bounded ([`BoundedTable`]): at most [`MAX_PATTERNS`] patterns of at most
+//! [`MAX_PATTERN_BYTES`] bytes each. Patterns that fail to compile are not kept (their error
+//! is made again).
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use fancy_regex::Regex;
 
-use crate::fxhash::FxHashMap;
+use crate::bounded_table::BoundedTable;
 
 /// The most patterns kept.
 pub const MAX_PATTERNS: usize = 256;
@@ -24,29 +23,22 @@ pub const MAX_PATTERNS: usize = 256;
 /// Longer patterns are compiled each time and not kept.
 pub const MAX_PATTERN_BYTES: usize = 4096;
 
-fn table() -> &'static Mutex<FxHashMap<String, Regex>> {
-    static TABLE: OnceLock<Mutex<FxHashMap<String, Regex>>> = OnceLock::new();
-    TABLE.get_or_init(|| Mutex::new(FxHashMap::default()))
+fn table() -> &'static BoundedTable<String, Regex> {
+    static TABLE: OnceLock<BoundedTable<String, Regex>> = OnceLock::new();
+    TABLE.get_or_init(|| BoundedTable::new(MAX_PATTERNS))
 }
 
-/// `pattern` compiled, from the table when it was compiled before. The lock is not held
-/// while compiling, so two queries may compile the same new pattern at once; both results
-/// are the same.
+/// `pattern` compiled, from the table when it was compiled before.
 pub fn compiled(pattern: &str) -> Result<Regex, Box<fancy_regex::Error>> {
     let keep = pattern.len() <= MAX_PATTERN_BYTES;
     if keep {
-        if let Some(known) = table().lock().ok().and_then(|t| t.get(pattern).cloned()) {
+        if let Some(known) = table().get(pattern) {
             return Ok(known);
         }
     }
     let regex = Regex::new(pattern).map_err(Box::new)?;
     if keep {
-        if let Ok(mut t) = table().lock() {
-            if t.len() >= MAX_PATTERNS {
-                t.clear();
-            }
-            t.insert(pattern.to_string(), regex.clone());
-        }
+        table().insert(pattern.to_string(), regex.clone());
     }
     Ok(regex)
 }
@@ -70,12 +62,12 @@ mod tests {
                 .is_match(&format!("p{i}"))
                 .unwrap());
         }
-        assert!(table().lock().unwrap().len() <= MAX_PATTERNS);
+        assert!(table().len() <= MAX_PATTERNS);
         let long = format!("^{}$", "a".repeat(MAX_PATTERN_BYTES));
         assert!(compiled(&long)
             .unwrap()
             .is_match(&"a".repeat(MAX_PATTERN_BYTES))
             .unwrap());
-        assert!(!table().lock().unwrap().contains_key(&long));
+        assert!(table().get(&long).is_none());
     }
 }

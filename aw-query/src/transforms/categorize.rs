@@ -18,10 +18,11 @@
 //! between calls in a small process-wide table ([`LazyOnePass`]), and shared as they are,
 //! so the lazy DFA states a search builds serve later queries too.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use fancy_regex::{Expr, Regex};
 
+use crate::bounded_table::BoundedTable;
 use crate::data::{Key, Val};
 use crate::event::{patch_data, Data, QEvent};
 use crate::fxhash::FxHashMap;
@@ -40,7 +41,7 @@ pub struct Rule {
 /// set (which saves about 0.4 µs per string for the dashboard's thirteen rules).
 pub const ONE_PASS_AFTER: usize = 2048;
 
-/// Most rule lists whose sets are kept between calls (the table is emptied when full). Each
+/// Most rule lists whose sets are kept between calls ([`BoundedTable`]). Each
 /// kept set holds its search caches too (lazy DFA states: typically a few hundred KB, at
 /// most the `regex` crate's 2 MB per cache), so the table stays small.
 const KEPT_RULE_LISTS: usize = 16;
@@ -55,11 +56,11 @@ enum KnownRuleList {
 }
 
 /// The rule list's patterns (`None` for rules of type `none`) → what is known of it.
-type RuleListTable = FxHashMap<Vec<Option<String>>, KnownRuleList>;
+type RuleListTable = BoundedTable<Vec<Option<String>>, KnownRuleList>;
 
-fn rule_lists() -> &'static Mutex<RuleListTable> {
-    static TABLE: OnceLock<Mutex<RuleListTable>> = OnceLock::new();
-    TABLE.get_or_init(|| Mutex::new(FxHashMap::default()))
+fn rule_lists() -> &'static RuleListTable {
+    static TABLE: OnceLock<RuleListTable> = OnceLock::new();
+    TABLE.get_or_init(|| BoundedTable::new(KEPT_RULE_LISTS))
 }
 
 /// The one-pass set of one call's rule list: taken from the table, or built on first need
@@ -81,20 +82,13 @@ impl LazyOnePass {
             .collect();
         let cell = OnceLock::new();
         let mut after = ONE_PASS_AFTER;
-        if let Ok(mut table) = rule_lists().lock() {
-            match table.get(&key) {
-                Some(KnownRuleList::Built(set)) => {
-                    let _ = cell.set(set.clone());
-                    after = 0;
-                }
-                Some(KnownRuleList::Seen) => after = 0,
-                None => {
-                    if table.len() >= KEPT_RULE_LISTS {
-                        table.clear();
-                    }
-                    table.insert(key.clone(), KnownRuleList::Seen);
-                }
+        match rule_lists().get(&key) {
+            Some(KnownRuleList::Built(set)) => {
+                let _ = cell.set(set);
+                after = 0;
             }
+            Some(KnownRuleList::Seen) => after = 0,
+            None => rule_lists().insert(key.clone(), KnownRuleList::Seen),
         }
         LazyOnePass { cell, after, key }
     }
@@ -107,12 +101,7 @@ impl LazyOnePass {
         self.cell
             .get_or_init(|| {
                 let set = OnePass::of(rules).map(Arc::new);
-                if let Ok(mut table) = rule_lists().lock() {
-                    if table.len() >= KEPT_RULE_LISTS && !table.contains_key(&self.key) {
-                        table.clear();
-                    }
-                    table.insert(self.key.clone(), KnownRuleList::Built(set.clone()));
-                }
+                rule_lists().insert(self.key.clone(), KnownRuleList::Built(set.clone()));
                 set
             })
             .as_deref()

@@ -2,8 +2,7 @@
 //! HAZARDS #10 requires) and `filter_keyvals_regex`.
 
 use crate::data::Val;
-use crate::event::{Data, QEvent};
-use crate::fxhash::FxHashMap;
+use crate::event::{Data, PerObject, QEvent};
 use crate::transforms::categorize::RuleSet;
 use std::sync::Arc;
 
@@ -11,32 +10,19 @@ use std::sync::Arc;
 /// equals one of `values` (numbers compared by value, `1 == 1.0`). Events lacking `key` never
 /// match: dropped by the filter, kept by the exclusion.
 ///
-/// The decision for each shared data object is remembered by its address, so events sharing
-/// an object (see [`crate::event::intern`]) are decided without touching it again. Objects are
-/// only freed, never allocated, during the call, so a remembered address cannot be reused by
-/// another object.
+/// The decision for each shared data object is remembered ([`PerObject`]).
 pub fn filter_keyvals(
     events: Arc<Vec<QEvent>>,
     key: &str,
     values: &[Val],
     keep: bool,
 ) -> Vec<QEvent> {
-    let mut decided: FxHashMap<usize, bool> = FxHashMap::default();
+    let mut decided = PerObject::new();
     let matches = |data: &Data| {
         data.get(key)
             .is_some_and(|v| values.iter().any(|x| v.value_eq(x)))
     };
-    retain(events, |e| {
-        // Objects held by one event only (most browser events) are not worth remembering.
-        let hit = if e.data.is_shared() {
-            *decided
-                .entry(e.data.addr())
-                .or_insert_with(|| matches(&e.data))
-        } else {
-            matches(&e.data)
-        };
-        hit == keep
-    })
+    retain(events, |e| decided.get(&e.data, matches) == keep)
 }
 
 /// Keeps the events whose `data[key]` is a string in which the single rule of `rules`

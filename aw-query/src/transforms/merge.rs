@@ -1,6 +1,6 @@
 //! `merge_events_by_keys` (spec §6.2).
 
-use crate::event::{Data, QEvent};
+use crate::event::{Data, PerObject, QEvent};
 use crate::fxhash::{FxHashMap, FxHasher};
 use crate::parts::{for_read_parts, for_shares};
 use std::hash::Hasher;
@@ -48,9 +48,7 @@ const NO_KEY: u64 = u64::MAX;
 
 /// The key hash of each event ([`NO_KEY`] when it lacks a key), once per shared data object.
 fn key_hashes(events: &[QEvent], keys: &[String]) -> Vec<u64> {
-    // Address of a shared data object → its hash. No data object is allocated during the
-    // call, so an address looked up (that of a live object) is never that of a freed one.
-    let mut by_data: FxHashMap<usize, u64> = FxHashMap::default();
+    let mut by_data = PerObject::new();
     let hash_of = |data: &Data| match key_hash(data, keys) {
         None => NO_KEY,
         Some(NO_KEY) => NO_KEY - 1,
@@ -61,15 +59,7 @@ fn key_hashes(events: &[QEvent], keys: &[String]) -> Vec<u64> {
         if crate::budget::expired() {
             break;
         }
-        // An object no other event holds (most browser events) is not remembered: no
-        // later event can have it, and the map stays small.
-        let h = if e.data.is_shared() {
-            *by_data
-                .entry(e.data.addr())
-                .or_insert_with(|| hash_of(&e.data))
-        } else {
-            hash_of(&e.data)
-        };
+        let h = by_data.get(&e.data, hash_of);
         hashes.push(h);
     }
     // One hash per event even when the deadline cut the loop short, so the parts' lists
