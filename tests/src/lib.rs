@@ -3,6 +3,7 @@
 //! so tests control every header and byte and see exactly what a client would.
 
 pub mod bench_year;
+pub mod compare;
 pub mod dataset;
 pub mod http;
 pub mod soak;
@@ -107,6 +108,9 @@ pub struct TestServer {
     /// `AW_TEST_DB_PASSWORD`, so the whole suite can run on encrypted databases against an
     /// `encryption` build.
     pub password: Option<String>,
+    /// The binary it runs: [`server_binary`] unless started with [`TestServer::start_binary`]
+    /// (another build, or the reference server, for same-run comparisons).
+    pub binary: Option<PathBuf>,
     child: Option<Child>,
 }
 
@@ -160,6 +164,23 @@ impl TestServer {
             port: 0,
             args: args.iter().map(|s| s.to_string()).collect(),
             password,
+            binary: None,
+            child: None,
+        };
+        server.spawn();
+        server
+    }
+
+    /// Starts `binary` (any aw-server with the reference's `--port` and `--dbpath` flags,
+    /// such as the reference server itself) on a fresh database and a free port, and returns
+    /// once `GET /api/0/info` answers 200: it needs no startup line of ours.
+    pub fn start_binary(binary: &Path) -> TestServer {
+        let mut server = TestServer {
+            dir: tempfile::tempdir().expect("tempdir"),
+            port: 0,
+            args: Vec::new(),
+            password: None,
+            binary: Some(binary.to_path_buf()),
             child: None,
         };
         server.spawn();
@@ -180,7 +201,7 @@ impl TestServer {
 
     /// A command for the binary with this server's directories in its environment.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(server_binary());
+        let mut cmd = Command::new(self.binary.clone().unwrap_or_else(server_binary));
         cmd.env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("XDG_DATA_HOME", self.dir.path().join("data"))
             .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
@@ -196,6 +217,10 @@ impl TestServer {
     /// port it bound from its startup log line, so parallel tests can never race for a port
     /// or talk to another test's server.
     fn spawn(&mut self) {
+        if self.binary.is_some() {
+            self.spawn_and_poll();
+            return;
+        }
         let mut cmd = self.command();
         if !self.args.iter().any(|a| a == "--port") {
             cmd.arg("--port").arg("0");
@@ -237,6 +262,33 @@ impl TestServer {
             "aw-server reported port {} but does not accept connections",
             self.port
         );
+    }
+
+    /// Starts a binary given by path on a free port and polls `GET /api/0/info` until it
+    /// answers 200 (for 30 s at most).
+    fn spawn_and_poll(&mut self) {
+        let port = free_port();
+        let mut cmd = self.command();
+        cmd.arg("--port")
+            .arg(port.to_string())
+            .arg("--dbpath")
+            .arg(self.db_path())
+            .args(&self.args)
+            .stdout(self.stderr_file())
+            .stderr(self.stderr_file());
+        self.child = Some(cmd.spawn().expect("cannot start the server binary"));
+        self.port = port;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if Client::new(port)
+                .send_once("GET", "/api/0/info", &[], None)
+                .is_some_and(|r| r.status == 200)
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        panic!("{:?} did not answer on port {port}", self.binary);
     }
 
     /// A client for this server.

@@ -8,6 +8,11 @@
 //! fresh server with `POST /api/0/import`, then measures every request path and prints a
 //! table (median and p95 in ms, or rates). `--json` also writes the numbers, so that two runs
 //! (before/after a change) can be compared.
+//!
+//! `--compare BIN` instead runs the comparison rows (`aw_tests::compare`) on our build and
+//! on `BIN` (the reference aw-server-rust, or another build of ours) in alternating blocks,
+//! and prints each row's ratio; `--only TEXT` (repeatable) keeps the rows whose name
+//! contains it.
 
 use aw_client_rust::queries::{browser_query, full_desktop_query};
 use aw_tests::bench_year::{self, cold_query_body, query_body, ts, DAY, NS, START_DAY};
@@ -212,6 +217,21 @@ fn main() {
     let days: i64 = arg("--days").and_then(|d| d.parse().ok()).unwrap_or(365);
     let json_out = arg("--json");
     let quick = args.iter().any(|a| a == "--quick");
+    if let Some(other) = arg("--compare") {
+        let options = aw_tests::compare::CompareOptions {
+            other: other.into(),
+            days: arg("--days").and_then(|d| d.parse().ok()).unwrap_or(if quick { 30 } else { 365 }),
+            quick,
+            only: args
+                .windows(2)
+                .filter(|w| w[0] == "--only")
+                .map(|w| w[1].clone())
+                .collect(),
+        };
+        let results = aw_tests::compare::run(&options);
+        println!("\n{}", aw_tests::compare::to_markdown(&results, &options.other));
+        return;
+    }
     let mut b = Bench {
         rows: Vec::new(),
         json: Map::new(),
