@@ -62,6 +62,7 @@ mod batch;
 mod changes;
 mod encryption;
 mod error;
+mod handoff;
 mod import_document;
 mod job;
 mod legacy_import;
@@ -202,9 +203,10 @@ impl Datastore {
     fn ask<T>(&self, make: impl FnOnce(request::Reply<T>) -> Request) -> Pending<T> {
         let (tx, rx) = oneshot::channel();
         let request = make(tx);
-        let quick = request.is_quick();
+        let poll = self.shared.handoff.sending(request.is_quick());
+        let waiting = pending::Waiting(self.shared.clone());
         match self.requests.send(request) {
-            Ok(()) => Pending::asked(rx, quick),
+            Ok(()) => Pending::asked(rx, poll, waiting),
             Err(_) => Pending::ready(DatastoreError::WorkerGone),
         }
     }

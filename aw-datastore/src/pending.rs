@@ -2,32 +2,46 @@
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use crate::error::{DatastoreError, Result};
+use crate::handoff::{poll_for, ANSWER_POLL};
+use crate::shared::Shared;
 
 /// The answer to one request: `.await` it in async code, or [`Pending::wait`] on a thread.
 #[must_use = "a request's answer must be awaited or waited for"]
 pub struct Pending<T> {
     state: PendingState<T>,
+    /// Held (for its `Drop`) while a request sent to the worker waits for its answer.
+    _waiting: Option<Waiting>,
 }
 
 enum PendingState<T> {
-    /// The worker will answer on this channel; `Quick` if the answer is expected within
-    /// microseconds (see [`ANSWER_SPIN`]).
+    /// The worker will answer on this channel; `Poll` if the caller should poll for it
+    /// first (`handoff.rs`).
     Asked(oneshot::Receiver<Result<T>>, Wait),
     /// Answered without the worker (a failed conversion, or a read of published state).
     Done(Option<Result<T>>),
 }
 
+/// A request counted as waiting for its answer (`Handoff::sending`); uncounted when dropped.
+pub(crate) struct Waiting(pub(crate) Arc<Shared>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.handoff.answered();
+    }
+}
+
 impl<T> Pending<T> {
-    /// The answer of a request sent to the worker, which polls for it first if `quick`.
-    pub(crate) fn asked(rx: oneshot::Receiver<Result<T>>, quick: bool) -> Self {
-        let wait = if quick { Wait::Quick } else { Wait::Park };
+    /// The answer of a request sent to the worker; the caller polls for it first if `poll`.
+    pub(crate) fn asked(rx: oneshot::Receiver<Result<T>>, poll: bool, waiting: Waiting) -> Self {
+        let wait = if poll { Wait::Poll } else { Wait::Park };
         Pending {
             state: PendingState::Asked(rx, wait),
+            _waiting: Some(waiting),
         }
     }
 
@@ -38,6 +52,7 @@ impl<T> Pending<T> {
     pub(crate) fn done(result: Result<T>) -> Self {
         Pending {
             state: PendingState::Done(Some(result)),
+            _waiting: None,
         }
     }
 
@@ -56,38 +71,10 @@ impl<T> Pending<T> {
 /// How an async caller waits for the worker's answer.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wait {
-    /// Poll the channel for up to [`ANSWER_SPIN`] first, then park ([`Request::is_quick`]).
-    Quick,
-    /// Park the task at once (long requests, and quick ones after their spin).
+    /// Poll the channel for up to [`ANSWER_POLL`] first, then park (`handoff.rs`).
+    Poll,
+    /// Park the task at once.
     Park,
-}
-
-/// How long the first poll of a quick request's answer keeps polling before the task parks.
-///
-/// A heartbeat or a small read takes the worker microseconds, while parking the async worker
-/// thread and waking it again costs a futex sleep and a cross-CPU wake-up: tens of
-/// microseconds on a virtual machine, where they dominated a small request's time. The worker
-/// thread polls its queue the same way after a quick request (`schedule::IDLE_SPIN`), so a
-/// back-to-back small request crosses threads without either side sleeping. Bounded, so a
-/// worker busy with a long step costs the caller at most this much CPU before it parks.
-const ANSWER_SPIN: Duration = Duration::from_micros(100);
-
-/// Polls `rx` without registering a waker for up to [`ANSWER_SPIN`]; `None` if no answer came.
-fn spin_for_answer<T>(rx: &mut oneshot::Receiver<Result<T>>) -> Option<Result<T>> {
-    let until = Instant::now() + ANSWER_SPIN;
-    loop {
-        match rx.try_recv() {
-            Ok(answer) => return Some(answer),
-            Err(oneshot::error::TryRecvError::Closed) => {
-                return Some(Err(DatastoreError::WorkerGone))
-            }
-            Err(oneshot::error::TryRecvError::Empty) => {}
-        }
-        if Instant::now() >= until {
-            return None;
-        }
-        std::hint::spin_loop();
-    }
 }
 
 /// The future behind `Pending`'s `IntoFuture`.
@@ -102,9 +89,16 @@ impl<T> Future for PendingFuture<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match &mut self.get_mut().0.state {
             PendingState::Asked(rx, wait) => {
-                if *wait == Wait::Quick {
+                if *wait == Wait::Poll {
                     *wait = Wait::Park;
-                    if let Some(answer) = spin_for_answer(rx) {
+                    let answer = poll_for(ANSWER_POLL, || match rx.try_recv() {
+                        Ok(answer) => Some(answer),
+                        Err(oneshot::error::TryRecvError::Closed) => {
+                            Some(Err(DatastoreError::WorkerGone))
+                        }
+                        Err(oneshot::error::TryRecvError::Empty) => None,
+                    });
+                    if let Some(answer) = answer {
                         return Poll::Ready(answer);
                     }
                 }

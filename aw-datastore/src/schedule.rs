@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use crate::batch::Batch;
+use crate::handoff::QUEUE_POLL;
 
 /// The longest small requests keep the worker to themselves while a long job waits: they go
 /// first, but a steady stream of them cannot stall a long read forever (the job gets at least
@@ -18,22 +19,40 @@ use crate::batch::Batch;
 /// query loop), although the 16 before it had taken well under a millisecond.
 pub const JOB_WAIT_LIMIT: Duration = Duration::from_millis(2);
 
-/// How long the worker keeps polling its queue after answering a quick request
-/// (`Request::is_quick`), before it sleeps. Not after long reads and imports: their callers
-/// (the dashboard, a query thread) are busy with the answer, and a spinning worker would only
-/// take a CPU from them.
-///
-/// Sleeping on the channel means the next request's sender must wake this thread: a futex
-/// call and, on an idle CPU, a cross-CPU wake-up that costs tens of microseconds on a virtual
-/// machine, more than a heartbeat's own work. A client sending requests back to back (a
-/// watcher's queue, a script, the dashboard) sends its next one well within this window.
-/// The cost is at most this much CPU after each burst of work (0.05% of a core for a watcher
-/// sending a heartbeat a second).
-pub const IDLE_SPIN: Duration = Duration::from_micros(500);
+/// How long the worker polls its queue after a quick request of a stream while a long job
+/// waits, before its next step: shorter than [`QUEUE_POLL`], since the job is work waiting
+/// too (and gets its turn after [`JOB_WAIT_LIMIT`] anyway).
+pub const JOB_GAP_POLL: Duration = Duration::from_micros(100);
 
-/// The same while a long job waits, before its next step: shorter, since the job is work
-/// waiting too (and gets its turn after [`JOB_WAIT_LIMIT`] anyway).
-pub const JOB_GAP_SPIN: Duration = Duration::from_micros(100);
+/// Whether requests arrive back to back: a stream (a script, a watcher's queue being
+/// flushed, a dashboard's burst) sends its next request within [`QUEUE_POLL`] of the last
+/// answer, and only then does polling the queue pay back (`handoff.rs`). Two such gaps in a
+/// row make a stream; one longer gap ends it, so watchers at one heartbeat a second never
+/// make the worker poll.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamGuess {
+    /// Gaps within [`QUEUE_POLL`] in a row, up to [`StreamGuess::ENOUGH`].
+    short_gaps: u8,
+}
+
+impl StreamGuess {
+    /// Short gaps in a row that make a stream.
+    const ENOUGH: u8 = 2;
+
+    /// Notes the time from answering a quick request to the next request's arrival.
+    pub fn note_gap(&mut self, gap: Duration) {
+        self.short_gaps = if gap <= QUEUE_POLL {
+            (self.short_gaps + 1).min(Self::ENOUGH)
+        } else {
+            0
+        };
+    }
+
+    /// Whether the next request is expected within [`QUEUE_POLL`].
+    pub fn is_stream(&self) -> bool {
+        self.short_gaps >= Self::ENOUGH
+    }
+}
 
 /// Quick requests this close together are a stream (a watcher's queue, a script): long jobs
 /// then run in [`BUSY_STEP_TIME`] steps instead of [`STEP_TIME`] ones.
@@ -66,8 +85,9 @@ pub const MAX_BATCH_BYTES: usize = 8 << 20;
 pub struct Situation {
     /// How long the oldest waiting long job has waited for a step; `None` without jobs.
     pub job_waited: Option<Duration>,
-    /// Whether the last turn answered a quick request (its client likely sends another).
-    pub after_quick: bool,
+    /// Whether the last turn answered a quick request of a stream ([`StreamGuess`]): its
+    /// client likely sends another within [`QUEUE_POLL`].
+    pub in_stream: bool,
     /// The open transaction's age, when it holds uncommitted writes.
     pub uncommitted_age: Option<Duration>,
     /// How long until a commit may be tried again after a failure (zero if it may now).
@@ -81,8 +101,8 @@ pub enum Receive {
     Skip,
     /// Take a request if one is queued, else go on at once.
     Now,
-    /// Poll the queue for up to this long without sleeping.
-    Spin(Duration),
+    /// Poll the queue for up to this long without sleeping (`handoff.rs`).
+    Poll(Duration),
     /// Sleep on the queue for at most this long.
     Block(Duration),
     /// Sleep on the queue until a request comes.
@@ -96,7 +116,7 @@ pub enum Otherwise {
     StepJob,
     /// Commit the open transaction.
     Commit,
-    /// Choose again (the situation has changed: the spin after a quick request is over).
+    /// Choose again (the situation has changed: the poll after a quick request is over).
     Again,
 }
 
@@ -110,8 +130,8 @@ pub struct Plan {
 }
 
 /// Chooses the next step. Requests go first; a waiting job gets a step when the queue is
-/// empty or after [`JOB_WAIT_LIMIT`]; after a quick request the worker polls briefly instead
-/// of sleeping; with uncommitted writes it sleeps only until the idle commit or the commit
+/// empty or after [`JOB_WAIT_LIMIT`]; after a quick request of a stream the worker polls
+/// briefly instead of sleeping; with uncommitted writes it sleeps only until the idle commit or the commit
 /// interval is due (not before a failed commit may be retried), and without them until a
 /// request comes.
 pub fn plan(s: &Situation) -> Plan {
@@ -119,9 +139,9 @@ pub fn plan(s: &Situation) -> Plan {
         Some(waited) if waited >= JOB_WAIT_LIMIT => (Receive::Skip, Otherwise::StepJob),
         // The next small request is probably microseconds away: do not start a step just
         // before it arrives.
-        Some(_) if s.after_quick => (Receive::Spin(JOB_GAP_SPIN), Otherwise::StepJob),
+        Some(_) if s.in_stream => (Receive::Poll(JOB_GAP_POLL), Otherwise::StepJob),
         Some(_) => (Receive::Now, Otherwise::StepJob),
-        None if s.after_quick => (Receive::Spin(IDLE_SPIN), Otherwise::Again),
+        None if s.in_stream => (Receive::Poll(QUEUE_POLL), Otherwise::Again),
         None => match s.uncommitted_age {
             Some(age) => {
                 let due = COMMIT_INTERVAL.saturating_sub(age).min(IDLE_COMMIT_DELAY);
@@ -205,20 +225,37 @@ mod tests {
     }
 
     #[test]
-    fn after_a_quick_request_the_worker_polls_then_chooses_again() {
+    fn after_a_quick_request_of_a_stream_the_worker_polls_then_chooses_again() {
         assert_eq!(
-            with(|s| s.after_quick = true),
+            with(|s| s.in_stream = true),
             Plan {
-                receive: Receive::Spin(IDLE_SPIN),
+                receive: Receive::Poll(QUEUE_POLL),
                 otherwise: Otherwise::Again
             }
         );
-        // Even with writes pending: the spin comes first, the commit wait after it.
+        // Even with writes pending: the poll comes first, the commit wait after it.
         let p = with(|s| {
-            s.after_quick = true;
+            s.in_stream = true;
             s.uncommitted_age = Some(COMMIT_INTERVAL);
         });
-        assert_eq!(p.receive, Receive::Spin(IDLE_SPIN));
+        assert_eq!(p.receive, Receive::Poll(QUEUE_POLL));
+    }
+
+    #[test]
+    fn two_short_gaps_make_a_stream_and_one_long_gap_ends_it() {
+        let mut guess = StreamGuess::default();
+        assert!(!guess.is_stream());
+        guess.note_gap(QUEUE_POLL / 10);
+        assert!(!guess.is_stream(), "one short gap is chance");
+        guess.note_gap(QUEUE_POLL);
+        assert!(guess.is_stream());
+        for _ in 0..100 {
+            guess.note_gap(Duration::from_micros(20));
+        }
+        guess.note_gap(Duration::from_millis(333));
+        assert!(!guess.is_stream(), "a watcher a second apart");
+        guess.note_gap(Duration::from_micros(20));
+        assert!(!guess.is_stream());
     }
 
     #[test]
@@ -258,13 +295,13 @@ mod tests {
         );
         let p = with(|s| {
             s.job_waited = Some(MS / 2);
-            s.after_quick = true;
+            s.in_stream = true;
         });
-        assert_eq!(p.receive, Receive::Spin(JOB_GAP_SPIN));
+        assert_eq!(p.receive, Receive::Poll(JOB_GAP_POLL));
         for waited in [JOB_WAIT_LIMIT, JOB_WAIT_LIMIT * 10] {
             let p = with(|s| {
                 s.job_waited = Some(waited);
-                s.after_quick = true;
+                s.in_stream = true;
                 s.uncommitted_age = Some(COMMIT_INTERVAL);
             });
             assert_eq!(

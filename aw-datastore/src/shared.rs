@@ -117,4 +117,6 @@ pub struct Shared {
     pub jobs_in_progress: AtomicUsize,
     /// Who hears of every write (`changes.rs`).
     pub listeners: crate::changes::Listeners,
+    /// Whether the worker polls its queue, and how many callers wait (`handoff.rs`).
+    pub handoff: crate::handoff::Handoff,
 }

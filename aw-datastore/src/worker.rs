@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::job::Job;
 use crate::range_read::RangeRead;
 use crate::request::{Reply, Request, RowSink};
-use crate::schedule::{self, Commit, Otherwise, Receive, Situation};
+use crate::schedule::{self, Commit, Otherwise, Receive, Situation, StreamGuess};
 use crate::shared::Shared;
 use crate::store::Store;
 use crate::transaction::Transaction;
@@ -49,19 +49,27 @@ pub fn run(
     // answered.
     let mut job_stepped = Instant::now();
     let mut last_quick: Option<Instant> = None;
-    // Whether the last turn answered a quick request.
+    // Whether the last turn answered a quick request; whether requests stream in, judged by
+    // the gap from a quick request's answer (`answered`) to the next request.
     let mut after_quick = false;
+    let mut stream = StreamGuess::default();
+    let mut answered: Option<Instant> = None;
     loop {
         shared.jobs_in_progress.store(jobs.len(), Ordering::Release);
         let plan = schedule::plan(&Situation {
             job_waited: (!jobs.is_empty()).then(|| job_stepped.elapsed()),
-            after_quick: std::mem::take(&mut after_quick),
+            in_stream: std::mem::take(&mut after_quick) && stream.is_stream(),
             uncommitted_age: (!store.batch.is_empty()).then(|| tx.age()),
             retry_in: tx.retry_in(),
         });
-        let Ok(request) = receive(&requests, plan.receive) else {
+        let Ok(request) = receive(&requests, plan.receive, shared) else {
             break;
         };
+        if request.is_some() {
+            if let Some(at) = answered.take() {
+                stream.note_gap(at.elapsed());
+            }
+        }
         let step = schedule::step_time(last_quick.map(|t| t.elapsed()));
         let mark = store.batch.len();
         // What this turn's changes mean for the commit (a job step's: nothing counted).
@@ -101,6 +109,7 @@ pub fn run(
                 }
                 if quick {
                     last_quick = Some(Instant::now());
+                    answered = last_quick;
                 }
             }
             None => match plan.otherwise {
@@ -154,6 +163,7 @@ struct Disconnected;
 fn receive(
     requests: &Receiver<Request>,
     how: Receive,
+    shared: &Shared,
 ) -> std::result::Result<Option<Request>, Disconnected> {
     match how {
         Receive::Skip => Ok(None),
@@ -162,30 +172,16 @@ fn receive(
             Err(TryRecvError::Empty) => Ok(None),
             Err(TryRecvError::Disconnected) => Err(Disconnected),
         },
-        Receive::Spin(window) => Ok(spin_recv(requests, window)),
+        // `None` also if every handle is gone: the next receive reports it.
+        Receive::Poll(window) => Ok(shared
+            .handoff
+            .worker_polls(window, || requests.try_recv().ok())),
         Receive::Block(timeout) => match requests.recv_timeout(timeout) {
             Ok(r) => Ok(Some(r)),
             Err(RecvTimeoutError::Timeout) => Ok(None),
             Err(RecvTimeoutError::Disconnected) => Err(Disconnected),
         },
         Receive::Forever => requests.recv().map(Some).map_err(|_| Disconnected),
-    }
-}
-
-/// Polls the queue for up to `window`; `None` if nothing came (or every handle is gone,
-/// which the next receive reports).
-fn spin_recv(requests: &Receiver<Request>, window: Duration) -> Option<Request> {
-    let until = Instant::now() + window;
-    loop {
-        match requests.try_recv() {
-            Ok(request) => return Some(request),
-            Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) => {}
-        }
-        if Instant::now() >= until {
-            return None;
-        }
-        std::hint::spin_loop();
     }
 }
 

@@ -287,12 +287,13 @@ pub fn run(mut settings: Settings) -> Result<(), String> {
              copy beside the database) as plain SQLite files, the reference aw-sync's format"
         );
     }
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .max(2);
-    let runtime = rocket::tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .thread_name("aw-server-worker")
+    // One async thread (this one) for every connection. Everything heavy already runs on
+    // the CPU pool and every database call on the datastore's worker, so the async side
+    // only parses, routes and writes: a multi-threaded runtime added nothing but hand-offs,
+    // since each of its workers that woke looked for work to steal and woke another (16
+    // keep-alive connections, merging heartbeats: 47k/s at 23 µs of server CPU per request
+    // with one thread against 44k/s at 26 µs with two; BENCHMARKS.md).
+    let runtime = rocket::tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;

@@ -152,7 +152,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Asserts a 2xx answer.
 fn ok(r: crate::Response, what: &str) {
-    assert!((200..300).contains(&r.status), "{what}: {} {}", r.status, r.body);
+    assert!(
+        (200..300).contains(&r.status),
+        "{what}: {} {}",
+        r.status,
+        r.body
+    );
 }
 
 /// `clients` threads each sending requests made by `send(client, thread, i)` for `secs`;
@@ -198,10 +203,13 @@ fn heartbeat(at: i64, data: &str) -> String {
     format!(r#"{{"timestamp":"{}","duration":0,"data":{data}}}"#, ts(at))
 }
 
-/// A row: a name and what one block of it measures on one server.
+/// What one block of a row measures on one server.
+type Measure = Box<dyn FnMut(&mut Contender) -> Vec<Value>>;
+
+/// A row: a name and its measurement.
 struct Row {
     name: String,
-    measure: Box<dyn FnMut(&mut Contender) -> Vec<Value>>,
+    measure: Measure,
 }
 
 fn row(name: &str, measure: impl FnMut(&mut Contender) -> Vec<Value> + 'static) -> Row {
@@ -307,7 +315,10 @@ impl Write {
             ),
             Write::Insert => c.post_json(
                 &format!("/api/0/buckets/{bucket}/events"),
-                &format!(r#"[{{"timestamp":"{}","duration":1,"data":{{"i":{i}}}}}]"#, ts(at)),
+                &format!(
+                    r#"[{{"timestamp":"{}","duration":1,"data":{{"i":{i}}}}}]"#,
+                    ts(at)
+                ),
             ),
         };
         ok(r, bucket);
@@ -363,7 +374,10 @@ fn watchers_day(c: &mut Contender, secs: f64) -> Vec<Value> {
         format!("cmp-afk-{block}"),
         format!("cmp-web-{block}"),
     ];
-    for (id, kind) in ids.iter().zip(["currentwindow", "afkstatus", "web.tab.current"]) {
+    for (id, kind) in ids
+        .iter()
+        .zip(["currentwindow", "afkstatus", "web.tab.current"])
+    {
         c.bucket(id, kind);
     }
     let params = DesktopQueryParams {

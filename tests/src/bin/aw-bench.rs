@@ -220,7 +220,9 @@ fn main() {
     if let Some(other) = arg("--compare") {
         let options = aw_tests::compare::CompareOptions {
             other: other.into(),
-            days: arg("--days").and_then(|d| d.parse().ok()).unwrap_or(if quick { 30 } else { 365 }),
+            days: arg("--days")
+                .and_then(|d| d.parse().ok())
+                .unwrap_or(if quick { 30 } else { 365 }),
             quick,
             only: args
                 .windows(2)
@@ -229,7 +231,10 @@ fn main() {
                 .collect(),
         };
         let results = aw_tests::compare::run(&options);
-        println!("\n{}", aw_tests::compare::to_markdown(&results, &options.other));
+        println!(
+            "\n{}",
+            aw_tests::compare::to_markdown(&results, &options.other)
+        );
         return;
     }
     let mut b = Bench {
