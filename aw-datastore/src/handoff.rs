@@ -11,8 +11,10 @@
 //!
 //! * **The worker** polls its queue after answering a quick request only while requests
 //!   have lately been arriving within [`QUEUE_POLL`] of the previous answer
-//!   (`schedule::StreamGuess`): a script or a watcher's queue sending back to back. Watchers
-//!   at one heartbeat a second never make it poll.
+//!   (`schedule::StreamGuess`) from one client at a time: a script or a watcher's queue
+//!   sending back to back. Watchers at one heartbeat a second never make it poll, and
+//!   neither do many connections at once: the async thread is then the bottleneck, and a
+//!   polling worker would only take a CPU from it (and from the clients).
 //! * **A caller** polls for its answer only when the worker is polling its queue as the
 //!   request is sent (so it starts on it at once) and no other request is waiting for an
 //!   answer: the async thread then has nothing else to do, while with other requests in
@@ -44,14 +46,23 @@ pub struct Handoff {
     polling: AtomicBool,
     /// Requests sent to the worker whose callers have not had their answer yet.
     waiting: AtomicUsize,
+    /// Whether the last request sent found no other request waiting.
+    last_alone: AtomicBool,
 }
 
 impl Handoff {
     /// Counts a request about to be sent; returns whether its caller should poll for the
     /// answer (see the module docs). [`Handoff::answered`] must follow, once.
     pub fn sending(&self, quick: bool) -> bool {
-        let others = self.waiting.fetch_add(1, Ordering::AcqRel);
-        quick && others == 0 && self.polling.load(Ordering::Acquire)
+        let alone = self.waiting.fetch_add(1, Ordering::AcqRel) == 0;
+        self.last_alone.store(alone, Ordering::Relaxed);
+        quick && alone && self.polling.load(Ordering::Acquire)
+    }
+
+    /// Whether the last request sent found no other request waiting: requests come from one
+    /// client at a time, the only case where the worker's poll pays back.
+    pub fn one_client(&self) -> bool {
+        self.last_alone.load(Ordering::Relaxed)
     }
 
     /// The caller of a counted request has its answer (or gave up on it).
@@ -105,7 +116,9 @@ mod tests {
         assert!(!h.sending(false), "a long request");
         h.answered();
         assert!(h.sending(true));
+        assert!(h.one_client());
         assert!(!h.sending(true), "another request is waiting");
+        assert!(!h.one_client());
         h.answered();
         h.answered();
         assert!(h.sending(true));

@@ -58,7 +58,9 @@ pub fn run(
         shared.jobs_in_progress.store(jobs.len(), Ordering::Release);
         let plan = schedule::plan(&Situation {
             job_waited: (!jobs.is_empty()).then(|| job_stepped.elapsed()),
-            in_stream: std::mem::take(&mut after_quick) && stream.is_stream(),
+            in_stream: std::mem::take(&mut after_quick)
+                && stream.is_stream()
+                && shared.handoff.one_client(),
             uncommitted_age: (!store.batch.is_empty()).then(|| tx.age()),
             retry_in: tx.retry_in(),
         });
