@@ -8,9 +8,10 @@
 //!
 //! * One thread per core, each with [`EVAL_STACK`](crate::EVAL_STACK) (evaluation recurses
 //!   as deep as a query nests), named `aw-cpu-N`.
-//! * At the lowest priority (`nice` +[`NICE_INCREMENT`]): the kernel always prefers the
-//!   async workers and the datastore thread when they have work, so a heartbeat is answered
-//!   promptly however many dashboards are open; heavy work still gets every idle cycle.
+//! * At a lower priority (`nice` +[`NICE_INCREMENT`]): the kernel prefers the async thread
+//!   and the datastore thread when they have work, so a heartbeat is answered promptly
+//!   however many dashboards are open; heavy work still gets every idle cycle and a share
+//!   of a busy machine.
 //! * Work stealing (rayon): a task that splits into parts (a week's seven periods) waits
 //!   for them by running queued work itself, so parts never deadlock a fixed set of
 //!   threads. Tasks beyond the number of cores wait in line; none is refused.
@@ -19,10 +20,14 @@
 
 use std::sync::OnceLock;
 
-/// How much lower than the server's own threads the pool's threads are scheduled: the
-/// largest `nice` increment, so a heartbeat's threads preempt heavy work at once. With 10
-/// instead, heartbeat p95 under 2-4 query loops was bimodal, 0.7-3.5 ms; with 19, 0.55 ms.
-pub const NICE_INCREMENT: i32 = 19;
+/// How much lower than the server's own threads the pool's threads are scheduled. Low
+/// enough that the async thread and the datastore thread win the CPU when they wake (a
+/// heartbeat is answered promptly however many dashboards are open), high enough that a
+/// dashboard is not starved on a busy machine. With 19 (weight 15 against a normal
+/// thread's 1024), `aw-soak`'s week queries got 49/s against the reference's 160/s while
+/// the write loops kept the cores busy; with 10 (weight 110), 333/s against 239/s, and
+/// heartbeat p95 with 1 and 4 one-year query loops stayed within 2 ms (BENCHMARKS.md).
+pub const NICE_INCREMENT: i32 = 10;
 
 static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
 

@@ -94,8 +94,13 @@ impl Fairing for ReturnMemory {
         rocket::tokio::spawn(async move {
             rocket::tokio::time::sleep(COLLECT_DELAY).await;
             scheduled.store(false, Ordering::SeqCst);
+            // On a blocking thread: a forced collection of a large heap takes milliseconds,
+            // which the one async thread must not spend (every connection waits on it).
             // SAFETY: mi_collect only frees and returns the allocator's unused memory.
-            unsafe { libmimalloc_sys::mi_collect(true) };
+            let _ = rocket::tokio::task::spawn_blocking(|| unsafe {
+                libmimalloc_sys::mi_collect(true)
+            })
+            .await;
         });
     }
 }

@@ -274,7 +274,7 @@ fn rows(options: &CompareOptions) -> Vec<Row> {
         },
     ));
     rows.push(row("reads, one client", move |c| reads(c, quick)));
-    let loops: &[usize] = if quick { &[1] } else { &[1, 4] };
+    let loops: &[usize] = if quick { &[1] } else { &[1, 4, 16] };
     for &n in loops {
         rows.push(row(
             &format!("heartbeats with {n} 1-year query loops"),

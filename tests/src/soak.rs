@@ -2,8 +2,11 @@
 //! acknowledged insert is stored exactly once, before and after a restart.
 //!
 //! The load is what a busy user's machine sends at once: watchers heartbeating into their
-//! buckets, a script inserting events (each with a unique marker), dashboards looping week
-//! queries over a generated history, a periodic full export, and one import in the middle.
+//! buckets, a script inserting events (each with a unique marker), dashboards looping
+//! queries of the week that ends now over a generated history, a periodic full export, and
+//! one import in the middle. The writes land inside that week, and the queries read the
+//! first watcher's bucket as their window bucket, so a result cache cannot answer them:
+//! each one is evaluated, as on a real dashboard while watchers write.
 //! Every request is sent once (never retried), so an unanswered write is an error, not a
 //! silent duplicate. `aw-soak` (src/bin) prints the report; `tests/soak.rs` runs a short one
 //! and asserts on it.
@@ -36,6 +39,9 @@ pub struct SoakOptions {
     pub query_loops: usize,
     /// How often the export loop exports everything.
     pub export_every: Duration,
+    /// The server binary (`None`: ours, [`crate::server_binary`]); any server with the
+    /// reference's API and flags, e.g. the reference itself for `aw-soak --compare`.
+    pub binary: Option<std::path::PathBuf>,
 }
 
 impl Default for SoakOptions {
@@ -47,6 +53,7 @@ impl Default for SoakOptions {
             insert_loops: 2,
             query_loops: 2,
             export_every: Duration::from_secs(10),
+            binary: None,
         }
     }
 }
@@ -83,6 +90,8 @@ pub struct SoakReport {
     pub rss_end_mb: f64,
     /// Server CPU seconds (user + system) spent during the load.
     pub server_cpu_s: f64,
+    /// Server CPU per answered request (of every kind), µs.
+    pub cpu_per_request_us: f64,
     /// How long the load ran.
     pub seconds: f64,
     /// Inserts answered 200.
@@ -117,11 +126,12 @@ impl SoakReport {
             ));
         }
         out.push_str(&format!(
-            "\n{:.0} s of load; server CPU {:.1} s ({:.0}% of one core); RSS start {:.0} MB, \
-             peak {:.0} MB, end {:.0} MB\n",
+            "\n{:.0} s of load; server CPU {:.1} s ({:.0}% of one core, {:.0} µs per answered \
+             request); RSS start {:.0} MB, peak {:.0} MB, end {:.0} MB\n",
             self.seconds,
             self.server_cpu_s,
             100.0 * self.server_cpu_s / self.seconds.max(1e-9),
+            self.cpu_per_request_us,
             self.rss_start_mb,
             self.rss_peak_mb,
             self.rss_end_mb
@@ -266,10 +276,29 @@ fn summarize(name: &str, tallies: Vec<Tally>, seconds: f64) -> KindReport {
     }
 }
 
-/// Runs the soak on a fresh server (the release binary, see [`crate::server_binary`]).
+/// The dashboard's desktop query over the history's AFK and browser buckets, with the first
+/// heartbeat loop's bucket as its window bucket: every heartbeat of that loop lands in what
+/// the query reads, so no answer can come from a cache. It reads no other bucket of the
+/// load: a query over the insert buckets would grow with the number of events the server
+/// managed to store, so the faster server would be given the heavier queries.
+fn week_query(history: &Dataset, window: &str) -> String {
+    let mut params = bench_year::desktop_params(history);
+    params.bid_window = window.to_string();
+    full_desktop_query(&params)
+}
+
+/// Runs the soak on a fresh server (the release binary, see [`crate::server_binary`], or
+/// [`SoakOptions::binary`]).
 pub fn run(options: &SoakOptions) -> SoakReport {
     let history = bench_year::generate(options.history_days);
-    let mut server = bench_year::server_with(&history);
+    let mut server = match &options.binary {
+        Some(binary) => crate::TestServer::start_binary(binary),
+        None => crate::TestServer::start(),
+    };
+    let r = server
+        .client()
+        .post_json("/api/0/import", &history.export_json());
+    assert_eq!(r.status, 200, "import failed: {}", r.body);
     let port = server.port;
     let pid = server.pid().unwrap_or(0);
     let mut setup = server.client();
@@ -285,7 +314,7 @@ pub fn run(options: &SoakOptions) -> SoakReport {
     for b in &insert_buckets {
         create_bucket(&mut setup, b, "soak");
     }
-    let desktop = full_desktop_query(&bench_year::desktop_params(&history));
+    let desktop = week_query(&history, hb_buckets.first().map_or("", String::as_str));
     let import_doc = Dataset::generate(0x50A4, "soakimport", START_DAY, 30).export_json();
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -294,8 +323,10 @@ pub fn run(options: &SoakOptions) -> SoakReport {
     let cpu_start = process_usage(pid);
     let started = Instant::now();
     let deadline = started + options.duration;
-    // Soak timestamps: the year after the history, 1 s apart per loop.
-    let base = START_DAY + 400 * DAY;
+    // Writes start a day before the history's end, 1 s apart per loop: inside the queried
+    // week for hours of load.
+    let base = history.end - DAY;
+    let week = (history.end - 6 * DAY, history.end + DAY);
 
     let sampler = {
         let (stop, peak) = (stop.clone(), peak.clone());
@@ -377,19 +408,13 @@ pub fn run(options: &SoakOptions) -> SoakReport {
         .collect();
 
     let queries: Vec<_> = (0..options.query_loops)
-        .map(|i| {
-            let desktop = desktop.clone();
-            let weeks = (options.history_days / 7).max(1);
+        .map(|_| {
+            let body = query_body(&desktop, &[week]);
             thread::spawn(move || {
                 let mut client = Client::new(port);
                 let mut tally = Tally::default();
-                let mut n = i as i64;
                 while Instant::now() < deadline {
-                    // A different week each time, so no answer is a repeat of the last.
-                    let start = START_DAY + (n % weeks) * 7 * DAY;
-                    let body = query_body(&desktop, &[(start, start + 7 * DAY)]);
                     tally.send(&mut client, "POST", "/api/0/query/", Some(&body));
-                    n += 1;
                 }
                 tally
             })
@@ -452,18 +477,22 @@ pub fn run(options: &SoakOptions) -> SoakReport {
     let (lost_after_restart, duplicated_after_restart) =
         check(&acknowledged, &stored_markers(&mut after, &insert_buckets));
 
+    let kinds = vec![
+        summarize("heartbeat", heartbeat_tallies, seconds),
+        summarize("insert", insert_tallies, seconds),
+        summarize("week query", query_tallies, seconds),
+        summarize("export", export_tallies, seconds),
+        summarize("import", import_tallies, seconds),
+    ];
+    let server_cpu_s = (cpu_end[0] + cpu_end[1] - cpu_start[0] - cpu_start[1]) / 1000.0;
+    let answered: usize = kinds.iter().map(|k| k.ok).sum();
     SoakReport {
-        kinds: vec![
-            summarize("heartbeat", heartbeat_tallies, seconds),
-            summarize("insert", insert_tallies, seconds),
-            summarize("week query", query_tallies, seconds),
-            summarize("export", export_tallies, seconds),
-            summarize("import", import_tallies, seconds),
-        ],
+        kinds,
+        cpu_per_request_us: server_cpu_s * 1e6 / answered.max(1) as f64,
         rss_start_mb: rss_start,
         rss_peak_mb: peak.lock().map_or(0.0, |p| *p).max(rss_end),
         rss_end_mb: rss_end,
-        server_cpu_s: (cpu_end[0] + cpu_end[1] - cpu_start[0] - cpu_start[1]) / 1000.0,
+        server_cpu_s,
         seconds,
         acknowledged_inserts: acknowledged.len(),
         lost,
