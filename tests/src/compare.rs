@@ -281,12 +281,21 @@ fn rows(options: &CompareOptions) -> Vec<Row> {
             move |c| heartbeats_under_queries(c, n, if quick { 500 } else { 2000 }),
         ));
     }
-    rows.push(row("startup, the imported history", |c| {
-        assert!(c.server.stop(), "{} did not stop cleanly", c.label);
-        let t = Instant::now();
-        c.server.start_again();
-        vec![("ms", t.elapsed().as_secs_f64() * 1e3, false)]
-    }));
+    rows.push(row(
+        "startup, the imported history (exec to first 200)",
+        |c| {
+            let mut times: Vec<f64> = (0..5)
+                .map(|_| {
+                    assert!(c.server.stop(), "{} did not stop cleanly", c.label);
+                    let t = Instant::now();
+                    c.server.start_again();
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            vec![("median ms", percentile(&times, 0.5), false)]
+        },
+    ));
     rows
 }
 
