@@ -20,12 +20,36 @@ use crate::error::Result;
 use crate::new_event::NewEvent;
 use crate::range_read::RangeRead;
 use crate::request::{Reply, RowSink};
+use crate::schedule::Commit;
 use crate::store::{ImportBucket, Store};
 
 /// Rows read per step of a long read at most (a fast machine reaches this first).
 pub const READ_CHUNK_ROWS: usize = 4_000;
 /// Events inserted per step of an import (about a millisecond of work).
 pub const IMPORT_CHUNK_EVENTS: usize = 1_000;
+
+/// What a step of a job left: the job, if it is not finished, and what the step's writes
+/// mean for the commit (the worker applies it with `schedule::note_changes`; a job does
+/// not decide commits itself).
+pub struct Stepped {
+    /// The job, to continue later; `None` once it answered.
+    pub job: Option<Job>,
+    /// The step's commit intent.
+    pub commit: Commit,
+}
+
+impl Stepped {
+    fn more(job: Job) -> Stepped {
+        Stepped {
+            job: Some(job),
+            commit: Commit::Later,
+        }
+    }
+
+    fn done(commit: Commit) -> Stepped {
+        Stepped { job: None, commit }
+    }
+}
 
 /// A request in progress.
 pub enum Job {
@@ -44,12 +68,12 @@ impl Job {
         read: Result<RangeRead>,
         reply: RowSink,
         time: Duration,
-    ) -> Option<Job> {
+    ) -> Stepped {
         match read {
             Ok(read) => Job::Read(read, reply).step(store, time),
             Err(e) => {
                 reply.fail(e);
-                None
+                Stepped::done(Commit::Later)
             }
         }
     }
@@ -61,7 +85,7 @@ impl Job {
         buckets: Vec<(aw_models::Bucket, Vec<NewEvent>)>,
         reply: Reply<()>,
         time: Duration,
-    ) -> Option<Job> {
+    ) -> Stepped {
         match store.prepare_import(buckets) {
             Ok(pending) => {
                 let pending = pending
@@ -75,7 +99,7 @@ impl Job {
             }
             Err(e) => {
                 let _ = reply.send(Err(e));
-                None
+                Stepped::done(Commit::Now)
             }
         }
     }
@@ -97,47 +121,51 @@ impl Job {
     }
 
     /// Runs one step of a read for at most `time` (imports: one chunk); returns the job if it
-    /// is not finished (its answer is sent when it is).
-    pub fn step(self, store: &mut Store, time: Duration) -> Option<Job> {
+    /// is not finished (its answer is sent when it is) and the step's commit intent: an
+    /// import's last step, and a failed one (what it wrote before is kept, as after a failed
+    /// insert), commit at once.
+    pub fn step(self, store: &mut Store, time: Duration) -> Stepped {
         match self {
             Job::Read(mut read, reply) => {
                 if let Err(e) =
                     read.step_until(store.conn(), READ_CHUNK_ROWS, Some(Instant::now() + time))
                 {
                     reply.fail(e);
-                    return None;
+                    return Stepped::done(Commit::Later);
                 }
                 match reply {
                     RowSink::Whole(reply) if read.is_done() => {
                         let _ = reply.send(Ok(read.finish()));
-                        None
+                        Stepped::done(Commit::Later)
                     }
                     RowSink::Texts(parts) => {
                         let part = read.take_text_rows();
                         // A caller that went away ends the read.
                         let gone = !part.is_empty() && parts.send(Ok(part)).is_err();
-                        (!gone && !read.is_done()).then(|| Job::Read(read, RowSink::Texts(parts)))
+                        if gone || read.is_done() {
+                            Stepped::done(Commit::Later)
+                        } else {
+                            Stepped::more(Job::Read(read, RowSink::Texts(parts)))
+                        }
                     }
-                    whole => Some(Job::Read(read, whole)),
+                    whole => Stepped::more(Job::Read(read, whole)),
                 }
             }
             Job::Import(mut pending, reply) => {
                 let Some(bucket) = pending.front_mut() else {
                     let _ = reply.send(Ok(()));
-                    return None;
+                    return Stepped::done(Commit::Finished);
                 };
                 if let Some(present) = bucket.present.as_mut() {
                     let deadline = Some(Instant::now() + time);
                     if let Err(e) = present.step_until(store.conn(), READ_CHUNK_ROWS, deadline) {
-                        // Buckets this import created are kept, as after a failed insert.
-                        store.batch.request_commit();
                         let _ = reply.send(Err(e));
-                        return None;
+                        return Stepped::done(Commit::Finished);
                     }
                     if let Some(read) = bucket.present.take_if(|r| r.is_done()) {
                         bucket.drop_present(&read.finish());
                     }
-                    return Some(Job::Import(pending, reply));
+                    return Stepped::more(Job::Import(pending, reply));
                 }
                 let events = &mut bucket.events;
                 let chunk: Vec<NewEvent> = events
@@ -150,16 +178,14 @@ impl Job {
                     pending.pop_front();
                 }
                 if let Err(e) = store.insert_events(&name, chunk) {
-                    store.batch.request_commit();
                     let _ = reply.send(Err(e));
-                    return None;
+                    return Stepped::done(Commit::Finished);
                 }
                 if pending.is_empty() {
-                    store.batch.request_commit();
                     let _ = reply.send(Ok(()));
-                    return None;
+                    return Stepped::done(Commit::Finished);
                 }
-                Some(Job::Import(pending, reply))
+                Stepped::more(Job::Import(pending, reply))
             }
         }
     }
@@ -177,7 +203,7 @@ mod tests {
         let read = store
             .range_read("b", None, None, None, true)
             .map(RangeRead::with_text_parts);
-        Job::read(store, read, RowSink::Texts(parts), Duration::from_secs(60))
+        Job::read(store, read, RowSink::Texts(parts), Duration::from_secs(60)).job
     }
 
     #[test]

@@ -164,8 +164,11 @@ pub enum Commit {
     /// reference does) and an import's first step, which creates its buckets.
     Now,
     /// Its changes wait for the interval, the idle commit or the size bound: deletes of
-    /// events and settings, which are rare and small.
+    /// events and settings, which are rare and small; a long job's middle steps.
     Later,
+    /// Commit after it even if it changed nothing itself: an import's last step, or a step
+    /// that failed, whose earlier steps' writes are to be kept as they are.
+    Finished,
 }
 
 /// Notes what the changes a request made since batch mark `mark` mean for the commit.
@@ -174,6 +177,7 @@ pub fn note_changes(batch: &mut Batch, commit: Commit, mark: usize) {
     match commit {
         Commit::Counted => batch.count_events(changes),
         Commit::Now if changes > 0 => batch.request_commit(),
+        Commit::Finished => batch.request_commit(),
         Commit::Now | Commit::Later => {}
     }
 }
@@ -373,6 +377,14 @@ mod tests {
         bucket.record(Change::DeleteBucket { row: 1 });
         note_changes(&mut bucket, Commit::Now, mark);
         assert!(commit_due(&bucket, Duration::ZERO, true));
+        // An import's end commits its earlier steps' writes.
+        let mut import = Batch::default();
+        import.record(change());
+        note_changes(&mut import, Commit::Later, 0);
+        assert!(!commit_due(&import, MS, true));
+        let mark = import.len();
+        note_changes(&mut import, Commit::Finished, mark);
+        assert!(commit_due(&import, MS, true));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
-use crate::job::Job;
+use crate::job::{Job, Stepped};
 use crate::range_read::RangeRead;
 use crate::request::{Reply, Request, RowSink};
 use crate::schedule::{self, Commit, Otherwise, Receive, Situation, StreamGuess};
@@ -100,7 +100,12 @@ pub fn run(
                 }
                 let quick = other.is_quick();
                 commit = other.commit();
-                match handle(&mut store, other, step) {
+                let first = handle(&mut store, other, step);
+                // A long job's first step may also be its last (a small import).
+                if first.commit == Commit::Finished {
+                    commit = Commit::Finished;
+                }
+                match first.job {
                     Some(job) => {
                         if jobs.is_empty() {
                             job_stepped = Instant::now();
@@ -120,7 +125,9 @@ pub fn run(
                     let Some(job) = jobs.pop_front() else {
                         continue;
                     };
-                    if let Some(job) = step_job(job, &mut tx, &mut store, step) {
+                    let stepped = step_job(job, &mut tx, &mut store, step);
+                    commit = stepped.commit;
+                    if let Some(job) = stepped.job {
                         jobs.push_back(job);
                     }
                 }
@@ -144,15 +151,19 @@ pub fn run(
     None
 }
 
-/// Gives `job` its next step; returns it if it is not finished. A step that writes (an
-/// import's) runs only while the store is writable, like a write request: while
-/// acknowledged writes wait to be applied again it would write in autocommit mode and take
-/// their ids. The job then ends with that error; what it wrote before stays.
-fn step_job(job: Job, tx: &mut Transaction, store: &mut Store, step: Duration) -> Option<Job> {
+/// Gives `job` its next step; returns it if it is not finished, with the step's commit
+/// intent. A step that writes (an import's) runs only while the store is writable, like a
+/// write request: while acknowledged writes wait to be applied again it would write in
+/// autocommit mode and take their ids. The job then ends with that error; what it wrote
+/// before stays.
+fn step_job(job: Job, tx: &mut Transaction, store: &mut Store, step: Duration) -> Stepped {
     if job.is_write() {
         if let Err(e) = tx.writable(store) {
             job.refuse(e);
-            return None;
+            return Stepped {
+                job: None,
+                commit: Commit::Later,
+            };
         }
     }
     job.step(store, step)
@@ -189,8 +200,12 @@ fn receive(
 
 /// Runs one request and sends its answer (a caller that went away is no error); a request
 /// too long for one go comes back as a [`Job`] to continue later, after a first step of at
-/// most `step` (reads).
-fn handle(store: &mut Store, request: Request, step: Duration) -> Option<Job> {
+/// most `step` (reads), with that step's commit intent.
+fn handle(store: &mut Store, request: Request, step: Duration) -> Stepped {
+    let done = Stepped {
+        job: None,
+        commit: Commit::Later,
+    };
     match request {
         Request::CreateBucket(bucket, events, reply) => {
             let _ = reply.send(store.create_bucket(*bucket, events));
@@ -245,7 +260,7 @@ fn handle(store: &mut Store, request: Request, step: Duration) -> Option<Job> {
             let _ = reply.send(Ok(()));
         }
     }
-    None
+    done
 }
 
 #[cfg(test)]
@@ -279,11 +294,11 @@ mod tests {
         let (reply, mut answer) = tokio::sync::oneshot::channel();
         let step = Duration::from_millis(50);
         // The first step reads what the bucket already holds; the inserts come next.
-        let job = Job::import(&mut store, vec![(bucket("imp"), events)], reply, step);
+        let job = Job::import(&mut store, vec![(bucket("imp"), events)], reply, step).job;
         let job = job.unwrap_or_else(|| panic!("done after one step: {:?}", answer.try_recv()));
 
         unrecoverable_rollback(&mut tx, &mut store);
-        assert!(step_job(job, &mut tx, &mut store, step).is_none());
+        assert!(step_job(job, &mut tx, &mut store, step).job.is_none());
         assert!(matches!(
             answer.try_recv(),
             Ok(Err(DatastoreError::Unavailable(_)))
