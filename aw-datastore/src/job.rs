@@ -16,6 +16,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::batch::Batch;
 use crate::error::Result;
 use crate::new_event::NewEvent;
 use crate::range_read::RangeRead;
@@ -65,12 +66,13 @@ impl Job {
     /// was all of it.
     pub fn read(
         store: &mut Store,
+        batch: &mut Batch,
         read: Result<RangeRead>,
         reply: RowSink,
         time: Duration,
     ) -> Stepped {
         match read {
-            Ok(read) => Job::Read(read, reply).step(store, time),
+            Ok(read) => Job::Read(read, reply).step(store, batch, time),
             Err(e) => {
                 reply.fail(e);
                 Stepped::done(Commit::Later)
@@ -82,11 +84,12 @@ impl Job {
     /// inserts the rest, in steps.
     pub fn import(
         store: &mut Store,
+        batch: &mut Batch,
         buckets: Vec<(aw_models::Bucket, Vec<NewEvent>)>,
         reply: Reply<()>,
         time: Duration,
     ) -> Stepped {
-        match store.prepare_import(buckets) {
+        match store.prepare_import(batch, buckets) {
             Ok(pending) => {
                 let pending = pending
                     .into_iter()
@@ -95,7 +98,7 @@ impl Job {
                         b
                     })
                     .collect();
-                Job::Import(pending, reply).step(store, time)
+                Job::Import(pending, reply).step(store, batch, time)
             }
             Err(e) => {
                 let _ = reply.send(Err(e));
@@ -124,7 +127,7 @@ impl Job {
     /// is not finished (its answer is sent when it is) and the step's commit intent: an
     /// import's last step, and a failed one (what it wrote before is kept, as after a failed
     /// insert), commit at once.
-    pub fn step(self, store: &mut Store, time: Duration) -> Stepped {
+    pub fn step(self, store: &mut Store, batch: &mut Batch, time: Duration) -> Stepped {
         match self {
             Job::Read(mut read, reply) => {
                 if let Err(e) =
@@ -177,7 +180,7 @@ impl Job {
                 if events.is_empty() {
                     pending.pop_front();
                 }
-                if let Err(e) = store.insert_events(&name, chunk) {
+                if let Err(e) = store.insert_events(batch, &name, chunk) {
                     let _ = reply.send(Err(e));
                     return Stepped::done(Commit::Finished);
                 }
@@ -203,7 +206,9 @@ mod tests {
         let read = store
             .range_read("b", None, None, None, true)
             .map(RangeRead::with_text_parts);
-        Job::read(store, read, RowSink::Texts(parts), Duration::from_secs(60)).job
+        let mut batch = Batch::default();
+        let sink = RowSink::Texts(parts);
+        Job::read(store, &mut batch, read, sink, Duration::from_secs(60)).job
     }
 
     #[test]

@@ -33,14 +33,14 @@
 //! * Rows whose stored `data` is not a JSON object are skipped with a warning.
 //! * A second process opening the same file fails at once with [`DatastoreError::Locked`].
 //!
-//! # Small requests do not sleep between threads
-//! Handing a request to the worker and the answer back would put a thread to sleep and wake
-//! it twice per request; on a virtual machine each wake-up of an idle CPU costs more than a
-//! heartbeat's whole work. For quick requests (heartbeats, small inserts and reads,
-//! settings) the async caller polls for the answer for up to 100 µs before it parks, and the
-//! worker polls its queue for 500 µs after answering one before it sleeps, so back-to-back
-//! requests (a watcher's queue being flushed, a script) cross threads without sleeping. The
-//! price is bounded CPU: at most 0.5 ms of polling after each burst.
+//! # When a hand-off polls instead of sleeping
+//! Handing a request to the worker and the answer back puts a thread to sleep and wakes it
+//! twice per request; on a virtual machine each wake-up of an idle CPU costs more than a
+//! heartbeat's whole work. So while one client sends quick requests back to back (a
+//! watcher's queue being flushed, a script), the worker polls its queue briefly after each
+//! answer and the caller polls briefly for its answer, and such requests cross threads
+//! without sleeping. Watchers at one heartbeat a second and many connections at once never
+//! make either side poll: there it would only burn CPU (`handoff.rs` has the rules).
 //!
 //! # Heartbeats
 //! A heartbeat `H` merges into the bucket's last event `L` iff `H.data == L.data` and

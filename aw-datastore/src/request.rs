@@ -70,10 +70,10 @@ const QUICK_ROWS: usize = 200;
 
 impl Request {
     /// Whether the worker answers this request in microseconds (unless it is busy): a
-    /// heartbeat, a small insert or read, a setting. For these, the caller polls for the
-    /// answer briefly before parking, and the worker polls its queue briefly afterwards (see
-    /// `schedule::IDLE_SPIN`), because clients send them back to back. (A count over a time
-    /// range walks the range: milliseconds for a month, so it is not quick.)
+    /// heartbeat, a small insert or read, a setting. Only for these may the caller poll for
+    /// the answer, and the worker poll its queue afterwards (`handoff.rs`), since clients
+    /// send them back to back. (A count over a time range walks the range: milliseconds for
+    /// a month, so it is not quick.)
     pub fn is_quick(&self) -> bool {
         match self {
             Request::Heartbeat(..)

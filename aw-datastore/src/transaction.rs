@@ -16,6 +16,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::batch::Batch;
 use crate::error::{DatastoreError, Result};
 use crate::store::Store;
 
@@ -23,8 +24,13 @@ use crate::store::Store;
 /// that stays full costs one attempt per interval, not one per request.
 pub const RETRY_DELAY: Duration = Duration::from_secs(1);
 
-/// The open transaction's state.
+/// The open transaction: its state, and the writes it holds.
 pub struct Transaction {
+    /// What was written since the last commit: the commit policy reads it, and it is
+    /// applied again if SQLite rolls the transaction back (see `batch.rs`). The store's
+    /// write operations record into it (`Store::heartbeat(tx.writes(), …)`); only the
+    /// transaction clears, truncates or replays it.
+    batch: Batch,
     /// When the oldest uncommitted write could have been made (the commit interval counts
     /// from here; a restored transaction keeps its original age).
     started: Instant,
@@ -43,6 +49,7 @@ impl Transaction {
     /// Begins the first transaction.
     pub fn begin(store: &Store) -> Transaction {
         let mut tx = Transaction {
+            batch: Batch::default(),
             started: Instant::now(),
             open: false,
             unsaved: None,
@@ -60,6 +67,16 @@ impl Transaction {
                 Err(e.into())
             }
         }
+    }
+
+    /// The writes since the last commit.
+    pub fn batch(&self) -> &Batch {
+        &self.batch
+    }
+
+    /// Where a write operation of the store records its changes.
+    pub fn writes(&mut self) -> &mut Batch {
+        &mut self.batch
     }
 
     /// How long the oldest uncommitted write has waited.
@@ -86,10 +103,10 @@ impl Transaction {
             return;
         }
         self.open = false;
-        store.batch.truncate(mark);
+        self.batch.truncate(mark);
         log::error!(
             "SQLite rolled back the open transaction; applying its {} earlier changes again",
-            store.batch.len()
+            self.batch.len()
         );
         self.unsaved = Some("the transaction was rolled back".into());
         match self.restore(store) {
@@ -109,7 +126,7 @@ impl Transaction {
             Some(reason) => Err(DatastoreError::Unavailable(format!(
                 "the database cannot be written now ({reason}); {} acknowledged changes are \
                  kept in memory and written as soon as it can",
-                store.batch.len()
+                self.batch.len()
             ))),
         }
     }
@@ -122,16 +139,16 @@ impl Transaction {
         }
         if !self.open {
             // `BEGIN` had failed: what the batch records ran in autocommit mode, durable.
-            store.batch.clear();
+            self.batch.clear();
             self.renew(store);
             return Ok(());
         }
         match store.conn().execute_batch("COMMIT") {
             Ok(()) => {
-                if !store.batch.is_empty() {
-                    log::trace!("Committed {} changes", store.batch.len());
+                if !self.batch.is_empty() {
+                    log::trace!("Committed {} changes", self.batch.len());
                 }
-                store.batch.clear();
+                self.batch.clear();
                 self.renew(store);
                 Ok(())
             }
@@ -162,7 +179,7 @@ impl Transaction {
     /// the database either way, so reads never show what is not there.
     fn restore(&mut self, store: &mut Store) -> Result<()> {
         let result = self.try_begin(store).and_then(|()| {
-            store.batch.replay(store.conn()).map_err(|e| {
+            self.batch.replay(store.conn()).map_err(|e| {
                 let _ = store.conn().execute_batch("ROLLBACK");
                 DatastoreError::from(e)
             })
@@ -207,7 +224,7 @@ pub(crate) mod tests {
     /// stands in for a disk that is still full; it is gone afterwards, but no replay is
     /// tried again within `RETRY_DELAY`).
     pub(crate) fn unrecoverable_rollback(tx: &mut Transaction, store: &mut Store) {
-        let mark = store.batch.len();
+        let mark = tx.batch().len();
         store.conn().execute_batch("ROLLBACK").unwrap();
         store
             .conn()
@@ -228,15 +245,17 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = store_in(&dir);
         let mut tx = Transaction::begin(&store);
-        store.create_bucket(bucket("kept"), Vec::new()).unwrap();
-        let mark = store.batch.len();
+        store
+            .create_bucket(tx.writes(), bucket("kept"), Vec::new())
+            .unwrap();
+        let mark = tx.batch().len();
 
         unrecoverable_rollback(&mut tx, &mut store);
         assert!(matches!(
             tx.writable(&mut store),
             Err(DatastoreError::Unavailable(_))
         ));
-        assert_eq!(store.batch.len(), mark, "the acknowledged write is kept");
+        assert_eq!(tx.batch().len(), mark, "the acknowledged write is kept");
 
         // After the retry delay the replay succeeds.
         tx.retry_at = None;

@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::batch::Batch;
 use crate::error::Result;
 use crate::job::{Job, Stepped};
 use crate::range_read::RangeRead;
@@ -61,7 +62,7 @@ pub fn run(
             in_stream: std::mem::take(&mut after_quick)
                 && stream.is_stream()
                 && shared.handoff.one_client(),
-            uncommitted_age: (!store.batch.is_empty()).then(|| tx.age()),
+            uncommitted_age: (!tx.batch().is_empty()).then(|| tx.age()),
             retry_in: tx.retry_in(),
         });
         let Ok(request) = receive(&requests, plan.receive, shared) else {
@@ -73,7 +74,7 @@ pub fn run(
             }
         }
         let step = schedule::step_time(last_quick.map(|t| t.elapsed()));
-        let mark = store.batch.len();
+        let mark = tx.batch().len();
         // What this turn's changes mean for the commit (a job step's: nothing counted).
         let mut commit = Commit::Later;
         match request {
@@ -83,10 +84,10 @@ pub fn run(
             Some(Request::Close(reply)) => {
                 // Jobs still running are dropped: their callers see `WorkerGone`.
                 let result = tx.commit(&mut store);
-                if !store.batch.is_empty() {
+                if !tx.batch().is_empty() {
                     log::error!(
                         "{} acknowledged changes could not be written before the stop",
-                        store.batch.len()
+                        tx.batch().len()
                     );
                 }
                 return Some((reply, result));
@@ -100,7 +101,7 @@ pub fn run(
                 }
                 let quick = other.is_quick();
                 commit = other.commit();
-                let first = handle(&mut store, other, step);
+                let first = handle(&mut store, tx.writes(), other, step);
                 // A long job's first step may also be its last (a small import).
                 if first.commit == Commit::Finished {
                     commit = Commit::Finished;
@@ -141,8 +142,8 @@ pub fn run(
             },
         }
         tx.check(&mut store, mark);
-        schedule::note_changes(&mut store.batch, commit, mark);
-        if schedule::commit_due(&store.batch, tx.age(), tx.may_retry()) {
+        schedule::note_changes(tx.writes(), commit, mark);
+        if schedule::commit_due(tx.batch(), tx.age(), tx.may_retry()) {
             let _ = tx.commit(&mut store);
         }
     }
@@ -166,7 +167,7 @@ fn step_job(job: Job, tx: &mut Transaction, store: &mut Store, step: Duration) -
             };
         }
     }
-    job.step(store, step)
+    job.step(store, tx.writes(), step)
 }
 
 /// Every handle is gone.
@@ -201,24 +202,24 @@ fn receive(
 /// Runs one request and sends its answer (a caller that went away is no error); a request
 /// too long for one go comes back as a [`Job`] to continue later, after a first step of at
 /// most `step` (reads), with that step's commit intent.
-fn handle(store: &mut Store, request: Request, step: Duration) -> Stepped {
+fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration) -> Stepped {
     let done = Stepped {
         job: None,
         commit: Commit::Later,
     };
     match request {
         Request::CreateBucket(bucket, events, reply) => {
-            let _ = reply.send(store.create_bucket(*bucket, events));
+            let _ = reply.send(store.create_bucket(batch, *bucket, events));
         }
-        Request::Import(buckets, reply) => return Job::import(store, buckets, reply, step),
+        Request::Import(buckets, reply) => return Job::import(store, batch, buckets, reply, step),
         Request::DeleteBucket(name, reply) => {
-            let _ = reply.send(store.delete_bucket(&name));
+            let _ = reply.send(store.delete_bucket(batch, &name));
         }
         Request::InsertEvents(name, events, reply) => {
-            let _ = reply.send(store.insert_events(&name, events));
+            let _ = reply.send(store.insert_events(batch, &name, events));
         }
         Request::Heartbeat(name, event, pulsetime_ns, reply) => {
-            let _ = reply.send(store.heartbeat(&name, event, pulsetime_ns));
+            let _ = reply.send(store.heartbeat(batch, &name, event, pulsetime_ns));
         }
         Request::GetEvents {
             bucket,
@@ -233,13 +234,13 @@ fn handle(store: &mut Store, request: Request, step: Duration) -> Stepped {
                 RowSink::Texts(_) => read.map(RangeRead::with_text_parts),
                 RowSink::Whole(_) => read,
             };
-            return Job::read(store, read, reply, step);
+            return Job::read(store, batch, read, reply, step);
         }
         Request::GetEvent(name, id, reply) => {
             let _ = reply.send(store.get_event(&name, id));
         }
         Request::DeleteEvents(name, ids, reply) => {
-            let _ = reply.send(store.delete_events(&name, &ids));
+            let _ = reply.send(store.delete_events(batch, &name, &ids));
         }
         Request::CountEvents(name, start, end, reply) => {
             let _ = reply.send(store.count_events(&name, start, end));
@@ -248,10 +249,10 @@ fn handle(store: &mut Store, request: Request, step: Duration) -> Stepped {
             let _ = reply.send(store.get_key_value(&key));
         }
         Request::SetKeyValue(key, value, reply) => {
-            let _ = reply.send(store.set_key_value(&key, &value));
+            let _ = reply.send(store.set_key_value(batch, &key, &value));
         }
         Request::DeleteKeyValue(key, reply) => {
-            let _ = reply.send(store.delete_key_value(&key));
+            let _ = reply.send(store.delete_key_value(batch, &key));
         }
         Request::GetKeyValues(prefix, reply) => {
             let _ = reply.send(store.get_key_values(&prefix));
@@ -279,9 +280,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = store_in(&dir);
         let mut tx = Transaction::begin(&store);
-        store.create_bucket(bucket("imp"), Vec::new()).unwrap();
+        store
+            .create_bucket(tx.writes(), bucket("imp"), Vec::new())
+            .unwrap();
         tx.commit(&mut store).unwrap();
-        store.create_bucket(bucket("kept"), Vec::new()).unwrap();
+        store
+            .create_bucket(tx.writes(), bucket("kept"), Vec::new())
+            .unwrap();
 
         let events: Vec<NewEvent> = (0..10)
             .map(|i| NewEvent {
@@ -294,7 +299,8 @@ mod tests {
         let (reply, mut answer) = tokio::sync::oneshot::channel();
         let step = Duration::from_millis(50);
         // The first step reads what the bucket already holds; the inserts come next.
-        let job = Job::import(&mut store, vec![(bucket("imp"), events)], reply, step).job;
+        let buckets = vec![(bucket("imp"), events)];
+        let job = Job::import(&mut store, tx.writes(), buckets, reply, step).job;
         let job = job.unwrap_or_else(|| panic!("done after one step: {:?}", answer.try_recv()));
 
         unrecoverable_rollback(&mut tx, &mut store);

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{created_to_text, Store};
-use crate::batch::Change;
+use crate::batch::{Batch, Change};
 use crate::changes::Touched;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
@@ -17,7 +17,12 @@ use aw_models::raw_event::EventRows;
 impl Store {
     /// Creates a bucket and inserts `events` into it as new events (their ids are ignored,
     /// so a bucket document can never overwrite another bucket's events).
-    pub fn create_bucket(&mut self, mut bucket: Bucket, mut events: Vec<NewEvent>) -> Result<()> {
+    pub fn create_bucket(
+        &mut self,
+        batch: &mut Batch,
+        mut bucket: Bucket,
+        mut events: Vec<NewEvent>,
+    ) -> Result<()> {
         if self.buckets.contains_key(&bucket.id) {
             return Err(DatastoreError::BucketAlreadyExists(bucket.id));
         }
@@ -37,7 +42,7 @@ impl Store {
             )?
             .execute(rusqlite::params_from_iter(&columns))?;
         let row = self.conn.last_insert_rowid();
-        self.batch.record(Change::CreateBucket { row, columns });
+        batch.record(Change::CreateBucket { row, columns });
         bucket.bid = Some(row);
         bucket.events = None;
         bucket.metadata = BucketMetadata::default();
@@ -50,7 +55,7 @@ impl Store {
         for e in &mut events {
             e.id = None;
         }
-        self.insert_events(&bucket.id, events)?;
+        self.insert_events(batch, &bucket.id, events)?;
         Ok(())
     }
 
@@ -60,6 +65,7 @@ impl Store {
     /// Event ids are cleared (an imported id must never address another bucket's event).
     pub fn prepare_import(
         &mut self,
+        batch: &mut Batch,
         buckets: Vec<(Bucket, Vec<NewEvent>)>,
     ) -> Result<Vec<ImportBucket>> {
         let mut pending = Vec::with_capacity(buckets.len());
@@ -70,7 +76,7 @@ impl Store {
             let name = bucket.id.clone();
             let mut present = None;
             if !self.buckets.contains_key(&name) {
-                self.create_bucket(bucket, Vec::new())?;
+                self.create_bucket(batch, bucket, Vec::new())?;
             } else if let (Some(lo), Some(hi)) = (
                 events.iter().map(|e| e.start.min(e.end)).min(),
                 events.iter().map(|e| e.end.max(e.start)).max(),
@@ -87,10 +93,9 @@ impl Store {
     }
 
     /// Deletes a bucket and all its events.
-    pub fn delete_bucket(&mut self, name: &str) -> Result<()> {
+    pub fn delete_bucket(&mut self, batch: &mut Batch, name: &str) -> Result<()> {
         let bid = self.bucketrow(name)?;
-        self.batch
-            .apply(&self.conn, Change::DeleteBucket { row: bid })?;
+        batch.apply(&self.conn, Change::DeleteBucket { row: bid })?;
         self.buckets.remove(name);
         self.publish();
         self.last_heartbeat.remove(&bid);

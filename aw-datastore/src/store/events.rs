@@ -4,7 +4,7 @@ use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
 
 use super::{Store, INSERT_SQL};
-use crate::batch::Change;
+use crate::batch::{Batch, Change};
 use crate::changes::Extent;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
@@ -32,6 +32,7 @@ impl Store {
     /// ids they really have.
     pub fn insert_events(
         &mut self,
+        batch: &mut Batch,
         name: &str,
         mut events: Vec<NewEvent>,
     ) -> Result<Vec<RawEvent>> {
@@ -67,7 +68,7 @@ impl Store {
         }
         let mut stored = Vec::with_capacity(events.len());
         let mut added = 0u64;
-        let result = self.write_events(bid, events, &replacing, &mut stored, &mut added);
+        let result = self.write_events(batch, bid, events, &replacing, &mut stored, &mut added);
         // The mirror follows whatever was written, also when a later row failed.
         let state = self.state(name)?;
         state.add_count(added);
@@ -84,6 +85,7 @@ impl Store {
     /// statement is looked up once per batch, not once per row.
     fn write_events(
         &mut self,
+        batch: &mut Batch,
         bid: i64,
         events: Vec<NewEvent>,
         replacing: &HashSet<i64>,
@@ -94,7 +96,7 @@ impl Store {
         for e in events {
             let id = match e.id {
                 Some(id) if replacing.contains(&id) => {
-                    self.batch.apply(
+                    batch.apply(
                         &self.conn,
                         Change::ReplaceEvent {
                             id,
@@ -109,7 +111,7 @@ impl Store {
                     insert.execute(params![bid, e.start, e.end, e.data])?;
                     *added += 1;
                     let id = self.conn.last_insert_rowid();
-                    self.batch.record(Change::InsertEvent {
+                    batch.record(Change::InsertEvent {
                         id,
                         bucketrow: bid,
                         start: e.start,
@@ -179,7 +181,7 @@ impl Store {
     }
 
     /// Deletes events of the bucket by id; ids that are not the bucket's are ignored.
-    pub fn delete_events(&mut self, name: &str, ids: &[i64]) -> Result<()> {
+    pub fn delete_events(&mut self, batch: &mut Batch, name: &str, ids: &[i64]) -> Result<()> {
         let bid = self.bucketrow(name)?;
         let mut deleted = 0u64;
         let mut extent = Extent::new();
@@ -201,10 +203,7 @@ impl Store {
                 }
             };
             let Some((start, end)) = span else { continue };
-            match self
-                .batch
-                .apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid })
-            {
+            match batch.apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid }) {
                 Ok(0) => {}
                 Ok(_) => {
                     deleted += 1;

@@ -5,7 +5,7 @@ use rusqlite::{params, OptionalExtension};
 use std::borrow::Cow;
 
 use super::{Store, INSERT_SQL};
-use crate::batch::Change;
+use crate::batch::{Batch, Change};
 use crate::changes::Extent;
 use crate::error::Result;
 use crate::new_event::NewEvent;
@@ -25,6 +25,7 @@ impl Store {
     /// crate docs for the rule). Returns the resulting event.
     pub fn heartbeat(
         &mut self,
+        batch: &mut Batch,
         name: &str,
         mut hb: NewEvent,
         pulsetime_ns: i64,
@@ -57,7 +58,7 @@ impl Store {
                     start: merged.start,
                     end: merged.end,
                 };
-                if self.batch.apply(&self.conn, resize)? == 1 {
+                if batch.apply(&self.conn, resize)? == 1 {
                     self.state(name)?.widen(merged.start, merged.end);
                     let mut extent = Extent::of(last_start, last_end);
                     extent.add(merged.start, merged.end);
@@ -80,7 +81,7 @@ impl Store {
             end: hb.end,
             data: hb.data,
         };
-        self.batch.record(Change::InsertEvent {
+        batch.record(Change::InsertEvent {
             id: stored.id,
             bucketrow: bid,
             start: stored.start,

@@ -4,7 +4,7 @@ use chrono::Utc;
 use rusqlite::{params, OptionalExtension};
 
 use super::Store;
-use crate::batch::Change;
+use crate::batch::{Batch, Change};
 use crate::error::{DatastoreError, Result};
 use crate::privacy::PRIVACY_FILTERS_KEY;
 
@@ -20,9 +20,9 @@ impl Store {
     }
 
     /// Stores JSON text under `key`.
-    pub fn set_key_value(&mut self, key: &str, value: &str) -> Result<()> {
+    pub fn set_key_value(&mut self, batch: &mut Batch, key: &str, value: &str) -> Result<()> {
         let modified = Utc::now().timestamp();
-        self.batch.apply(
+        batch.apply(
             &self.conn,
             Change::SetKeyValue {
                 key: key.to_string(),
@@ -37,8 +37,8 @@ impl Store {
     }
 
     /// Deletes `key` (a missing key is not an error).
-    pub fn delete_key_value(&mut self, key: &str) -> Result<()> {
-        self.batch.apply(
+    pub fn delete_key_value(&mut self, batch: &mut Batch, key: &str) -> Result<()> {
+        batch.apply(
             &self.conn,
             Change::DeleteKeyValue {
                 key: key.to_string(),

@@ -23,7 +23,6 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 
-use crate::batch::Batch;
 use crate::changes::{Extent, Touched};
 use crate::error::{DatastoreError, Result};
 use crate::privacy::{PrivacyFilter, PRIVACY_FILTERS_KEY};
@@ -42,9 +41,6 @@ pub struct Store {
     /// Last heartbeat event per bucket row: what the next heartbeat may merge into.
     last_heartbeat: HashMap<i64, RawEvent>,
     privacy: PrivacyFilter,
-    /// What was written since the last commit: the worker's commit policy reads it, and
-    /// replays it if SQLite rolls the transaction back (see `batch.rs`).
-    pub batch: Batch,
 }
 
 /// Inserts a new event with an automatic id.
@@ -83,7 +79,6 @@ impl Store {
             shared,
             last_heartbeat: HashMap::new(),
             privacy: PrivacyFilter::default(),
-            batch: Batch::default(),
         };
         store.reload()?;
         Ok(store)

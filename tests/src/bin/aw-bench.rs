@@ -16,6 +16,7 @@
 
 use aw_client_rust::queries::{browser_query, full_desktop_query};
 use aw_tests::bench_year::{self, cold_query_body, query_body, ts, DAY, NS, START_DAY};
+use aw_tests::compare::{load, percentile};
 use aw_tests::{Client, TestServer};
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,13 +27,6 @@ struct Bench {
     rows: Vec<(String, String)>,
     json: Map<String, Value>,
     quick: bool,
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
 impl Bench {
@@ -79,44 +73,22 @@ fn get_ok(c: &mut Client, path: &str) -> usize {
     r.body.len()
 }
 
-/// Runs `clients` threads calling `f` for `secs` seconds; returns (requests/s, p50 ms).
+/// Runs `clients` threads calling `f` for `secs` seconds (connection `k`'s requests are
+/// numbered from `k * 1_000_003`); returns (requests/s, p50 ms).
 fn concurrent(
     port: u16,
     clients: usize,
     secs: f64,
     f: impl Fn(&mut Client, usize) + Sync,
 ) -> (f64, f64) {
-    let stop = AtomicBool::new(false);
     let started = Instant::now();
-    let mut all: Vec<f64> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..clients)
-            .map(|k| {
-                let stop = &stop;
-                let f = &f;
-                s.spawn(move || {
-                    let mut c = Client::new(port);
-                    let mut lat = Vec::new();
-                    let mut i = 0;
-                    while !stop.load(Ordering::Relaxed) {
-                        let t = Instant::now();
-                        f(&mut c, k * 1_000_003 + i);
-                        lat.push(t.elapsed().as_secs_f64() * 1e3);
-                        i += 1;
-                    }
-                    lat
-                })
-            })
-            .collect();
-        std::thread::sleep(Duration::from_secs_f64(secs));
-        stop.store(true, Ordering::Relaxed);
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+    let (n, latencies) = load(port, clients, secs, |c, k, i| {
+        f(c, k * 1_000_003 + i as usize)
     });
-    let elapsed = started.elapsed().as_secs_f64();
-    all.sort_by(f64::total_cmp);
-    (all.len() as f64 / elapsed, percentile(&all, 0.5))
+    (
+        n / started.elapsed().as_secs_f64(),
+        percentile(&latencies, 0.5),
+    )
 }
 
 /// Posts `body` to `path`; asserts a 200 and returns the body's length.
@@ -531,8 +503,8 @@ fn main() {
         base += 2 * (rps * secs) as i64 * NS;
     }
 
-    // Heartbeats while 0, 1, 2 and 4 clients loop 1-year desktop queries (cold).
-    for loops in [0, 1, 2, 4] {
+    // Heartbeats while 0, 1, 2, 4 and 16 clients loop 1-year desktop queries (cold).
+    for loops in [0, 1, 2, 4, 16] {
         let hb = if quick { 1000 } else { 5000 };
         let (p50, p95, qps) =
             heartbeats_under_query_load(port, loops, &desktop, (START_DAY, end), hb, base);
