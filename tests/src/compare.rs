@@ -256,6 +256,21 @@ fn rows(options: &CompareOptions) -> Vec<Row> {
         let n = if quick { 2000 } else { 10000 };
         rows.push(row(name, move |c| sequential(c, kind, n)));
     }
+    rows.push(row(
+        "sequential GET /api/0/info (the framework's floor for one client)",
+        move |c| {
+            let n = if quick { 2000 } else { 10000 };
+            let mut client = c.client();
+            let meter = Meter::start(c.pid());
+            let t = Instant::now();
+            for _ in 0..n {
+                ok(client.get("/api/0/info"), "info");
+            }
+            let rate = n as f64 / t.elapsed().as_secs_f64();
+            let (cpu, _) = meter.per_request(n as f64);
+            vec![("req/s", rate, true), ("CPU µs/req", cpu, false)]
+        },
+    ));
     for (name, kind) in [
         ("16 connections, merging heartbeats", Some(Write::Merging)),
         ("16 connections, distinct heartbeats", Some(Write::Distinct)),

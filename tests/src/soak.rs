@@ -355,11 +355,15 @@ pub fn run(options: &SoakOptions) -> SoakReport {
                 let mut tally = Tally::default();
                 let mut n: i64 = 0;
                 while Instant::now() < deadline {
-                    // A window watcher: the title changes every 30 heartbeats.
+                    // A window watcher: the title changes every 30 s of event time. Counted
+                    // in time, not heartbeats, so the window bucket the queries read holds
+                    // as many events on a fast server as on a slow one, and a query costs
+                    // both the same work.
+                    let k = n * STEP / (30 * NS);
                     let body = json!({
                         "timestamp": bench_year::ts(base + n * STEP),
                         "duration": 0,
-                        "data": {"app": format!("app{}", (n / 30) % 7), "title": format!("t{}-{}", i, n / 30)}
+                        "data": {"app": format!("app{}", k % 7), "title": format!("t{i}-{k}")}
                     })
                     .to_string();
                     tally.send(
