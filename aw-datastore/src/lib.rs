@@ -151,6 +151,8 @@ impl Datastore {
         std::thread::Builder::new()
             .name("aw-datastore".into())
             .spawn(move || {
+                // Requests wait on this thread: it takes the CPU back at once when it wakes.
+                aw_models::sched::short_slices();
                 let opened = open_store(&path, &options, published.clone());
                 // The password (if any) is no longer needed once the file is open: wiped now,
                 // not when the worker ends.

@@ -27,6 +27,7 @@ mod info;
 mod key_value;
 mod query;
 pub mod raw_event;
+pub mod sched;
 mod time_interval;
 pub mod timestamp;
 

@@ -71,8 +71,9 @@ pub fn threads() -> usize {
 }
 
 /// Raises the calling thread's nice value to the pool's (Linux: `setpriority` on a thread
-/// id applies to that thread only), for other background work that must yield to requests
-/// as the pool does. Failure only costs the priority, so it is logged and ignored.
+/// id applies to that thread only) and gives it the kernel's default time slice
+/// (`aw_models::sched`), for other background work that must yield to requests as the pool
+/// does. Failure only costs the priority, so it is logged and ignored.
 pub fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
@@ -85,6 +86,9 @@ pub fn lower_priority() {
             log::debug!("could not lower a background thread's priority");
         }
     }
+    // A thread inherits its creator's time slice; heavy work switches less with the
+    // default one.
+    aw_models::sched::default_slices();
 }
 
 #[cfg(test)]
