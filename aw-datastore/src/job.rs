@@ -40,14 +40,16 @@ pub struct Stepped {
 }
 
 impl Stepped {
-    fn more(job: Job) -> Stepped {
+    /// The job goes on; this step asks for no commit.
+    pub fn more(job: Job) -> Stepped {
         Stepped {
             job: Some(job),
             commit: Commit::Later,
         }
     }
 
-    fn done(commit: Commit) -> Stepped {
+    /// Nothing goes on (the request was answered), with this commit intent.
+    pub fn done(commit: Commit) -> Stepped {
         Stepped { job: None, commit }
     }
 }
@@ -66,13 +68,12 @@ impl Job {
     /// was all of it.
     pub fn read(
         store: &mut Store,
-        batch: &mut Batch,
         read: Result<RangeRead>,
         reply: RowSink,
         time: Duration,
     ) -> Stepped {
         match read {
-            Ok(read) => Job::Read(read, reply).step(store, batch, time),
+            Ok(read) => step_read(store, read, reply, time),
             Err(e) => {
                 reply.fail(e);
                 Stepped::done(Commit::Later)
@@ -98,7 +99,7 @@ impl Job {
                         b
                     })
                     .collect();
-                Job::Import(pending, reply).step(store, batch, time)
+                step_import(store, batch, pending, reply, time)
             }
             Err(e) => {
                 let _ = reply.send(Err(e));
@@ -123,75 +124,86 @@ impl Job {
         }
     }
 
-    /// Runs one step of a read for at most `time` (imports: one chunk); returns the job if it
-    /// is not finished (its answer is sent when it is) and the step's commit intent: an
+    /// Runs one step (reads: of at most `time`; imports: one chunk); returns the job if it is
+    /// not finished (its answer is sent when it is) and the step's commit intent: an
     /// import's last step, and a failed one (what it wrote before is kept, as after a failed
-    /// insert), commit at once.
+    /// insert), commit at once. Only imports write, into `batch`.
     pub fn step(self, store: &mut Store, batch: &mut Batch, time: Duration) -> Stepped {
         match self {
-            Job::Read(mut read, reply) => {
-                if let Err(e) =
-                    read.step_until(store.conn(), READ_CHUNK_ROWS, Some(Instant::now() + time))
-                {
-                    reply.fail(e);
-                    return Stepped::done(Commit::Later);
-                }
-                match reply {
-                    RowSink::Whole(reply) if read.is_done() => {
-                        let _ = reply.send(Ok(read.finish()));
-                        Stepped::done(Commit::Later)
-                    }
-                    RowSink::Texts(parts) => {
-                        let part = read.take_text_rows();
-                        // A caller that went away ends the read.
-                        let gone = !part.is_empty() && parts.send(Ok(part)).is_err();
-                        if gone || read.is_done() {
-                            Stepped::done(Commit::Later)
-                        } else {
-                            Stepped::more(Job::Read(read, RowSink::Texts(parts)))
-                        }
-                    }
-                    whole => Stepped::more(Job::Read(read, whole)),
-                }
-            }
-            Job::Import(mut pending, reply) => {
-                let Some(bucket) = pending.front_mut() else {
-                    let _ = reply.send(Ok(()));
-                    return Stepped::done(Commit::Finished);
-                };
-                if let Some(present) = bucket.present.as_mut() {
-                    let deadline = Some(Instant::now() + time);
-                    if let Err(e) = present.step_until(store.conn(), READ_CHUNK_ROWS, deadline) {
-                        let _ = reply.send(Err(e));
-                        return Stepped::done(Commit::Finished);
-                    }
-                    if let Some(read) = bucket.present.take_if(|r| r.is_done()) {
-                        bucket.drop_present(&read.finish());
-                    }
-                    return Stepped::more(Job::Import(pending, reply));
-                }
-                let events = &mut bucket.events;
-                let chunk: Vec<NewEvent> = events
-                    .split_off(events.len().saturating_sub(IMPORT_CHUNK_EVENTS))
-                    .into_iter()
-                    .rev()
-                    .collect();
-                let name = bucket.name.clone();
-                if events.is_empty() {
-                    pending.pop_front();
-                }
-                if let Err(e) = store.insert_events(batch, &name, chunk) {
-                    let _ = reply.send(Err(e));
-                    return Stepped::done(Commit::Finished);
-                }
-                if pending.is_empty() {
-                    let _ = reply.send(Ok(()));
-                    return Stepped::done(Commit::Finished);
-                }
-                Stepped::more(Job::Import(pending, reply))
-            }
+            Job::Read(read, reply) => step_read(store, read, reply, time),
+            Job::Import(pending, reply) => step_import(store, batch, pending, reply, time),
         }
     }
+}
+
+/// One step of a read, of at most `time`.
+fn step_read(store: &mut Store, mut read: RangeRead, reply: RowSink, time: Duration) -> Stepped {
+    if let Err(e) = read.step_until(store.conn(), READ_CHUNK_ROWS, Some(Instant::now() + time)) {
+        reply.fail(e);
+        return Stepped::done(Commit::Later);
+    }
+    match reply {
+        RowSink::Whole(reply) if read.is_done() => {
+            let _ = reply.send(Ok(read.finish()));
+            Stepped::done(Commit::Later)
+        }
+        RowSink::Texts(parts) => {
+            let part = read.take_text_rows();
+            // A caller that went away ends the read.
+            let gone = !part.is_empty() && parts.send(Ok(part)).is_err();
+            if gone || read.is_done() {
+                Stepped::done(Commit::Later)
+            } else {
+                Stepped::more(Job::Read(read, RowSink::Texts(parts)))
+            }
+        }
+        whole => Stepped::more(Job::Read(read, whole)),
+    }
+}
+
+/// One step of an import: a read step of what a bucket already holds, or one chunk of
+/// inserts.
+fn step_import(
+    store: &mut Store,
+    batch: &mut Batch,
+    mut pending: VecDeque<ImportBucket>,
+    reply: Reply<()>,
+    time: Duration,
+) -> Stepped {
+    let Some(bucket) = pending.front_mut() else {
+        let _ = reply.send(Ok(()));
+        return Stepped::done(Commit::Finished);
+    };
+    if let Some(present) = bucket.present.as_mut() {
+        let deadline = Some(Instant::now() + time);
+        if let Err(e) = present.step_until(store.conn(), READ_CHUNK_ROWS, deadline) {
+            let _ = reply.send(Err(e));
+            return Stepped::done(Commit::Finished);
+        }
+        if let Some(read) = bucket.present.take_if(|r| r.is_done()) {
+            bucket.drop_present(&read.finish());
+        }
+        return Stepped::more(Job::Import(pending, reply));
+    }
+    let events = &mut bucket.events;
+    let chunk: Vec<NewEvent> = events
+        .split_off(events.len().saturating_sub(IMPORT_CHUNK_EVENTS))
+        .into_iter()
+        .rev()
+        .collect();
+    let name = bucket.name.clone();
+    if events.is_empty() {
+        pending.pop_front();
+    }
+    if let Err(e) = store.insert_events(batch, &name, chunk) {
+        let _ = reply.send(Err(e));
+        return Stepped::done(Commit::Finished);
+    }
+    if pending.is_empty() {
+        let _ = reply.send(Ok(()));
+        return Stepped::done(Commit::Finished);
+    }
+    Stepped::more(Job::Import(pending, reply))
 }
 
 #[cfg(test)]
@@ -206,9 +218,7 @@ mod tests {
         let read = store
             .range_read("b", None, None, None, true)
             .map(RangeRead::with_text_parts);
-        let mut batch = Batch::default();
-        let sink = RowSink::Texts(parts);
-        Job::read(store, &mut batch, read, sink, Duration::from_secs(60)).job
+        Job::read(store, read, RowSink::Texts(parts), Duration::from_secs(60)).job
     }
 
     #[test]

@@ -131,9 +131,9 @@ pub struct Plan {
 
 /// Chooses the next step. Requests go first; a waiting job gets a step when the queue is
 /// empty or after [`JOB_WAIT_LIMIT`]; after a quick request of a stream the worker polls
-/// briefly instead of sleeping; with uncommitted writes it sleeps only until the idle commit or the commit
-/// interval is due (not before a failed commit may be retried), and without them until a
-/// request comes.
+/// briefly instead of sleeping; with uncommitted writes it sleeps only until the idle
+/// commit or the commit interval is due (not before a failed commit may be retried), and
+/// without them until a request comes.
 pub fn plan(s: &Situation) -> Plan {
     let (receive, otherwise) = match s.job_waited {
         Some(waited) if waited >= JOB_WAIT_LIMIT => (Receive::Skip, Otherwise::StepJob),

@@ -51,10 +51,9 @@ pub fn run(
     let mut job_stepped = Instant::now();
     let mut last_quick: Option<Instant> = None;
     // Whether the last turn answered a quick request; whether requests stream in, judged by
-    // the gap from a quick request's answer (`answered`) to the next request.
+    // the gap from the last quick request's answer to the next request.
     let mut after_quick = false;
     let mut stream = StreamGuess::default();
-    let mut answered: Option<Instant> = None;
     loop {
         shared.jobs_in_progress.store(jobs.len(), Ordering::Release);
         let plan = schedule::plan(&Situation {
@@ -68,10 +67,8 @@ pub fn run(
         let Ok(request) = receive(&requests, plan.receive, shared) else {
             break;
         };
-        if request.is_some() {
-            if let Some(at) = answered.take() {
-                stream.note_gap(at.elapsed());
-            }
+        if let (Some(_), Some(at)) = (&request, last_quick) {
+            stream.note_gap(at.elapsed());
         }
         let step = schedule::step_time(last_quick.map(|t| t.elapsed()));
         let mark = tx.batch().len();
@@ -117,7 +114,6 @@ pub fn run(
                 }
                 if quick {
                     last_quick = Some(Instant::now());
-                    answered = last_quick;
                 }
             }
             None => match plan.otherwise {
@@ -161,10 +157,7 @@ fn step_job(job: Job, tx: &mut Transaction, store: &mut Store, step: Duration) -
     if job.is_write() {
         if let Err(e) = tx.writable(store) {
             job.refuse(e);
-            return Stepped {
-                job: None,
-                commit: Commit::Later,
-            };
+            return Stepped::done(Commit::Later);
         }
     }
     job.step(store, tx.writes(), step)
@@ -203,10 +196,6 @@ fn receive(
 /// too long for one go comes back as a [`Job`] to continue later, after a first step of at
 /// most `step` (reads), with that step's commit intent.
 fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration) -> Stepped {
-    let done = Stepped {
-        job: None,
-        commit: Commit::Later,
-    };
     match request {
         Request::CreateBucket(bucket, events, reply) => {
             let _ = reply.send(store.create_bucket(batch, *bucket, events));
@@ -234,7 +223,7 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
                 RowSink::Texts(_) => read.map(RangeRead::with_text_parts),
                 RowSink::Whole(_) => read,
             };
-            return Job::read(store, batch, read, reply, step);
+            return Job::read(store, read, reply, step);
         }
         Request::GetEvent(name, id, reply) => {
             let _ = reply.send(store.get_event(&name, id));
@@ -261,7 +250,7 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             let _ = reply.send(Ok(()));
         }
     }
-    done
+    Stepped::done(Commit::Later)
 }
 
 #[cfg(test)]

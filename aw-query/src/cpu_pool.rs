@@ -23,10 +23,11 @@ use std::sync::OnceLock;
 /// How much lower than the server's own threads the pool's threads are scheduled. Low
 /// enough that the async thread and the datastore thread win the CPU when they wake (a
 /// heartbeat is answered promptly however many dashboards are open), high enough that a
-/// dashboard is not starved on a busy machine. With 19 (weight 15 against a normal
-/// thread's 1024), `aw-soak`'s week queries got 49/s against the reference's 160/s while
-/// the write loops kept the cores busy; with 10 (weight 110), 333/s against 239/s, and
-/// heartbeat p95 with 1 and 4 one-year query loops stayed within 2 ms (BENCHMARKS.md).
+/// dashboard is not starved on a busy machine. `aw-soak --compare` (20 s, 30 days, the
+/// reference beside it in the same run), while the write loops kept the cores busy: week
+/// queries at 1.53x the reference's rate with p99 1.33x its p99 at 19 (weight 15 against
+/// a normal thread's 1024), 1.89x with p99 0.76x at 10 (weight 110); heartbeat p95 under
+/// one-year query loops stays within 2 ms at 10 (BENCHMARKS.md).
 pub const NICE_INCREMENT: i32 = 10;
 
 static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();

@@ -291,8 +291,9 @@ pub fn run(mut settings: Settings) -> Result<(), String> {
     // the CPU pool and every database call on the datastore's worker, so the async side
     // only parses, routes and writes: a multi-threaded runtime added nothing but hand-offs,
     // since each of its workers that woke looked for work to steal and woke another (16
-    // keep-alive connections, merging heartbeats: 47k/s at 23 µs of server CPU per request
-    // with one thread against 44k/s at 26 µs with two; BENCHMARKS.md).
+    // keep-alive connections, merging heartbeats, beside the reference in the same runs:
+    // 1.52-1.68x its rate at 0.53-0.60x its CPU per request with one thread, 1.35-1.42x at
+    // 0.64-0.69x with two; BENCHMARKS.md).
     let runtime = rocket::tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
