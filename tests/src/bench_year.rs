@@ -86,6 +86,18 @@ pub fn process_usage(pid: u32) -> [f64; 3] {
     [field(11) * 10.0, field(12) * 10.0, field(7)]
 }
 
+/// A memory line of `/proc/PID/status` (`VmHWM:`, `VmRSS:`) in MB (NaN where it cannot be
+/// read).
+pub fn proc_status_mb(pid: u32, field: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
 /// The `n`th command-line argument parsed as a `T`, or `default` (for the probes' options).
 pub fn arg<T: std::str::FromStr>(n: usize, default: T) -> T {
     std::env::args()

@@ -202,13 +202,7 @@ impl Tally {
 
 /// The server's resident memory in MB (0 when it cannot be read).
 fn rss_mb(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|kb| kb.parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
+    bench_year::proc_status_mb(pid, "VmRSS:").max(0.0)
 }
 
 /// Creates a bucket (once, before the load).

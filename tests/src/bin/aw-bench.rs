@@ -15,7 +15,9 @@
 //! contains it.
 
 use aw_client_rust::queries::{browser_query, full_desktop_query};
-use aw_tests::bench_year::{self, cold_query_body, query_body, ts, DAY, NS, START_DAY};
+use aw_tests::bench_year::{
+    self, cold_query_body, proc_status_mb, query_body, ts, DAY, NS, START_DAY,
+};
 use aw_tests::compare::{load, percentile};
 use aw_tests::{Client, TestServer};
 use serde_json::{json, Map, Value};
@@ -165,17 +167,6 @@ fn cold<'a>(c: &'a mut Client, code: &'a str, periods: &'a [(i64, i64)]) -> impl
 /// Peak resident memory of `pid` in MB.
 fn vm_hwm_mb(pid: u32) -> f64 {
     proc_status_mb(pid, "VmHWM:")
-}
-
-/// A memory line of `/proc/PID/status` (`VmHWM:`, `VmRSS:`) in MB.
-fn proc_status_mb(pid: u32, field: &str) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
 fn main() {
