@@ -61,6 +61,10 @@ pub struct DeviceStatus {
     pub pulled_events: u64,
     /// Why its file, or one of its buckets, was skipped in the last pass.
     pub error: Option<String>,
+    /// Its events or buckets the last pass skipped because they cannot be synced.
+    pub skipped_events: u64,
+    /// Why, for the first few of them.
+    pub problems: Vec<String>,
 }
 
 /// The background sync: its settings, status and thread.
@@ -228,6 +232,8 @@ fn record(status: &mut SyncStatus, result: Result<PassReport, SyncError>) {
                 last_seen: None,
                 pulled_events: 0,
                 error: None,
+                skipped_events: 0,
+                problems: Vec::new(),
             });
         for host in &peer.hostnames {
             if !device.hostnames.contains(host) {
@@ -237,6 +243,8 @@ fn record(status: &mut SyncStatus, result: Result<PassReport, SyncError>) {
         device.last_seen = report.finished;
         device.pulled_events += peer.pulled_events;
         device.error = peer.error.clone();
+        device.skipped_events = peer.skipped_events;
+        device.problems = peer.problems.clone();
     }
     status.devices = devices.into_values().collect();
     if report.pulled_events > 0 || report.pushed_events > 0 || !report.errors.is_empty() {

@@ -21,6 +21,17 @@ pub enum SyncError {
         /// Why it was skipped.
         reason: String,
     },
+    /// A peer file took longer than its time in one pass ([`crate::peer::ReadGuard`]);
+    /// the next pass goes on from where this one stopped.
+    #[error(
+        "peer file '{path}': not read to the end in {seconds} s, the next pass goes on from here"
+    )]
+    PeerTimeLimit {
+        /// The file.
+        path: PathBuf,
+        /// The time limit.
+        seconds: u64,
+    },
     /// A file or folder of the sync folder or of the sync state.
     #[error("{what} '{path}': {source}")]
     Io {

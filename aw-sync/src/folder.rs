@@ -10,6 +10,11 @@
 //! device's id (not when the path merely contains it, §6 #12); dot-folders and dot-files
 //! (a sync engine's temporary files, ours while publishing) and Syncthing's
 //! `.sync-conflict-` copies are never read.
+//!
+//! No symbolic link below the root is followed, reading or writing (HAZARDS 21): a folder
+//! sync engine copies links, so a device could plant one that makes us import our own
+//! database as a peer, or write our file somewhere outside the folder. The root itself may
+//! be a link (`~/Sync` → a mount); it is resolved once, when the folder is set up.
 
 use std::path::{Path, PathBuf};
 
@@ -46,7 +51,7 @@ fn db_files(dir: &Path) -> Result<Vec<PathBuf>> {
     for entry in entries(dir)? {
         let path = entry.path();
         let is_db = path.extension().is_some_and(|e| e == "db");
-        if is_db && path.is_file() {
+        if is_db && entry.file_type().is_ok_and(|t| t.is_file()) {
             files.push(path);
         }
     }
@@ -63,6 +68,17 @@ fn entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
     let mut entries: Vec<_> = read
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_str().is_some_and(|n| !ignored(n)))
+        .filter(|e| {
+            // The entry itself, never what it points to.
+            let link = e.file_type().map_or(true, |t| t.is_symlink());
+            if link {
+                log::warn!(
+                    "Ignoring {}: aw-sync follows no link in the sync folder",
+                    e.path().display()
+                );
+            }
+            !link
+        })
         .collect();
     entries.sort_by_key(|e| e.file_name());
     Ok(entries)
@@ -74,9 +90,44 @@ fn name_of(entry: &std::fs::DirEntry) -> String {
 }
 
 impl SyncFolder {
-    /// The sync folder at `root` (created when this device first publishes).
+    /// The sync folder at `root` (created when this device first publishes). A root that
+    /// exists is resolved here, once: it may be a link, nothing below it may.
     pub fn new(root: impl Into<PathBuf>) -> SyncFolder {
-        SyncFolder { root: root.into() }
+        let root = root.into();
+        let root = std::fs::canonicalize(&root).unwrap_or(root);
+        SyncFolder { root }
+    }
+
+    /// Creates (when missing) the folder `parts` below the root, one level at a time, and
+    /// refuses any level that is a link or not a folder: what is written there stays under
+    /// the root.
+    pub fn folder_below(&self, parts: &[&str]) -> Result<PathBuf> {
+        std::fs::create_dir_all(&self.root)
+            .map_err(SyncError::io("cannot create the sync folder", &self.root))?;
+        let mut dir = self.root.clone();
+        for part in parts {
+            if part.is_empty() || *part == "." || *part == ".." || part.contains(['/', '\\']) {
+                return Err(SyncError::Config(format!(
+                    "'{part}' cannot be a folder name in the sync folder"
+                )));
+            }
+            dir.push(part);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(SyncError::io("cannot create", &dir)(e)),
+            }
+            let kind = std::fs::symlink_metadata(&dir)
+                .map_err(SyncError::io("cannot read", &dir))?
+                .file_type();
+            if !kind.is_dir() {
+                return Err(SyncError::Config(format!(
+                    "'{}' is a link or a file, not a folder: aw-sync writes nowhere through it",
+                    dir.display()
+                )));
+            }
+        }
+        Ok(dir)
     }
 
     /// The folder's root.
@@ -127,7 +178,7 @@ impl SyncFolder {
 /// The folders in `dir` a sync may read.
 fn subfolders(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
     let mut found = entries(dir)?;
-    found.retain(|e| e.path().is_dir());
+    found.retain(|e| e.file_type().is_ok_and(|t| t.is_dir()));
     Ok(found)
 }
 
@@ -183,5 +234,44 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let folder = SyncFolder::new(dir.path().join("nothing"));
         assert!(folder.peers("dev").unwrap().is_empty());
+    }
+
+    #[test]
+    fn links_below_the_root_are_never_followed_but_the_root_may_be_one() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        let outside = dir.path().join("outside");
+        touch(&real.join("dev-b/test.db"));
+        touch(&outside.join("dev-x/test.db"));
+        touch(&outside.join("own.db"));
+        // A linked device folder, a linked file, and a link in the host layout.
+        symlink(outside.join("dev-x"), real.join("dev-x")).unwrap();
+        std::fs::create_dir_all(real.join("dev-y")).unwrap();
+        symlink(outside.join("own.db"), real.join("dev-y/test.db")).unwrap();
+        std::fs::create_dir_all(real.join("laptop")).unwrap();
+        symlink(outside.join("dev-x"), real.join("laptop/dev-z")).unwrap();
+        let root = dir.path().join("root-link");
+        symlink(&real, &root).unwrap();
+
+        let folder = SyncFolder::new(&root);
+        assert_eq!(folder.root(), real.canonicalize().unwrap());
+        let found: Vec<_> = folder
+            .peers("dev")
+            .unwrap()
+            .into_iter()
+            .map(|p| p.device_id)
+            .collect();
+        assert_eq!(found, ["dev-b"]);
+
+        // Writing: a device folder that is a link is refused, not written through.
+        symlink(&outside, real.join("dev")).unwrap();
+        let text = folder.folder_below(&["dev"]).unwrap_err().to_string();
+        assert!(text.contains("is a link or a file"), "{text}");
+        assert!(folder.folder_below(&["..", "x"]).is_err());
+        assert_eq!(
+            folder.folder_below(&["laptop", "dev-new"]).unwrap(),
+            real.canonicalize().unwrap().join("laptop/dev-new")
+        );
     }
 }

@@ -13,7 +13,14 @@
 //!   reference's `sync` and Android read); both are read, one file per device;
 //! - only a device's first-hand buckets are pushed, and pulled buckets are never pulled
 //!   again, so no device re-imports its own data;
-//! - nothing is written in another device's folder; peer files are opened read-only;
+//! - nothing is written in another device's folder; peer files are opened read-only and
+//!   read as data, never as code: no view, trigger or schema function of theirs runs, and
+//!   sizes, lengths and time per peer are bounded ([`peer`], HAZARDS 19);
+//! - no symbolic link below the sync folder's root is followed, reading or writing
+//!   ([`folder`], HAZARDS 21);
+//! - an event whose data is over [`peer::MAX_VALUE_BYTES`] is not synced either way (a
+//!   bounded pass cannot carry it), and a peer's rows that cannot be synced are skipped
+//!   and reported one by one, not the whole peer;
 //! - this device's file is published by rename, complete and closed ([`outbox`]);
 //! - reads are exact (no event cut at a page boundary) and writes idempotent
 //!   ([`transfer`]), so an interrupted pass loses and doubles nothing;

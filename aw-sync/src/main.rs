@@ -202,7 +202,19 @@ fn device(client: &AwClient) -> Result<Device, SyncError> {
     })
 }
 
+/// The process's peak resident memory in MiB (`VmHWM`, Linux only): logged after each
+/// pass at debug level, so a user or a test can see that a pass's memory stays bounded.
+fn peak_memory_mib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
+}
+
 fn log_report(report: &aw_sync::PassReport) {
+    if let Some(mib) = peak_memory_mib() {
+        log::debug!("Peak memory so far: {mib} MiB");
+    }
     log::info!(
         "Pulled {} events from {} devices, pushed {} events{}",
         report.pulled_events,

@@ -21,22 +21,35 @@ use std::path::{Path, PathBuf};
 use aw_datastore::Datastore;
 
 use crate::error::{Result, SyncError};
-use crate::folder::SyncFolder;
+use crate::folder::{SyncFolder, FILE_NAME};
 use crate::pass::Device;
 
 /// This device's file: where it is built and where it is published.
 pub struct Outbox {
+    folder: SyncFolder,
+    device_id: String,
+    /// The host folder's name, when the hostname can be one.
+    host_folder: Option<String>,
     published: PathBuf,
     host_layout: Option<PathBuf>,
     work: PathBuf,
 }
 
+/// Whether `path` is a regular file itself (a link to one is not: HAZARDS 21).
+fn is_plain_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+}
+
 impl Outbox {
     /// The outbox of `device` in `folder`, built in `work_dir` (outside the folder).
     pub fn new(folder: &SyncFolder, device: &Device, work_dir: &Path) -> Outbox {
+        let host_layout = folder.own_file_host_layout(&device.hostname, &device.device_id);
         Outbox {
+            folder: folder.clone(),
+            device_id: device.device_id.clone(),
+            host_folder: host_layout.as_ref().map(|_| device.hostname.clone()),
             published: folder.own_file(&device.device_id),
-            host_layout: folder.own_file_host_layout(&device.hostname, &device.device_id),
+            host_layout,
             work: work_dir.join(format!("{}.db", device.device_id)),
         }
     }
@@ -56,10 +69,10 @@ impl Outbox {
         }
         let earlier = std::iter::once(&self.published)
             .chain(&self.host_layout)
-            .find(|p| p.exists());
+            .find(|p| is_plain_file(p));
         if let (false, Some(earlier)) = (self.work.exists(), earlier) {
             let wal = with_suffix(earlier, "-wal");
-            if wal.exists() {
+            if is_plain_file(&wal) {
                 copy(&wal, &with_suffix(&self.work, "-wal"))?;
             }
             // Copied under another name first: a crash mid-copy leaves no half working copy.
@@ -79,39 +92,54 @@ impl Outbox {
         // Answered once the connection is closed: the WAL is in the file and gone.
         store.close().wait()?;
         drop(store);
-        let missing =
-            !self.published.exists() || self.host_layout.as_ref().is_some_and(|p| !p.exists());
+        let missing = !is_plain_file(&self.published)
+            || self.host_layout.as_ref().is_some_and(|p| !is_plain_file(p));
         if !changed && !missing {
             return Ok(false);
         }
-        let temp = temp_beside(&self.published)?;
-        copy(&self.work, &temp)?;
-        File::open(&temp)
-            .and_then(|f| f.sync_all())
-            .map_err(SyncError::io("cannot sync", &temp))?;
-        if let Some(host_layout) = &self.host_layout {
+        // Every folder on the way checked: no link below the root is written through.
+        let device_dir = self.folder.folder_below(&[&self.device_id])?;
+        let temp = fresh_temp(&device_dir)?;
+        copy_into_new(&self.work, &temp)?;
+        if let Some(host) = &self.host_folder {
+            let dir = self.folder.folder_below(&[host, &self.device_id])?;
             // A second name for the same bytes, put in place before the first rename
             // moves the temporary file away.
-            let other = temp_beside(host_layout)?;
-            let _ = std::fs::remove_file(&other);
+            let other = fresh_temp(&dir)?;
             if std::fs::hard_link(&temp, &other).is_err() {
-                copy(&temp, &other)?;
+                copy_into_new(&temp, &other)?;
             }
-            rename_durably(&other, host_layout)?;
+            rename_durably(&other, &dir.join(FILE_NAME))?;
         }
-        rename_durably(&temp, &self.published)?;
+        rename_durably(&temp, &device_dir.join(FILE_NAME))?;
         Ok(true)
     }
 }
 
-/// The dot-named temporary file beside `target` (its folder created if missing); readers
-/// never take it for a sync file.
-fn temp_beside(target: &Path) -> Result<PathBuf> {
-    let dir = target
-        .parent()
-        .ok_or_else(|| SyncError::Config("the sync file has no folder".into()))?;
-    std::fs::create_dir_all(dir).map_err(SyncError::io("cannot create the device folder", dir))?;
-    Ok(dir.join(format!(".{}.aw-sync-tmp", crate::folder::FILE_NAME)))
+/// The dot-named temporary file in `dir`, with whatever had its name removed (a link is
+/// removed, not followed); readers never take it for a sync file.
+fn fresh_temp(dir: &Path) -> Result<PathBuf> {
+    let temp = dir.join(format!(".{FILE_NAME}.aw-sync-tmp"));
+    match std::fs::remove_file(&temp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(SyncError::io("cannot replace", &temp)(e)),
+    }
+    Ok(temp)
+}
+
+/// Copies `from` into the new file `to` (`O_EXCL`: a link put there meanwhile fails the
+/// copy instead of being written through) and syncs it to disk.
+fn copy_into_new(from: &Path, to: &Path) -> Result<()> {
+    let mut source = File::open(from).map_err(SyncError::io("cannot read", from))?;
+    let mut target = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)
+        .map_err(SyncError::io("cannot create", to))?;
+    std::io::copy(&mut source, &mut target)
+        .map_err(SyncError::io("cannot copy the sync file", to))?;
+    target.sync_all().map_err(SyncError::io("cannot sync", to))
 }
 
 /// Renames `from` over `to` and syncs the folder, so the rename survives a power loss

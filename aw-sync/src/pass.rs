@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use aw_models::Bucket;
 use chrono::{DateTime, Utc};
@@ -74,6 +74,8 @@ pub struct SyncOptions {
     pub peers_under: Option<PathBuf>,
     /// Only pull data recorded on these hosts (`sync --host`).
     pub hosts: Option<Vec<String>>,
+    /// How long one pass may read one peer file ([`crate::peer::ReadGuard`]).
+    pub peer_time_limit: Duration,
 }
 
 impl SyncOptions {
@@ -87,6 +89,7 @@ impl SyncOptions {
             start_date: None,
             peers_under: None,
             hosts: None,
+            peer_time_limit: crate::peer::DEFAULT_TIME_LIMIT,
         }
     }
 
@@ -155,6 +158,23 @@ pub struct PeerReport {
     pub pulled_events: u64,
     /// Why it, or one of its buckets, was skipped.
     pub error: Option<String>,
+    /// Its events (or buckets) that were skipped because they cannot be synced.
+    pub skipped_events: u64,
+    /// Why, for the first [`MAX_PROBLEMS`] of them.
+    pub problems: Vec<String>,
+}
+
+/// Problems listed per peer and pass; the rest are counted.
+pub const MAX_PROBLEMS: usize = 20;
+
+impl PeerReport {
+    /// Counts a skipped event or bucket, and keeps its reason while the list is short.
+    pub fn skipped(&mut self, problem: String) {
+        self.skipped_events += 1;
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(problem);
+        }
+    }
 }
 
 /// Runs passes; remembers which peer files were checked page by page already, so an
@@ -162,8 +182,17 @@ pub struct PeerReport {
 pub struct Syncer {
     options: SyncOptions,
     me: Device,
-    checked: HashMap<PathBuf, (u64, Option<SystemTime>)>,
+    checked: HashMap<PathBuf, Checked>,
     stop: Arc<AtomicBool>,
+}
+
+/// A peer file as last checked page by page: its size, time of change, and the events it
+/// has that can never be read (times or id not integers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Checked {
+    size: u64,
+    modified: Option<SystemTime>,
+    unreadable_events: u64,
 }
 
 /// Whether a bucket holds data pulled from another device (never pushed, never pulled

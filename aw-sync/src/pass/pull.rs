@@ -2,17 +2,19 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use aw_models::{timestamp, Bucket};
 use serde_json::Value;
 
 use super::{
-    text_of, PassReport, PeerReport, Syncer, DEVICE_KEY, ORIGIN_KEY, SOURCE_KEY, SYNCED_FROM,
+    text_of, Checked, PassReport, PeerReport, Syncer, DEVICE_KEY, ORIGIN_KEY, SOURCE_KEY,
+    SYNCED_FROM,
 };
 use crate::cursors::Cursors;
 use crate::error::{Result, SyncError};
 use crate::folder::PeerPath;
-use crate::peer::{PageCursor, PeerFile};
+use crate::peer::{PageCursor, PeerFile, ReadGuard};
 use crate::server::Server;
 use crate::transfer::{self, extent, PAGE_SIZE};
 
@@ -47,13 +49,16 @@ impl Syncer {
                     buckets: 0,
                     pulled_events: 0,
                     error: None,
+                    skipped_events: 0,
+                    problems: Vec::new(),
                 };
                 match self.pull_peer(server, peer, buckets, &mut cursors, &mut this, !last) {
                     Ok(true) => {}
                     // A placeholder without buckets: the device's other file has its data.
                     Ok(false) => continue,
                     Err(SyncError::Stopped) => return Err(SyncError::Stopped),
-                    Err(e) if !last => {
+                    // Unreadable, not merely slow: the device's older file may do.
+                    Err(e @ SyncError::BadPeer { .. }) if !last => {
                         log::warn!(
                             "Skipping {}, trying an older file of the device: {e}",
                             peer.path.display()
@@ -89,23 +94,55 @@ impl Syncer {
         report: &mut PeerReport,
         skip_if_empty: bool,
     ) -> Result<bool> {
-        let meta = std::fs::metadata(&peer.path)
+        let meta = std::fs::symlink_metadata(&peer.path)
             .map_err(SyncError::io("cannot read", peer.path.clone()))?;
-        let stamp = (meta.len(), meta.modified().ok());
-        let check = self.checked.get(&peer.path) != Some(&stamp);
-        let file = PeerFile::open(&peer.path, check)?;
-        self.checked.insert(peer.path.clone(), stamp);
-        let sources = file.buckets()?;
-        if skip_if_empty && sources.is_empty() {
+        let (size, modified) = (meta.len(), meta.modified().ok());
+        let known = self
+            .checked
+            .get(&peer.path)
+            .filter(|c| c.size == size && c.modified == modified)
+            .copied();
+        let guard = ReadGuard {
+            stop: Arc::clone(&self.stop),
+            time_limit: self.options.peer_time_limit,
+        };
+        let file = PeerFile::open_guarded(&peer.path, known.is_none(), guard)?;
+        let unreadable_events = known.map_or(file.unreadable_events(), |c| c.unreadable_events);
+        self.checked.insert(
+            peer.path.clone(),
+            Checked {
+                size,
+                modified,
+                unreadable_events,
+            },
+        );
+        let rows = file.bucket_rows()?;
+        if skip_if_empty && rows.is_empty() {
             return Ok(false);
         }
-        for source in sources {
-            if source.bucket.id.contains(SYNCED_FROM)
-                || !self.options.wants_bucket(&source.bucket.id)
-            {
+        if unreadable_events > 0 {
+            log::warn!(
+                "Skipping {unreadable_events} events of {} whose times or id are not integers",
+                peer.path.display()
+            );
+            report.skipped_events += unreadable_events;
+            report.problems.push(format!(
+                "{unreadable_events} events whose times or id are not integers"
+            ));
+        }
+        for row in rows {
+            let source = match file.bucket(row) {
+                Ok(source) => source.bucket,
+                Err(e) => {
+                    log::warn!("Skipping a bucket: {e}");
+                    report.skipped(e.to_string());
+                    continue;
+                }
+            };
+            if source.id.contains(SYNCED_FROM) || !self.options.wants_bucket(&source.id) {
                 continue;
             }
-            let host = origin_host(&source.bucket, &peer.device_id);
+            let host = origin_host(&source, &peer.device_id);
             if let Some(hosts) = &self.options.hosts {
                 if !hosts.contains(&host)
                     && peer.host_folder.as_ref().is_none_or(|h| !hosts.contains(h))
@@ -117,25 +154,23 @@ impl Syncer {
                 report.hostnames.push(host.clone());
             }
             report.buckets += 1;
-            match self.pull_bucket(
-                server,
-                &file,
-                source.row,
-                &source.bucket,
-                &host,
+            let from = Source {
+                file: &file,
+                row,
+                bucket: &source,
+                host: &host,
                 peer,
-                buckets,
-                cursors,
-            ) {
+            };
+            match self.pull_bucket(server, &from, buckets, cursors, report) {
                 Ok(n) => report.pulled_events += n,
-                Err(SyncError::Stopped) => return Err(SyncError::Stopped),
+                Err(e @ (SyncError::Stopped | SyncError::PeerTimeLimit { .. })) => return Err(e),
                 Err(e) => {
                     log::warn!(
                         "Could not pull '{}' from {}: {e}",
-                        source.bucket.id,
+                        source.id,
                         peer.path.display()
                     );
-                    report.error = Some(format!("bucket '{}': {e}", source.bucket.id));
+                    report.error = Some(format!("bucket '{}': {e}", source.id));
                 }
             }
         }
@@ -192,18 +227,21 @@ impl Syncer {
         Ok(id)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn pull_bucket(
         &self,
         server: &dyn Server,
-        file: &PeerFile,
-        row: i64,
-        source: &Bucket,
-        host: &str,
-        peer: &PeerPath,
+        from: &Source<'_>,
         buckets: &mut HashMap<String, Bucket>,
         cursors: &mut Cursors,
+        report: &mut PeerReport,
     ) -> Result<u64> {
+        let Source {
+            file,
+            row,
+            bucket: source,
+            host,
+            peer,
+        } = *from;
         let dest = self.destination(server, source, host, peer, buckets)?;
         let newest = server
             .events(&dest, None, None, Some(1))?
@@ -239,17 +277,24 @@ impl Syncer {
         };
         let mut flushed = 0;
         loop {
-            self.check_stop()?;
+            file.check_time()?;
             let page = file.events_after(row, &mut cursor, PAGE_SIZE)?;
-            let len = page.len();
-            written += transfer::write_page(server, &dest, page)? as u64;
+            for (id, reason) in page.skipped {
+                log::warn!(
+                    "Skipping event {id} of '{}' in {}: {reason}",
+                    source.id,
+                    peer.path.display()
+                );
+                report.skipped(format!("bucket '{}', event {id}: {reason}", source.id));
+            }
+            written += transfer::write_page(server, &dest, page.events)? as u64;
             // Committed before the resume point moves past it.
             if written > flushed {
                 server.flush()?;
                 flushed = written;
             }
             cursors.set(&file_key, &source.id, cursor)?;
-            if len < PAGE_SIZE {
+            if !page.more {
                 break;
             }
         }
@@ -263,6 +308,15 @@ impl Syncer {
     }
 }
 
+/// A bucket of a peer file being pulled, and where it comes from.
+struct Source<'a> {
+    file: &'a PeerFile,
+    row: i64,
+    bucket: &'a Bucket,
+    host: &'a str,
+    peer: &'a PeerPath,
+}
+
 /// Each device's files, most recently written first (the device layout first on a tie).
 /// A device's data is pulled from one of them: a device can have one in each layout (this
 /// crate publishes both; the reference's daemon and its `sync` write one each, and its
@@ -270,7 +324,11 @@ impl Syncer {
 /// compare each with the server's copy, which a privacy filter may have changed. An empty
 /// or unreadable file gives way to the next.
 fn files_by_device(peers: Vec<PeerPath>) -> Vec<Vec<PeerPath>> {
-    let modified = |p: &PeerPath| std::fs::metadata(&p.path).and_then(|m| m.modified()).ok();
+    let modified = |p: &PeerPath| {
+        std::fs::symlink_metadata(&p.path)
+            .and_then(|m| m.modified())
+            .ok()
+    };
     let mut by_device: BTreeMap<String, Vec<PeerPath>> = BTreeMap::new();
     for peer in peers {
         by_device

@@ -3,12 +3,14 @@
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
+use aw_models::raw_event::data_to_text;
 use aw_models::{timestamp, Bucket};
 use serde_json::Value;
 
 use super::{is_import, PassReport, Syncer, ORIGIN_KEY};
 use crate::error::{Result, SyncError};
 use crate::outbox::Outbox;
+use crate::peer::MAX_VALUE_BYTES;
 use crate::server::Server;
 use crate::transfer::{self, extent};
 
@@ -41,7 +43,8 @@ impl Syncer {
                     if is_import(bucket) || !self.options.wants_bucket(id) {
                         continue;
                     }
-                    match self.push_bucket(server, &own, bucket, own_buckets.contains_key(id)) {
+                    let exists = own_buckets.contains_key(id);
+                    match self.push_bucket(server, &own, bucket, exists, report) {
                         Err(SyncError::Stopped) => {
                             own.close().wait()?;
                             return Err(SyncError::Stopped);
@@ -72,6 +75,7 @@ impl Syncer {
         own: &aw_datastore::Datastore,
         bucket: &Bucket,
         exists: bool,
+        report: &mut PassReport,
     ) -> Result<u64> {
         if !exists {
             let mut copy = bucket.clone();
@@ -95,12 +99,26 @@ impl Syncer {
             Err(e) => return Err(e.into()),
         };
         let from = from.or(self.options.start_date);
-        let mut written = 0u64;
-        transfer::read_pages(server, &bucket.id, from, &mut |page| {
+        let (mut written, mut too_large) = (0u64, 0usize);
+        transfer::read_pages(server, &bucket.id, from, &mut |mut page| {
             self.check_stop()?;
+            // What no reader would take (peer.rs): never written, so never refused.
+            let before = page.len();
+            page.retain(|e| data_to_text(&e.data).len() <= MAX_VALUE_BYTES);
+            too_large += before - page.len();
             written += transfer::write_page(own, &bucket.id, page)? as u64;
             Ok(())
         })?;
+        if too_large > 0 {
+            log::warn!(
+                "Not pushing {too_large} events of '{}' with more than {MAX_VALUE_BYTES} bytes of data",
+                bucket.id
+            );
+            report.errors.push(format!(
+                "push '{}': {too_large} events with more than {MAX_VALUE_BYTES} bytes of data are not synced",
+                bucket.id
+            ));
+        }
         if let Some(newest) = own.events(&bucket.id, None, None, Some(1))?.first() {
             let start = extent(newest).0;
             own.set_key_value(&key, &start.to_string()).wait()?;

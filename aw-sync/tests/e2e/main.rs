@@ -7,4 +7,5 @@ mod cli;
 mod common;
 mod failures;
 mod folder_format;
+mod hostile_peers;
 mod two_devices;

@@ -1,0 +1,249 @@
+//! Hostile files in the sync folder (HAZARDS 19 and 21), against the real binaries: crafted
+//! peer files beside a good peer. Each bad one is refused or skipped with a message that
+//! names it, the good data comes through, nothing outside the folder is read or written,
+//! memory stays bounded and a stop is prompt.
+
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use aw_tests::TestServer;
+use rusqlite::Connection;
+use serde_json::Value;
+
+use crate::common::{describe, eventually, window_events, Device};
+
+const WINDOW_A: &str = "aw-watcher-window_laptop";
+
+/// A version-5 file at `<folder>/<device>/test.db` with one bucket of host `device`, an
+/// `events` table or view made by `events_sql`, then `fill` run on it.
+pub fn crafted(folder: &Path, device: &str, events_sql: &str, fill: &str) -> PathBuf {
+    let path = folder.join(device).join("test.db");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(&format!(
+        "BEGIN;
+         CREATE TABLE buckets (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE NOT NULL,
+            type TEXT NOT NULL, client TEXT NOT NULL, hostname TEXT NOT NULL,
+            created TEXT NOT NULL, data TEXT NOT NULL DEFAULT '{{}}');
+         INSERT INTO buckets (name, type, client, hostname, created)
+            VALUES ('aw-watcher-window_{device}', 'currentwindow', 'w', '{device}',
+                    '2026-01-01T00:00:00Z');
+         {events_sql};
+         {fill};
+         PRAGMA user_version = 5;
+         COMMIT;"
+    ))
+    .unwrap();
+    path
+}
+
+/// The reference's `events` table.
+pub const EVENTS_TABLE: &str = "CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT,
+    bucketrow INTEGER NOT NULL, starttime INTEGER NOT NULL, endtime INTEGER NOT NULL,
+    data TEXT NOT NULL);
+    CREATE INDEX events_bucketrow_starttime_endtime_index
+        ON events(bucketrow, starttime DESC, endtime)";
+
+/// `n` good window events (one a minute from 2026-03-01) after whatever `extra` inserts.
+fn good_rows(n: usize, extra: &str) -> String {
+    format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n})
+         INSERT INTO events (bucketrow, starttime, endtime, data)
+         SELECT 1, 1772355600000000000 + i * 60000000000, 1772355600000000000 + i * 60000000000 + 50000000000,
+                '{{\"app\":\"editor\",\"title\":\"good ' || i || '\"}}' FROM n;
+         {extra}"
+    )
+}
+
+/// Runs the command to its end; its output and wall time.
+fn run_measured(mut cmd: std::process::Command) -> (Output, Duration) {
+    let started = Instant::now();
+    let out = cmd.output().unwrap();
+    (out, started.elapsed())
+}
+
+#[test]
+fn crafted_peers_and_links_are_refused_or_skipped_and_the_good_data_comes_through() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let outside = tempfile::tempdir().unwrap();
+    let a = Device::with_window_events(WINDOW_A, "laptop", window_events(300, 0));
+    a.sync(f, &["sync", "--mode", "push"]);
+    let a_file = f.join(&a.device_id).join("test.db");
+
+    // Views, generated columns and virtual tables: nothing of the file may run.
+    crafted(
+        f,
+        "endless",
+        "CREATE VIEW events AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)
+         SELECT i AS id, 1 AS bucketrow, i AS starttime, i + 1 AS endtime, '{}' AS data FROM n",
+        "SELECT 1",
+    );
+    crafted(
+        f,
+        "generated",
+        "CREATE TABLE events (id INTEGER PRIMARY KEY, bucketrow INTEGER, starttime INTEGER,
+            endtime INTEGER, data TEXT GENERATED ALWAYS AS (printf('%.*c', 200000000, 'x')))",
+        "INSERT INTO events (bucketrow, starttime, endtime) VALUES (1, 1, 2)",
+    );
+    // Rows of 100 MB strings among good rows: those rows are skipped, not the peer.
+    crafted(
+        f,
+        "huge",
+        EVENTS_TABLE,
+        &good_rows(
+            10,
+            "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES
+             (1, 1772355600000000000, 1772355601000000000,
+              '{\"title\":\"' || printf('%.*c', 100000000, 'x') || '\"}'),
+             (1, 1772355700000000000, 1772355701000000000,
+              '{\"title\":\"' || printf('%.*c', 100000000, 'y') || '\"}')",
+        ),
+    );
+    // Wrong types, out-of-range times and deep nesting among good rows.
+    crafted(
+        f,
+        "types",
+        EVENTS_TABLE,
+        &good_rows(
+            5,
+            "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES
+             (1, 'noon', 1, '{}'), (1, 2, 'later', '{}'), (1, 3.5, 4, '{}'),
+             (1, 1772355600000000000, 1772355601000000000, x'7b7d'),
+             (1, 1772355600000000000, 1772355602000000000, 'not json'),
+             (1, 1772355600000000000, 1772355603000000000, '[1]'),
+             (1, 1772355600000000000, 1772355604000000000,
+              '{\"a\":' || printf('%.*c', 5000, '[') || printf('%.*c', 5000, ']') || '}'),
+             (1, 9223372036854775807, 9223372036854775807, '{\"title\":\"end of time\"}'),
+             (1, -9223372036854775808, -9223372036854775000, '{\"title\":\"start of time\"}')",
+        ),
+    );
+    // Links: a second name for A's file, a linked device folder, and this device's own
+    // folder planted as a link to a folder outside.
+    std::fs::create_dir_all(f.join("mirror")).unwrap();
+    symlink(&a_file, f.join("mirror/test.db")).unwrap();
+    symlink(f.join(&a.device_id), f.join("linked")).unwrap();
+    let b = Device::start();
+    symlink(outside.path(), f.join(&b.device_id)).unwrap();
+    // Random bytes and an empty file.
+    std::fs::create_dir_all(f.join("random")).unwrap();
+    let noise: Vec<u8> = (0..65536u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(f.join("random/test.db"), noise).unwrap();
+    std::fs::create_dir_all(f.join("empty")).unwrap();
+    std::fs::write(f.join("empty/test.db"), b"").unwrap();
+
+    let (out, took) = run_measured({
+        let mut cmd = b.aw_sync_command(f);
+        cmd.args(["--verbose", "sync"]);
+        cmd
+    });
+    let text = describe(&out);
+    let peak_mib: u64 = text
+        .split("Peak memory so far: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no peak memory logged: {text}"));
+    eprintln!("hostile pass: {took:.2?}, peak RSS {peak_mib} MiB");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    for expected in [
+        "'events' is a view",
+        "generated or hidden column",
+        "more than the 8388608",
+        "not a JSON object",
+        "blob, not text",
+        "times or id are not integers",
+        "is a link or a file, not a folder",
+        "random/test.db",
+        "empty/test.db",
+    ] {
+        assert!(text.contains(expected), "no '{expected}' in: {text}");
+    }
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    assert!(peak_mib < 120, "peak RSS {peak_mib} MiB");
+
+    // A's data came through once, and the good rows of the half-bad peers.
+    let ids = b.bucket_ids();
+    assert_eq!(b.events(&b.pulled(&a, WINDOW_A).id), a.events(WINDOW_A));
+    let count = |device: &str| {
+        let id = ids
+            .iter()
+            .find(|id| id.starts_with(&format!("aw-watcher-window_{device}-synced-from-")))
+            .unwrap_or_else(|| panic!("nothing pulled from {device}: {ids:?}"));
+        b.client.get_event_count(id).unwrap()
+    };
+    assert_eq!(count("huge"), 10);
+    assert!(count("types") >= 5, "{ids:?}");
+    assert_eq!(ids.len(), 3, "only A, huge and types: {ids:?}");
+    // Nothing written through the planted link.
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_server_syncing_a_hostile_folder_reports_the_peer_and_stops_promptly_mid_read() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let a = Device::with_window_events(WINDOW_A, "laptop", window_events(300, 0));
+    a.sync(f, &["sync", "--mode", "push"]);
+    crafted(
+        f,
+        "endless",
+        "CREATE VIEW events AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)
+         SELECT i AS id, 1 AS bucketrow, i AS starttime, i + 1 AS endtime, '{}' AS data FROM n",
+        "SELECT 1",
+    );
+    // Slow to read but not bad: 2 million rows that can never be placed in time. A pass
+    // spends about a second in it.
+    crafted(
+        f,
+        "slow",
+        EVENTS_TABLE,
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000)
+         INSERT INTO events (bucketrow, starttime, endtime, data)
+         SELECT 1, 't' || i, i, '{}' FROM n",
+    );
+    let config = format!("[sync]\nfolder = \"{}\"\ninterval = 1\n", f.display());
+    let mut b = Device::with_server(TestServer::start_with_config(&config));
+    let mut http = b.server.client();
+    let device_error = |status: &Value, device: &str| {
+        status["devices"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|d| d["device_id"] == device)
+            .map(|d| (d["error"].clone(), d["skipped_events"].clone()))
+    };
+    assert!(
+        eventually(60, || {
+            let status = http.get("/api/0/sync").json();
+            device_error(&status, "endless").is_some() && status["passes"].as_u64() >= Some(1)
+        }),
+        "no pass finished"
+    );
+    let status = http.get("/api/0/sync").json();
+    let (error, _) = device_error(&status, "endless").unwrap();
+    assert!(
+        error.as_str().is_some_and(|e| e.contains("is a view")),
+        "{status}"
+    );
+    let (_, skipped) = device_error(&status, "slow").unwrap();
+    assert_eq!(skipped, 2_000_000, "{status}");
+    assert_eq!(b.events(&b.pulled(&a, WINDOW_A).id), a.events(WINDOW_A));
+
+    // SIGTERM while a pass reads the slow file: the read is interrupted at once.
+    assert!(
+        eventually(30, || http.get("/api/0/sync").json()["running"] == true),
+        "no pass seen running"
+    );
+    let pid = b.server.pid().unwrap();
+    let started = Instant::now();
+    assert!(b.server.stop(), "did not stop cleanly");
+    let took = started.elapsed();
+    eprintln!("stop during a pass: {took:.2?} (pid {pid})");
+    assert!(took < Duration::from_millis(1500), "stop took {took:?}");
+}
