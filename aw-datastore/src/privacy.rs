@@ -6,13 +6,22 @@
 //! and whenever that setting is written, so a rule a user saves takes effect at once.
 //! A rule that does not validate is skipped with a warning rather than rejecting the settings
 //! write, because the web dashboard stores this key itself and must not be refused.
+//!
+//! Rules fail closed: when matching fails (a pattern hits the regex engine's backtrack
+//! limit on a long title), the rule counts as matching, so the event is dropped or
+//! redacted rather than stored raw; a warning names the rule, at most once a minute per
+//! rule ([`LogThrottle`]).
 
 use fancy_regex::Regex;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::new_event::NewEvent;
+use aw_models::log_throttle::LogThrottle;
 use aw_models::raw_event::data_to_text;
+
+/// How often a failing rule is named in the log.
+const WARN_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The settings key the rules are stored under.
 pub const PRIVACY_FILTERS_KEY: &str = "settings.privacy_filters";
@@ -37,10 +46,34 @@ enum Action {
 }
 
 struct Rule {
+    /// Its position in the setting's array (how the log names it).
+    index: usize,
     bucket_prefix: Option<String>,
     field: Vec<String>,
     pattern: Regex,
     action: Action,
+    warnings: LogThrottle,
+}
+
+impl Rule {
+    /// Whether the rule matches `text`; an error while matching counts as a match.
+    fn matches(&self, text: &str) -> bool {
+        self.pattern.is_match(text).unwrap_or_else(|e| {
+            if let Some(held_back) = self.warnings.allow() {
+                log::warn!(
+                    "Privacy rule {} (pattern '{}') could not be matched ({e}); treated as a match{}",
+                    self.index,
+                    self.pattern.as_str(),
+                    if held_back > 0 {
+                        format!(" ({held_back} more times since the last warning)")
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            true
+        })
+    }
 }
 
 /// What a filter decided for one event.
@@ -73,7 +106,7 @@ impl PrivacyFilter {
         };
         let mut rules = Vec::new();
         for (i, item) in items.into_iter().enumerate() {
-            match compile(item) {
+            match compile(i, item) {
                 Ok(Some(rule)) => rules.push(rule),
                 Ok(None) => {}
                 Err(e) => problems.push(format!("rule {i}: {e}")),
@@ -102,13 +135,15 @@ impl PrivacyFilter {
             return Verdict::Keep;
         }
         let Ok(mut data) = serde_json::from_str::<Map<String, Value>>(&event.data) else {
-            return Verdict::Keep;
+            // Stored data is always a JSON object; if it were not, no rule could be checked.
+            log::warn!("Dropping an event for '{bucket}': its data could not be checked by the privacy rules");
+            return Verdict::Drop;
         };
         let mut changed = false;
         for rule in applicable {
             let matches = lookup(&data, &rule.field)
                 .and_then(Value::as_str)
-                .is_some_and(|s| rule.pattern.is_match(s).unwrap_or(false));
+                .is_some_and(|s| rule.matches(s));
             if !matches {
                 continue;
             }
@@ -129,7 +164,7 @@ impl PrivacyFilter {
     }
 }
 
-fn compile(item: Value) -> Result<Option<Rule>, String> {
+fn compile(index: usize, item: Value) -> Result<Option<Rule>, String> {
     let text: RuleText = serde_json::from_value(item).map_err(|e| e.to_string())?;
     if !text.enabled {
         return Ok(None);
@@ -148,6 +183,8 @@ fn compile(item: Value) -> Result<Option<Rule>, String> {
     };
     let pattern = Regex::new(&text.pattern).map_err(|e| format!("invalid pattern: {e}"))?;
     Ok(Some(Rule {
+        index,
+        warnings: LogThrottle::new(WARN_EVERY),
         bucket_prefix: text.bucket_prefix.filter(|p| !p.is_empty()),
         field,
         pattern,
@@ -196,5 +233,25 @@ mod tests {
         let mut e = event(r#"{"meta":{"title":"My SECRET"},"n":1}"#);
         assert_eq!(f.apply("any", &mut e), Verdict::Keep);
         assert_eq!(e.data, r#"{"meta":{"title":"***"},"n":1}"#);
+    }
+
+    #[test]
+    fn a_rule_that_cannot_be_matched_counts_as_a_match() {
+        // A back-reference makes fancy_regex backtrack; on this title it hits its limit.
+        let (f, problems) = PrivacyFilter::from_json(
+            r#"[{"enabled":true,"field":"title","pattern":"(a*)*\\1c","action":"redact","replacement":"(hidden)"},
+                {"enabled":true,"field":"app","pattern":"(x*)*\\1y","action":"drop"}]"#,
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        let title = "a".repeat(40);
+        let mut e = event(&format!(r#"{{"app":"editor","title":"{title}"}}"#));
+        assert!(
+            f.rules[0].pattern.is_match(&title).is_err(),
+            "the limit is hit"
+        );
+        assert_eq!(f.apply("any", &mut e), Verdict::Keep);
+        assert_eq!(e.data, r#"{"app":"editor","title":"(hidden)"}"#);
+        let mut e = event(&format!(r#"{{"app":"{}","title":"t"}}"#, "x".repeat(40)));
+        assert_eq!(f.apply("any", &mut e), Verdict::Drop);
     }
 }

@@ -25,6 +25,7 @@ mod export;
 pub mod fxhash;
 mod info;
 mod key_value;
+pub mod log_throttle;
 mod query;
 pub mod raw_event;
 pub mod sched;

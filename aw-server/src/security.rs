@@ -1,5 +1,26 @@
-//! Request filters, checked before routing: the Host check (DNS rebinding), CORS, and the
-//! optional API key, in that priority (400 host > 403 CORS > 401 key).
+//! Request filters, checked before routing: the Host check (DNS rebinding), CORS and
+//! cross-site requests, and the optional API key, in that priority (400 host > 403 CORS or
+//! cross-site > 401 key).
+//!
+//! **Cross-site requests do no work** (HAZARDS 20). A web page on another site can make the
+//! browser send requests that carry no `Origin` (an `<img>`, a `<script>`, a `no-cors`
+//! fetch, a page in an `<iframe>`): CORS never sees them, and although the page cannot read
+//! the answer, the server would build it (a whole export, on every page load). Browsers
+//! mark such requests `Sec-Fetch-Site: cross-site`; an `/api/` request so marked and
+//! without `Origin` is refused with 403, unless it is a top-level navigation
+//! (`Sec-Fetch-Mode: navigate`, `Sec-Fetch-Dest: document`): a link the user clicks, which
+//! opens the answer in a tab of its own, as typing the URL would. A request *with* an
+//! `Origin` is CORS's to decide, as before: the browser extension aw-watcher-web, without
+//! host access, sends its own `chrome-extension://` origin, which is allowed; with host
+//! access it sends `Sec-Fetch-Site: none`. Watchers and scripts send no `Sec-Fetch-*`
+//! headers, and the dashboard and aw-webui served here are same-origin: none is affected.
+//! `same-site` requests (another port of `localhost`) are not refused: the Host check and
+//! CORS stand for them.
+//!
+//! **CORS patterns match the whole origin** (`^(?:pattern)$`): the reference matches them
+//! unanchored (API.md §5.2), so `https://dash\.example\.com` also admitted
+//! `https://dash.example.com.evil.net`. A configured pattern that is not anchored already
+//! is warned about at start.
 //!
 //! A fairing cannot answer a request itself, so a rejected request is rerouted to
 //! [`rejected`], which answers with the error kept in the request's local cache; the
@@ -12,7 +33,10 @@ use rocket::fairing::{Fairing, Info, Kind};
 use rocket::http::uri::Origin;
 use rocket::http::{Header, Method, Status};
 use rocket::{Data, Request, Response};
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::time::Duration;
+
+use aw_models::log_throttle::LogThrottle;
 use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, ApiResult, EarlyError};
@@ -31,7 +55,7 @@ pub struct Security {
     own_port: AtomicU16,
     /// Exact allowed origins besides the server's own.
     pub origins: Vec<String>,
-    /// Allowed origin patterns (unanchored).
+    /// Allowed origin patterns, each matching a whole origin.
     pub origin_patterns: Vec<Regex>,
     /// The `Authorization` value every API request must carry (`Bearer <key>`), when an API
     /// key is configured.
@@ -64,10 +88,21 @@ impl Security {
             patterns.push("chrome-extension://.*".into());
         }
         origins.extend(cors.iter().cloned());
+        for pattern in cors_regex {
+            if !(pattern.starts_with('^') && pattern.ends_with('$')) {
+                log::warn!(
+                    "cors_regex '{pattern}' is matched against the whole origin, as '^(?:{pattern})$' \
+                     (the reference server matched it anywhere in the origin)"
+                );
+            }
+        }
         patterns.extend(cors_regex.iter().cloned());
         let origin_patterns = patterns
             .iter()
-            .map(|p| Regex::new(p).map_err(|e| format!("invalid cors_regex '{p}': {e}")))
+            .map(|p| {
+                Regex::new(&format!("^(?:{p})$"))
+                    .map_err(|e| format!("invalid cors_regex '{p}': {e}"))
+            })
             .collect::<Result<_, _>>()?;
         Ok(Security {
             own_port: AtomicU16::new(port),
@@ -133,6 +168,11 @@ impl Security {
             // A request refused by CORS gets no CORS headers.
             return (cors_error, false);
         }
+        if origin.is_none() {
+            if let Some(error) = cross_site_refusal(req) {
+                return (Some(error), false);
+            }
+        }
         if let Some(expected) = &self.authorization {
             if req.method() != Method::Options && needs_api_key(req.uri()) {
                 let given = req.headers().get_one("Authorization").unwrap_or("");
@@ -151,6 +191,47 @@ impl Security {
     }
 }
 
+/// Cross-site requests refused since the server started (HAZARDS 20).
+pub static CROSS_SITE_REFUSED: AtomicU64 = AtomicU64::new(0);
+
+/// Logs a refused cross-site request at most every 10 s, with the count in between.
+static CROSS_SITE_LOG: LogThrottle = LogThrottle::new(Duration::from_secs(10));
+
+/// The error for a browser request from another site that carries no `Origin` (so CORS
+/// cannot judge it) and is not a top-level navigation, to an API path; see the module docs.
+fn cross_site_refusal(req: &Request<'_>) -> Option<ApiError> {
+    let headers = req.headers();
+    if headers.get_one("Sec-Fetch-Site") != Some("cross-site") || !is_api_path(req.uri()) {
+        return None;
+    }
+    let mode = headers.get_one("Sec-Fetch-Mode").unwrap_or("");
+    let dest = headers.get_one("Sec-Fetch-Dest").unwrap_or("");
+    if mode == "navigate" && dest == "document" {
+        return None;
+    }
+    let total = CROSS_SITE_REFUSED.fetch_add(1, Ordering::Relaxed) + 1;
+    log::debug!(
+        "Refused cross-site {} {} (Sec-Fetch-Mode: {mode}, Sec-Fetch-Dest: {dest})",
+        req.method(),
+        req.uri()
+    );
+    if let Some(held_back) = CROSS_SITE_LOG.allow() {
+        log::warn!(
+            "Refused a cross-site request from a web page: {} {} (Sec-Fetch-Mode: {mode}, \
+             Sec-Fetch-Dest: {dest}); {total} refused since start, {held_back} since the last line",
+            req.method(),
+            req.uri().path()
+        );
+    }
+    Some(ApiError::new(
+        Status::Forbidden,
+        format!(
+            "Cross-site request refused: a page on another site asked for this without CORS \
+             (Sec-Fetch-Site: cross-site, Sec-Fetch-Mode: {mode})"
+        ),
+    ))
+}
+
 /// Whether a request to `uri` must carry the API key: its path, read the way routing reads
 /// it, lies under `/api/`, and it is not the exempt `/api/0/info`.
 ///
@@ -165,10 +246,13 @@ impl Security {
 /// Only the literal path `/api/0/info` (leading slashes collapsed, as in the reference) is
 /// exempt: `/api/0/info/` or an encoded spelling needs the key (spec API.md §5.3).
 fn needs_api_key(uri: &Origin<'_>) -> bool {
+    uri.path().as_str().trim_start_matches('/') != "api/0/info" && is_api_path(uri)
+}
+
+/// Whether `uri`'s path, read the way routing reads it (and more strictly, see
+/// [`needs_api_key`]), lies under `/api/`.
+fn is_api_path(uri: &Origin<'_>) -> bool {
     let path = uri.path();
-    if path.as_str().trim_start_matches('/') == "api/0/info" {
-        return false;
-    }
     let mut resolved: Vec<&str> = Vec::new();
     for segment in path.segments() {
         match segment {

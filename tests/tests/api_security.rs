@@ -177,6 +177,152 @@ fn cors_from_config_and_testing_mode() {
 }
 
 #[test]
+fn cors_patterns_match_the_whole_origin_and_unanchored_ones_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        "cors_regex = [\"https://dash\\\\.example\\\\.com\", \"^http://anchored\\\\.test$\"]\n",
+    )
+    .unwrap();
+    let s = TestServer::start_with(&["--config", config.to_str().unwrap()]);
+    let mut c = s.client();
+    for (origin, status) in [
+        ("https://dash.example.com", 200),
+        ("https://dash.example.com.evil.net", 403),
+        ("https://evil.net/?https://dash.example.com", 403),
+        ("http://anchored.test", 200),
+        // The built-in patterns are whole-origin too.
+        ("chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi", 200),
+        ("chrome-extension://nglaklhklhcoonedhgnpgddginnjdadix", 403),
+        ("moz-extension://0d6f5c9e-1234", 200),
+    ] {
+        assert_eq!(
+            c.request("GET", "/api/0/info", &[("Origin", origin)], None)
+                .status,
+            status,
+            "{origin}"
+        );
+    }
+    let log = s.output_tail();
+    assert!(
+        log.contains(
+            "cors_regex 'https://dash\\.example\\.com' is matched against the whole origin"
+        ),
+        "{log}"
+    );
+    assert!(!log.contains("cors_regex '^http://anchored"), "{log}");
+}
+
+/// Headers as Chromium sends them for a request of the given mode and destination from a
+/// page on another site.
+fn from_another_site<'a>(mode: &'a str, dest: &'a str) -> [(&'a str, &'a str); 3] {
+    [
+        ("Sec-Fetch-Site", "cross-site"),
+        ("Sec-Fetch-Mode", mode),
+        ("Sec-Fetch-Dest", dest),
+    ]
+}
+
+#[test]
+fn cross_site_requests_without_cors_do_no_work() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    c.post_json(
+        "/api/0/buckets/b",
+        r#"{"client":"c","type":"t","hostname":"h"}"#,
+    );
+    // What an <img>, a <script>, a no-cors fetch and an <iframe> on another site send.
+    for (mode, dest) in [
+        ("no-cors", "image"),
+        ("no-cors", "script"),
+        ("no-cors", "empty"),
+        ("navigate", "iframe"),
+    ] {
+        for path in [
+            "/api/0/export",
+            "/api/0/info",
+            "/%61pi/0/export",
+            "//api/0/buckets/",
+        ] {
+            let r = c.request("GET", path, &from_another_site(mode, dest), None);
+            assert_eq!(r.status, 403, "{mode} {dest} {path}");
+            let message = r.json()["message"].as_str().unwrap().to_string();
+            assert!(message.contains("Cross-site request refused"), "{message}");
+            assert_eq!(r.header("Access-Control-Allow-Origin"), None);
+        }
+    }
+    // A refused DELETE deletes nothing.
+    let r = c.request(
+        "DELETE",
+        "/api/0/buckets/b",
+        &from_another_site("no-cors", "empty"),
+        None,
+    );
+    assert_eq!(r.status, 403);
+    assert_eq!(c.get("/api/0/buckets/b").status, 200);
+
+    // Allowed: a link the user follows (a top-level navigation), the dashboard's files,
+    // the same site or origin, a typed URL, watchers and scripts (no Sec-Fetch-* at all).
+    let allowed: [&[(&str, &str)]; 6] = [
+        &from_another_site("navigate", "document"),
+        &[
+            ("Sec-Fetch-Site", "same-origin"),
+            ("Sec-Fetch-Mode", "cors"),
+            ("Sec-Fetch-Dest", "empty"),
+        ],
+        &[
+            ("Sec-Fetch-Site", "same-site"),
+            ("Sec-Fetch-Mode", "no-cors"),
+            ("Sec-Fetch-Dest", "image"),
+        ],
+        &[
+            ("Sec-Fetch-Site", "none"),
+            ("Sec-Fetch-Mode", "cors"),
+            ("Sec-Fetch-Dest", "empty"),
+        ],
+        &[
+            ("Sec-Fetch-Site", "none"),
+            ("Sec-Fetch-Mode", "navigate"),
+            ("Sec-Fetch-Dest", "document"),
+        ],
+        &[],
+    ];
+    for headers in allowed {
+        assert_eq!(
+            c.request("GET", "/api/0/export", headers, None).status,
+            200,
+            "{headers:?}"
+        );
+    }
+    assert_eq!(
+        c.request("GET", "/", &from_another_site("no-cors", "image"), None)
+            .status,
+        200,
+        "the dashboard's own files are not the API"
+    );
+    // With an Origin, CORS decides: the extension's origin is allowed, another site's not.
+    let mut extension = from_another_site("cors", "empty").to_vec();
+    extension.push((
+        "Origin",
+        "chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi",
+    ));
+    assert_eq!(
+        c.request("GET", "/api/0/buckets/", &extension, None).status,
+        200
+    );
+    let mut page = from_another_site("cors", "empty").to_vec();
+    page.push(("Origin", "https://evil.example"));
+    assert_eq!(c.request("GET", "/api/0/buckets/", &page, None).status, 403);
+
+    let log = s.output_tail();
+    assert!(
+        log.contains("Refused a cross-site request from a web page"),
+        "{log}"
+    );
+}
+
+#[test]
 fn api_key() {
     let s = TestServer::start_with_config("[auth]\napi_key = \"s3cret\"\n");
     let mut c = s.client();
