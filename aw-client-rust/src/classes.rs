@@ -76,16 +76,27 @@ pub fn default_classes() -> Vec<Category> {
     ]
 }
 
-/// The `categorize` argument for `classes`: `[[name, rule], …]` as query-language text.
+/// The categories as `categorize` takes them: `[[name…], rule]` pairs written as query
+/// literals ([`crate::query_literal`]). A category whose name or rule cannot be written
+/// (a part ending with a backslash) is left out, with a warning on stderr: the query then
+/// runs without it instead of becoming another query.
 pub fn classes_to_query(classes: &[Category]) -> String {
-    let pairs: Vec<Value> = classes
+    let pairs: Vec<String> = classes
         .iter()
-        .map(|c| {
-            Value::Array(vec![
-                serde_json::to_value(&c.name).unwrap_or(Value::Null),
-                serde_json::to_value(&c.rule).unwrap_or(Value::Null),
-            ])
+        .filter_map(|c| {
+            let written = serde_json::to_value(&c.name)
+                .ok()
+                .zip(serde_json::to_value(&c.rule).ok())
+                .map(|(name, rule)| crate::query_literal::value(&Value::Array(vec![name, rule])));
+            match written {
+                Some(Ok(text)) => Some(text),
+                Some(Err(e)) => {
+                    eprintln!("Leaving category {:?} out of the query: {e}", c.name);
+                    None
+                }
+                None => None,
+            }
         })
         .collect();
-    Value::Array(pairs).to_string()
+    format!("[{}]", pairs.join(", "))
 }

@@ -72,6 +72,7 @@ mod builder;
 pub mod classes;
 mod error;
 pub mod queries;
+pub mod query_literal;
 mod url;
 
 /// The shared data models, so watchers need no separate `aw-models` dependency.

@@ -1,8 +1,16 @@
 //! The canonical dashboard queries, as the web UI and the Python client build them (see the
 //! query language's §8): the desktop query (window activity filtered by AFK, browser
 //! activity while the browser is focused, categories) and its parts.
+//!
+//! Every string put into a query is written by [`crate::query_literal`], so a bucket id
+//! with a quote, a semicolon or a newline reads back as exactly that id. A bucket id that
+//! cannot be written (it ends with a backslash) makes the `try_` builders fail; the others
+//! then return a query that the server refuses with an error ("Undefined variable
+//! `query_cannot_be_written`") rather than one that reads another bucket. Categories that
+//! cannot be written are left out ([`classes_to_query`]).
 
 use crate::classes::{classes_to_query, Category};
+use crate::query_literal::{self, LiteralError};
 
 /// Browser names and the window-app names under which each browser appears, used to match
 /// `aw-watcher-web-<browser>` buckets with the window watcher's `app` values.
@@ -70,8 +78,12 @@ pub struct DesktopQueryParams {
     pub include_events: bool,
 }
 
-fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+/// What the infallible builders return when a bucket id cannot be written.
+fn unwritable() -> Vec<String> {
+    vec![
+        "# A bucket id ends with a backslash, which a query cannot write.".to_string(),
+        "RETURN = query_cannot_be_written;".to_string(),
+    ]
 }
 
 /// The browser name a web-watcher bucket id belongs to, if any.
@@ -83,11 +95,18 @@ pub fn browser_of_bucket(bucket_id: &str) -> Option<&'static str> {
 }
 
 /// The statements that define `events` (window events, AFK-filtered, categorised),
-/// `not_afk` and `browser_events`.
+/// `not_afk` and `browser_events`; see [`try_canonical_events`] for a bucket id that cannot
+/// be written.
 pub fn canonical_events(p: &DesktopQueryParams) -> Vec<String> {
+    try_canonical_events(p).unwrap_or_else(|_| unwritable())
+}
+
+/// [`canonical_events`], or why a bucket id of `p` cannot be written into a query.
+pub fn try_canonical_events(p: &DesktopQueryParams) -> Result<Vec<String>, LiteralError> {
+    let quote = query_literal::string;
     let mut q = vec![
-        format!("events = flood(query_bucket({}));", quote(&p.bid_window)),
-        format!("not_afk = flood(query_bucket({}));", quote(&p.bid_afk)),
+        format!("events = flood(query_bucket({}));", quote(&p.bid_window)?),
+        format!("not_afk = flood(query_bucket({}));", quote(&p.bid_afk)?),
         "not_afk = filter_keyvals(not_afk, \"status\", [\"not-afk\"]);".to_string(),
         "browser_events = [];".to_string(),
     ];
@@ -103,7 +122,7 @@ pub fn canonical_events(p: &DesktopQueryParams) -> Vec<String> {
         let names = serde_json::to_string(names).unwrap_or_else(|_| "[]".into());
         q.push(format!(
             "events_{browser} = flood(query_bucket({}));",
-            quote(bid)
+            quote(bid)?
         ));
         q.push(format!(
             "window_{browser} = filter_keyvals(events, \"app\", {names});"
@@ -131,18 +150,24 @@ pub fn canonical_events(p: &DesktopQueryParams) -> Vec<String> {
         classes_to_query(&p.classes)
     ));
     if !p.filter_classes.is_empty() {
-        let filter = serde_json::to_string(&p.filter_classes).unwrap_or_else(|_| "[]".into());
+        let filter = query_literal::value(&serde_json::json!(p.filter_classes))?;
         q.push(format!(
             "events = filter_keyvals(events, \"$category\", {filter});"
         ));
     }
-    q
+    Ok(q)
 }
 
 /// The full desktop query: what the Activity view shows (top apps, titles, categories,
-/// active time, browser domains/urls/titles), one statement per line.
+/// active time, browser domains/urls/titles), one statement per line; see
+/// [`try_full_desktop_query`] for a bucket id that cannot be written.
 pub fn full_desktop_query(p: &DesktopQueryParams) -> String {
-    let mut q = canonical_events(p);
+    try_full_desktop_query(p).unwrap_or_else(|_| unwritable().join("\n"))
+}
+
+/// [`full_desktop_query`], or why a bucket id of `p` cannot be written into a query.
+pub fn try_full_desktop_query(p: &DesktopQueryParams) -> Result<String, LiteralError> {
+    let mut q = try_canonical_events(p)?;
     q.extend(
         [
             "title_events = sort_by_duration(merge_events_by_keys(events, [\"app\", \"title\"]));",
@@ -173,17 +198,23 @@ pub fn full_desktop_query(p: &DesktopQueryParams) -> String {
     q.push(format!(
         "RETURN = {{{events}\"window\": {{\"app_events\": app_events, \"title_events\": title_events, \"cat_events\": cat_events, \"active_events\": not_afk, \"duration\": duration}}, \"browser\": {{\"domains\": browser_domains, \"urls\": browser_urls, \"titles\": browser_titles, \"duration\": browser_duration}}}};"
     ));
-    q.join("\n")
+    Ok(q.join("\n"))
 }
 
 /// The browser-only query over the given web buckets (domains, urls, titles, duration),
-/// without the window/AFK filtering.
+/// without the window/AFK filtering; see [`try_browser_query`] for a bucket id that cannot
+/// be written.
 pub fn browser_query(bid_browsers: &[String]) -> String {
+    try_browser_query(bid_browsers).unwrap_or_else(|_| unwritable().join("\n"))
+}
+
+/// [`browser_query`], or why one of the bucket ids cannot be written into a query.
+pub fn try_browser_query(bid_browsers: &[String]) -> Result<String, LiteralError> {
     let mut q = vec!["browser_events = [];".to_string()];
     for bid in bid_browsers {
         q.push(format!(
             "browser_events = concat(browser_events, flood(query_bucket({})));",
-            quote(bid)
+            query_literal::string(bid)?
         ));
     }
     q.extend(
@@ -196,7 +227,7 @@ pub fn browser_query(bid_browsers: &[String]) -> String {
         ]
         .map(str::to_string),
     );
-    q.join("\n")
+    Ok(q.join("\n"))
 }
 
 #[cfg(test)]

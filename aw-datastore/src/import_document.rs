@@ -7,12 +7,15 @@
 //! turned into trees. The result is the same as deserialising `aw_models::BucketsExport`
 //! and converting with [`NewEvent::from_event`].
 //!
-//! An event that cannot be imported (not an event object, a timestamp or duration that
-//! cannot be stored, data that is not a JSON object or is nested deeper than JSON bodies
-//! may be) refuses the whole document with an error naming the bucket, the event's position
-//! and the reason. The reference skipped such events silently and answered 200, so a user
-//! restoring an export could lose events without being told; a refused import changes
-//! nothing and can be fixed and sent again.
+//! An import keeps what it can and says what it could not. Old exports from other servers
+//! hold odd events (a timestamp `"garbage"`, a missing timestamp, a time outside the years
+//! that can be stored, data nested too deeply): every event that can be stored is
+//! imported, and each one that cannot is counted and described in the
+//! [`ImportDocument`]'s problems (bucket, position, reason; the first [`MAX_PROBLEMS`]).
+//! The reference skipped such events silently; refusing the whole document (what this
+//! server did before) left a user with years of history nothing to import at all. A
+//! document that is not an export document (syntax, a bucket of the wrong shape) is
+//! still refused as a whole.
 
 use aw_models::{canonical::canonical_object, duration, timestamp, Bucket, BucketMetadata};
 use chrono::{DateTime, Utc};
@@ -60,67 +63,77 @@ struct DocumentEvent<'a> {
     data: &'a RawValue,
 }
 
-/// Why an export document was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum ImportDocumentError {
-    /// The document is not an export document (syntax, or a bucket of the wrong shape).
-    #[error(transparent)]
-    Json(#[from] serde_json::Error),
-    /// One event cannot be imported, so nothing is.
-    #[error(
-        "Event {index} of bucket '{bucket}' cannot be imported: {reason}. Nothing was imported."
-    )]
-    Event {
-        /// The bucket's key in the document.
-        bucket: String,
-        /// The event's position in the bucket's `events` (from 0).
-        index: usize,
-        /// What is wrong with it.
-        reason: String,
-    },
+/// Problems listed in an import's report; the rest are counted.
+pub const MAX_PROBLEMS: usize = 100;
+
+/// An export document read for import: what can be stored, and what cannot.
+#[derive(Debug, Default)]
+pub struct ImportDocument {
+    /// The buckets with the events that can be stored, ready for
+    /// [`crate::Datastore::import_rows`].
+    pub buckets: Vec<(Bucket, Vec<NewEvent>)>,
+    /// Events that can be stored.
+    pub events: u64,
+    /// Events that cannot, and are left out.
+    pub skipped: u64,
+    /// Why, for the first [`MAX_PROBLEMS`] of them, in document order (buckets by key).
+    pub problems: Vec<ImportProblem>,
 }
 
-/// Parses an export document (`{"buckets": {…}}`) into buckets and their events, ready for
-/// [`crate::Datastore::import_rows`]. Fails like serde would on a malformed document or
-/// bucket (400/422 material), and on the first event that cannot be imported.
-pub fn parse_import_document(
-    text: &str,
-) -> Result<Vec<(Bucket, Vec<NewEvent>)>, ImportDocumentError> {
+/// An event of the document that cannot be imported.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ImportProblem {
+    /// The bucket's key in the document.
+    pub bucket: String,
+    /// The event's position in the bucket's `events` (from 0).
+    pub index: usize,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// Parses an export document (`{"buckets": {…}}`) into buckets and the events of theirs that
+/// can be stored, with a report of those that cannot. Fails like serde would on a
+/// malformed document or bucket (400/422 material).
+pub fn parse_import_document(text: &str) -> Result<ImportDocument, serde_json::Error> {
     let document: Document = serde_json::from_str(text)?;
     let mut buckets: Vec<_> = document.buckets.into_iter().collect();
-    // The first bad event reported is the same on every try.
+    // Problems are listed in the same order on every try.
     buckets.sort_by(|a, b| a.0.cmp(&b.0));
-    buckets
-        .into_iter()
-        .map(|(key, b)| {
-            let events = b
-                .events
-                .unwrap_or_default()
-                .into_iter()
-                .enumerate()
-                .map(|(index, raw)| {
-                    convert(raw).map_err(|reason| ImportDocumentError::Event {
-                        bucket: key.clone(),
-                        index,
-                        reason,
-                    })
-                })
-                .collect::<Result<_, _>>()?;
-            let bucket = Bucket {
-                bid: None,
-                id: b.id,
-                _type: b.type_,
-                client: b.client,
-                hostname: b.hostname,
-                created: b.created,
-                data: b.data,
-                metadata: BucketMetadata::default(),
-                events: None,
-                last_updated: b.last_updated,
-            };
-            Ok((bucket, events))
-        })
-        .collect()
+    let mut result = ImportDocument::default();
+    for (key, b) in buckets {
+        let raw_events = b.events.unwrap_or_default();
+        let mut events = Vec::with_capacity(raw_events.len());
+        for (index, raw) in raw_events.into_iter().enumerate() {
+            match convert(raw) {
+                Ok(event) => events.push(event),
+                Err(reason) => {
+                    result.skipped += 1;
+                    if result.problems.len() < MAX_PROBLEMS {
+                        result.problems.push(ImportProblem {
+                            bucket: key.clone(),
+                            index,
+                            reason,
+                        });
+                    }
+                }
+            }
+        }
+        result.events += events.len() as u64;
+        let bucket = Bucket {
+            bid: None,
+            id: b.id,
+            _type: b.type_,
+            client: b.client,
+            hostname: b.hostname,
+            created: b.created,
+            data: b.data,
+            metadata: BucketMetadata::default(),
+            events: None,
+            last_updated: b.last_updated,
+        };
+        result.buckets.push((bucket, events));
+    }
+    Ok(result)
 }
 
 /// One event of the document, or why it cannot be imported.
@@ -166,7 +179,7 @@ mod tests {
             {"id":5,"timestamp":"2020-01-01T00:00:00.5+01:00","duration":1.001,"data":{"b":2,"a":{"d":1,"c":[1.50]}}},
             {"timestamp":"2020-01-01T00:00:00Z","data":{"ok":true}}
         ]}}}"#;
-        let fast = parse_import_document(text).unwrap();
+        let fast = parse_import_document(text).unwrap().buckets;
         let model: aw_models::BucketsExport = serde_json::from_str(text).unwrap();
         let bucket = &model.buckets["k"];
         let slow = NewEvent::from_events(bucket.events.as_ref().unwrap()).unwrap();
@@ -182,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    fn an_event_that_cannot_be_imported_refuses_the_document() {
+    fn events_that_cannot_be_imported_are_reported_and_the_rest_kept() {
         let deep = |n: usize| format!("{}1{}", "{\"a\":".repeat(n), "}".repeat(n));
         for (event, reason) in [
             (r#"{"timestamp":"bad","data":{}}"#.to_string(), "timestamp"),
@@ -219,22 +232,30 @@ mod tests {
                 r#"{{"buckets":{{"k":{{"id":"b","type":"t","client":"c","hostname":"h","events":[
                     {{"timestamp":"2020-01-01T00:00:00Z","data":{{}}}},{event}]}}}}}}"#
             );
-            let err = parse_import_document(&text).unwrap_err();
-            let message = err.to_string();
-            assert!(
-                message.starts_with("Event 1 of bucket 'k' cannot be imported: ")
-                    && message.contains(reason)
-                    && message.ends_with("Nothing was imported."),
-                "{event}: {message}"
-            );
+            let doc = parse_import_document(&text).unwrap();
+            assert_eq!((doc.events, doc.skipped), (1, 1), "{event}");
+            assert_eq!(doc.buckets[0].1.len(), 1, "{event}");
+            let problem = &doc.problems[0];
+            assert_eq!((problem.bucket.as_str(), problem.index), ("k", 1));
+            assert!(problem.reason.contains(reason), "{event}: {problem:?}");
         }
+        // Thousands of bad events: all counted, the first hundred described.
+        let bad = vec![r#"{"timestamp":"garbage","data":{}}"#; 1000].join(",");
+        let text = format!(
+            r#"{{"buckets":{{"k":{{"id":"b","type":"t","client":"c","hostname":"h","events":[{bad}]}}}}}}"#
+        );
+        let doc = parse_import_document(&text).unwrap();
+        assert_eq!(
+            (doc.events, doc.skipped, doc.problems.len()),
+            (0, 1000, MAX_PROBLEMS)
+        );
         // Depth 120 is stored.
         let text = format!(
             r#"{{"buckets":{{"k":{{"id":"b","type":"t","client":"c","hostname":"h","events":[
                 {{"timestamp":"2020-01-01T00:00:00Z","data":{}}}]}}}}}}"#,
             deep(120)
         );
-        assert_eq!(parse_import_document(&text).unwrap()[0].1.len(), 1);
+        assert_eq!(parse_import_document(&text).unwrap().buckets[0].1.len(), 1);
     }
 
     #[test]

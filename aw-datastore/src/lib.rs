@@ -24,8 +24,8 @@
 //! * One failing request never loses another's acknowledged write: when SQLite rolls back
 //!   the whole open transaction (full disk, I/O error), the writes it held are applied again
 //!   from the batch that records them (`batch.rs`, `transaction.rs`).
-//! * An import event that cannot be stored refuses the whole document with an error naming
-//!   it ([`ImportDocumentError`]); the reference skipped it silently.
+//! * An import keeps every event that can be stored and reports each one that cannot
+//!   ([`ImportDocument`]); the reference skipped them silently.
 //! * The last-heartbeat cache is cleared whenever the data it mirrors changes: on insert,
 //!   on event delete and on bucket delete, so a deleted-and-recreated bucket merges correctly.
 //! * A missing event is [`DatastoreError::NoSuchEvent`] (the reference answered an internal
@@ -85,7 +85,7 @@ pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
 };
 pub use error::{DatastoreError, Result};
-pub use import_document::{parse_import_document, ImportDocumentError};
+pub use import_document::{parse_import_document, ImportDocument, ImportProblem};
 pub use new_event::NewEvent;
 pub use open::OpenOptions;
 pub use pending::{Pending, PendingFuture};

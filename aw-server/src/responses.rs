@@ -57,10 +57,59 @@ pub struct Attachment {
 impl<'r> Responder<'r, 'static> for Attachment {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
         in_memory(self.body)
-            .raw_header(
-                "Content-Disposition",
-                format!("attachment; filename={}", self.filename),
-            )
+            .raw_header("Content-Disposition", content_disposition(&self.filename))
             .ok()
+    }
+}
+
+/// The `Content-Disposition` of a download named `filename`, valid for any name.
+///
+/// A name of RFC 9110 token characters is sent as the reference sends it,
+/// `attachment; filename=<name>`. Any other name (a bucket id with a space, a quote,
+/// non-ASCII text or a control character, which hyper would refuse in a header) gets an
+/// ASCII `filename="…"` with those characters replaced by `_`, and the exact name as
+/// RFC 6266 / RFC 8187 `filename*=UTF-8''<percent-encoded>`, which browsers prefer.
+pub fn content_disposition(filename: &str) -> String {
+    let is_token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if !filename.is_empty() && filename.bytes().all(is_token) {
+        return format!("attachment; filename={filename}");
+    }
+    let fallback: String = filename
+        .chars()
+        .map(|c| match c {
+            ' ' | '!' | '#'..='[' | ']'..='~' => c,
+            _ => '_',
+        })
+        .collect();
+    let mut encoded = String::with_capacity(filename.len() * 3);
+    for b in filename.bytes() {
+        if b.is_ascii_alphanumeric() || b"!#$&+-.^_`|~".contains(&b) {
+            encoded.push(char::from(b));
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    format!("attachment; filename=\"{fallback}\"; filename*=UTF-8''{encoded}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::content_disposition;
+
+    #[test]
+    fn plain_names_as_the_reference_sends_them_others_in_rfc_6266_form() {
+        assert_eq!(
+            content_disposition("aw-bucket-export_aw-watcher-window_my-host.local.json"),
+            "attachment; filename=aw-bucket-export_aw-watcher-window_my-host.local.json"
+        );
+        assert_eq!(
+            content_disposition("aw-bucket-export_a b\"c\\d;é\u{1}.json"),
+            "attachment; filename=\"aw-bucket-export_a b_c_d;__.json\"; \
+             filename*=UTF-8''aw-bucket-export_a%20b%22c%5Cd%3B%C3%A9%01.json"
+        );
+        for name in ["x\r\ny", "\u{7f}", "", "日本"] {
+            let value = content_disposition(name);
+            assert!(value.bytes().all(|b| (0x20..0x7f).contains(&b)), "{value}");
+        }
     }
 }

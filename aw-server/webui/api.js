@@ -100,15 +100,26 @@ export async function exportBuckets(id) {
   const path = id === undefined ? 'export' : `buckets/${enc(id)}/export`;
   const res = await request('GET', path, undefined, { raw: true });
   const disposition = res.headers.get('Content-Disposition') || '';
-  const match = /filename="?([^";]+)"?/.exec(disposition);
+  // The exact name (RFC 6266 `filename*`, sent for names that are not plain tokens) first.
+  const exact = /filename\*=UTF-8''([^;\s]+)/i.exec(disposition);
+  const plain = /filename="?([^";]+)"?/.exec(disposition);
   const fallback = id === undefined ? 'aw-buckets-export.json' : `aw-bucket-export_${id}.json`;
+  let filename = plain ? plain[1] : fallback;
+  if (exact) {
+    try {
+      filename = decodeURIComponent(exact[1]);
+    } catch {
+      // Keep the ASCII name.
+    }
+  }
   const blob = await res.blob();
-  return { blob: new Blob([blob], { type: 'application/json' }), filename: match ? match[1] : fallback };
+  return { blob: new Blob([blob], { type: 'application/json' }), filename };
 }
 
 /**
  * Uploads an export document (a File or Blob holding its JSON) to POST /api/0/import.
- * `onProgress(sent, total)` follows the upload; resolves when the server has imported it.
+ * `onProgress(sent, total)` follows the upload; resolves, when the server has imported it,
+ * with its report `{imported, skipped, problems: [{bucket, index, reason}]}`.
  */
 export function importFile(file, onProgress) {
   return new Promise((resolve, reject) => {
@@ -118,7 +129,15 @@ export function importFile(file, onProgress) {
     xhr.upload.onprogress = (e) => onProgress && onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
     xhr.upload.onload = () => onProgress && onProgress(file.size, file.size, true);
     xhr.onload = () => {
-      if (xhr.status >= 200 && xhr.status < 300) resolve();
+      if (xhr.status >= 200 && xhr.status < 300) {
+        let report = { imported: null, skipped: 0, problems: [] };
+        try {
+          report = { ...report, ...JSON.parse(xhr.responseText) };
+        } catch {
+          // A server that answers an empty 200 (the reference) reports nothing.
+        }
+        resolve(report);
+      }
       else reject(new ApiError(errorText(xhr.status, xhr.statusText, xhr.responseText), xhr.status, 'import'));
     };
     xhr.onerror = () => reject(new ApiError('Cannot reach the server', 0, 'import'));

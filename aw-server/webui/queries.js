@@ -45,21 +45,56 @@ export const BROWSERS = {
 };
 
 /**
- * A value written as a query-language literal. Strings only know the `\"` escape (every other
- * backslash is kept verbatim), so regexes pass through unchanged.
+ * Whether `text` can be written as a query-language string. Strings only know the `\"`
+ * escape (every other backslash is kept verbatim), so a string cannot end with a backslash:
+ * its closing quote would read as `\"` and the rest of the query would become the string.
+ */
+export function canWrite(text) {
+  return typeof text === 'string' && !text.endsWith('\\');
+}
+
+/** Thrown by `literal` for a string that cannot be written (see `canWrite`). */
+export class UnwritableError extends Error {}
+
+/**
+ * A value written as a query-language literal: quotes escaped, every other character as it
+ * is (so regexes pass through unchanged, and a bucket id with quotes, semicolons or newlines
+ * reads back as exactly that id). Throws `UnwritableError` for a string that ends with a
+ * backslash; callers leave such values out (`queryable`, `classesForQuery`).
  */
 export function literal(v) {
   if (v === null || v === undefined) return '[]';
-  if (typeof v === 'string') return `"${v.replace(/"/g, '\\"')}"`;
+  if (typeof v === 'string') {
+    if (!canWrite(v)) throw new UnwritableError(`“${v}” ends with a backslash, which a query cannot contain`);
+    return `"${v.replace(/"/g, '\\"')}"`;
+  }
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '0';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (Array.isArray(v)) return `[${v.map(literal).join(', ')}]`;
   return `{${Object.entries(v).filter(([, x]) => x !== undefined).map(([k, x]) => `${literal(k)}: ${literal(x)}`).join(', ')}}`;
 }
 
-/** The `classes` setting as `categorize` takes it: rules that can match, as `[name, rule]`. */
+/** Whether every string in `v` (a JSON value) can be written into a query. */
+function writable(v) {
+  if (typeof v === 'string') return canWrite(v);
+  if (Array.isArray(v)) return v.every(writable);
+  if (v && typeof v === 'object') return Object.entries(v).every(([k, x]) => canWrite(k) && writable(x));
+  return true;
+}
+
+/** The categories of the `classes` setting that cannot be written into a query (left out of it). */
+export function unwritableClasses(classes) {
+  return (classes || []).filter((c) => c && Array.isArray(c.name) && c.rule && !writable([c.name, c.rule.regex, c.rule.select_keys || []]));
+}
+
+/**
+ * The `classes` setting as `categorize` takes it: rules that can match, as `[name, rule]`;
+ * a category with a name or regex that cannot be written into a query is left out.
+ */
 export function classesForQuery(classes) {
+  const unwritable = new Set(unwritableClasses(classes));
   return (classes || [])
+    .filter((c) => !unwritable.has(c))
     .filter((c) => c && Array.isArray(c.name) && c.rule && c.rule.type === 'regex' && typeof c.rule.regex === 'string' && c.rule.regex !== '')
     .map((c) => {
       const rule = { type: 'regex', regex: c.rule.regex };
@@ -116,6 +151,23 @@ export function hostBuckets(buckets, host) {
     window: pick(buckets, 'currentwindow', host, `aw-watcher-window_${host}`),
     afk: pick(buckets, 'afkstatus', host, `aw-watcher-afk_${host}`),
     browsers,
+  };
+}
+
+/**
+ * The buckets of `hostBuckets` that can be written into a query, and the ids left out
+ * because they cannot (they end with a backslash): `{ids, leftOut}`. Without a writable
+ * window bucket, `ids.window` is null.
+ */
+export function queryable(ids) {
+  const leftOut = [ids.window, ids.afk, ...ids.browsers.map((b) => b.id)].filter((id) => id && !canWrite(id));
+  return {
+    ids: {
+      window: ids.window && canWrite(ids.window) ? ids.window : null,
+      afk: ids.afk && canWrite(ids.afk) ? ids.afk : null,
+      browsers: ids.browsers.filter((b) => canWrite(b.id)),
+    },
+    leftOut,
   };
 }
 
@@ -176,10 +228,13 @@ export function desktopQuery({ window: windowId, afk, browsers = [], classes = [
 
 /** A starter query for the Query page: time per application of `host`. */
 export function sampleQuery(host) {
+  // A hostname that cannot be written is left out: then any host's buckets are found.
+  const hostArg = canWrite(host) ? `, ${literal(host)}` : '';
   return [
     '# Time per application while not AFK',
-    `events = flood(query_bucket(find_bucket("aw-watcher-window_", ${literal(host)})));`,
-    `not_afk = flood(query_bucket(find_bucket("aw-watcher-afk_", ${literal(host)})));`,
+    ...(canWrite(host) ? [] : ['# (this host\'s name ends with a backslash, which a query cannot contain)']),
+    `events = flood(query_bucket(find_bucket("aw-watcher-window_"${hostArg})));`,
+    `not_afk = flood(query_bucket(find_bucket("aw-watcher-afk_"${hostArg})));`,
     'not_afk = filter_keyvals(not_afk, "status", ["not-afk"]);',
     'events = filter_period_intersect(events, not_afk);',
     'events = sort_by_duration(merge_events_by_keys(events, ["app"]));',

@@ -385,6 +385,10 @@ test('import a file with a progress indicator and a summary of what was added', 
         events: [
           ...existing,
           ...Array.from({ length: 5 }, (_, i) => ({ timestamp: new Date(base + i * 600_000).toISOString(), duration: 300, data: { status: 'not-afk' } })),
+          // Odd events of old exports: left out and listed, the rest imported.
+          { timestamp: 'garbage', duration: 1, data: {} },
+          { duration: 1, data: { status: 'afk' } },
+          { timestamp: '3000-01-01T00:00:00Z', duration: 1, data: {} },
         ],
       },
     },
@@ -405,6 +409,11 @@ test('import a file with a progress indicator and a summary of what was added', 
     assert.match(summary, /Imported 2 buckets: 125 events added\./);
     assert.match(summary, new RegExp(`${newId} — new bucket, 120 events`));
     assert.match(summary, /5 new events added \(3 already present\)/);
+    const skipped = await page.textContent('#import-skipped');
+    assert.match(skipped, /3 events could not be imported and were left out/);
+    assert.match(skipped, new RegExp(`${seeded.ids.afk}, event 8: .*timestamp`));
+    assert.match(skipped, new RegExp(`${seeded.ids.afk}, event 9: .*missing field \`timestamp\``));
+    assert.match(skipped, new RegExp(`${seeded.ids.afk}, event 10: .*1678-2262`));
     await page.waitForSelector(`#bucket-table tr[data-bucket="${newId}"]`);
     assert.equal(await server.api('GET', `buckets/${newId}/events/count`), 120);
     await shot('buckets-import');

@@ -231,13 +231,12 @@ fn import_errors() {
     );
 }
 
-/// An event that cannot be imported is never dropped silently with a 200 (the reference
-/// skipped it): the whole import is refused with 400 naming the bucket, the event and the
-/// reason, and nothing is written. Data nested 120 levels deep imports; 200 levels cannot
-/// be stored (JSON bodies are limited to 127 levels), so that event refuses the import.
-/// The same holds for the events of a bucket created with events.
+/// An import keeps every event that can be stored and reports each one that cannot (the
+/// reference skipped them silently; refusing the whole document left nothing imported).
+/// Data nested 120 levels deep imports; 200 levels cannot be stored (JSON bodies are
+/// limited to 127 levels). A bucket created with events still refuses a bad one with 4xx.
 #[test]
-fn an_event_that_cannot_be_imported_is_refused_never_dropped() {
+fn an_import_keeps_what_it_can_and_reports_what_it_could_not() {
     let s = TestServer::start();
     let mut c = s.client();
     let deep = |n: usize| format!("{}1{}", "{\"a\":".repeat(n), "}".repeat(n));
@@ -269,14 +268,23 @@ fn an_event_that_cannot_be_imported_is_refused_never_dropped() {
         ),
         (r#"{"data":{}}"#.to_string(), "timestamp"),
     ] {
-        let r = c.post_json("/api/0/import", &doc(&format!("{good},{bad}")));
-        assert_eq!(r.status, 400, "{bad}: {}", r.body);
-        let message = r.json()["message"].as_str().unwrap().to_string();
-        assert!(
-            message.contains("Event 1 of bucket 'x'") && message.contains(reason),
-            "{message}"
+        let r = c.post_json("/api/0/import", &doc(&format!("{good},{bad},{good}")));
+        assert_eq!(r.status, 200, "{bad}: {}", r.body);
+        let report = r.json();
+        assert_eq!(report["imported"], 2, "{report}");
+        assert_eq!(report["skipped"], 1, "{report}");
+        let problem = &report["problems"][0];
+        assert_eq!(
+            (problem["bucket"].as_str(), problem["index"].as_u64()),
+            (Some("x"), Some(1))
         );
-        assert_eq!(c.get("/api/0/buckets/x").status, 404, "{bad}");
+        assert!(
+            problem["reason"].as_str().unwrap().contains(reason),
+            "{report}"
+        );
+        // Both good events are stored (duplicates are judged against what was stored before).
+        assert_eq!(c.get("/api/0/buckets/x/events/count").body, "2", "{bad}");
+        assert_eq!(c.delete("/api/0/buckets/x?force=1").status, 200);
         // A bucket created with the same events is refused as well.
         let r = c.post_json(
             "/api/0/buckets/y",
@@ -294,10 +302,42 @@ fn an_event_that_cannot_be_imported_is_refused_never_dropped() {
         r#"{{"timestamp":"2020-01-01T00:00:01Z","data":{}}}"#,
         deep(120)
     );
+    let r = c.post_json("/api/0/import", &doc(&format!("{good},{ok}")));
+    assert_eq!(r.status, 200);
     assert_eq!(
-        c.post_json("/api/0/import", &doc(&format!("{good},{ok}")))
-            .status,
-        200
+        r.json(),
+        json!({"imported": 2, "skipped": 0, "problems": []})
     );
     assert_eq!(c.get("/api/0/buckets/x/events/count").body, "2");
+}
+
+/// Every bucket id gets a valid `Content-Disposition`: the reference's exact header where
+/// the id is a plain token, RFC 6266 `filename*` where it is not (a control character made
+/// hyper refuse the header, so that bucket's export failed).
+#[test]
+fn export_headers_are_valid_for_any_bucket_id() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    for (encoded, expected) in [
+        ("plain-id_1.2", "attachment; filename=aw-bucket-export_plain-id_1.2.json"),
+        (
+            "a%20b%22c%3B%C3%A9",
+            "attachment; filename=\"aw-bucket-export_a b_c;_.json\"; filename*=UTF-8''aw-bucket-export_a%20b%22c%3B%C3%A9.json",
+        ),
+        (
+            "ctl%01x%0D%0Ay",
+            "attachment; filename=\"aw-bucket-export_ctl_x__y.json\"; filename*=UTF-8''aw-bucket-export_ctl%01x%0D%0Ay.json",
+        ),
+    ] {
+        let path = format!("/api/0/buckets/{encoded}");
+        assert_eq!(
+            c.post_json(&path, r#"{"client":"c","type":"t","hostname":"h"}"#)
+                .status,
+            200,
+            "{encoded}"
+        );
+        let r = c.get(&format!("{path}/export"));
+        assert_eq!(r.status, 200, "{encoded}");
+        assert_eq!(r.header("content-disposition"), Some(expected));
+    }
 }

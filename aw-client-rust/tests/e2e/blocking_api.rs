@@ -225,3 +225,71 @@ fn blocking_connection_refused_names_the_url() {
         .unwrap_err();
     assert!(err.to_string().contains(&port.to_string()), "{err}");
 }
+
+/// Bucket ids with quotes, semicolons, newlines, backslashes and non-ASCII text go into the
+/// desktop query as exactly those ids (the server's own lexer reads them back); an id that
+/// ends with a backslash cannot be written, and the query says so instead of reading
+/// another bucket.
+#[test]
+fn hostile_bucket_ids_read_back_as_themselves_in_built_queries() {
+    use aw_client_rust::queries::{full_desktop_query, try_full_desktop_query, DesktopQueryParams};
+    let server = Server::start();
+    let client = server.blocking();
+    for text in [
+        r#"win"; RETURN = 1; x = ""#,
+        "line\nbreak",
+        r"back\slash\ x\\y",
+        "ünïcödé ✓",
+        r#"q\"uote"#,
+    ] {
+        let literal = aw_client_rust::query_literal::string(text).unwrap();
+        let read = client
+            .query(&format!("RETURN = {literal};"), vec![(at(0.0), at(1.0))])
+            .unwrap();
+        assert_eq!(read[0], json!(text), "{literal}");
+    }
+    let window = "aw-watcher-window_h\"; RETURN = 0; \"\nü\\d";
+    let afk = "aw-watcher-afk_h;\\\"";
+    client
+        .create_bucket_simple(window, "currentwindow")
+        .unwrap();
+    client.create_bucket_simple(afk, "afkstatus").unwrap();
+    client
+        .insert_events(
+            window,
+            vec![event(0.0, 60.0, json!({"app": "editor", "title": "t"}))],
+        )
+        .unwrap();
+    client
+        .insert_events(afk, vec![event(0.0, 60.0, json!({"status": "not-afk"}))])
+        .unwrap();
+    let params = DesktopQueryParams {
+        bid_window: window.into(),
+        bid_afk: afk.into(),
+        filter_afk: true,
+        ..Default::default()
+    };
+    let result = client
+        .query(&full_desktop_query(&params), vec![(at(-10.0), at(100.0))])
+        .unwrap();
+    assert_eq!(
+        result[0]["window"]["duration"],
+        json!(60.0),
+        "{}",
+        result[0]
+    );
+    assert_eq!(
+        result[0]["window"]["app_events"][0]["data"]["app"],
+        "editor"
+    );
+
+    let bad = DesktopQueryParams {
+        bid_window: "aw-watcher-window_h\\".into(),
+        ..params
+    };
+    assert!(try_full_desktop_query(&bad).is_err());
+    let err = client
+        .query(&full_desktop_query(&bad), vec![(at(-10.0), at(100.0))])
+        .unwrap_err();
+    assert!(err.to_string().contains("query_cannot_be_written"), "{err}");
+}

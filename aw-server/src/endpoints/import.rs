@@ -4,23 +4,30 @@
 //! New buckets are created with their events; events are merged into existing buckets
 //! without duplicates, so importing a file twice changes nothing. Unlike the reference,
 //! event ids in the file are ignored (new ids are assigned): an imported id must never
-//! overwrite an event of another bucket; and an event that cannot be imported refuses the
-//! whole document with 400 naming it, where the reference skipped it and answered 200.
+//! overwrite an event of another bucket.
+//!
+//! An import keeps what it can and says what it could not: every event that can be stored
+//! is imported, and the 200 answer (clients expect 200) is a report,
+//! `{"imported": n, "skipped": m, "problems": [{"bucket", "index", "reason"}, …]}` (the
+//! first 100 problems), which is also logged and shown by the dashboard's importer. The
+//! reference skipped such events silently. A document that is not an export document still
+//! gets a 4xx.
 
 use rocket::data::{Data, Limits};
 use rocket::http::{ContentType, Status};
 use rocket::State;
 
-use aw_datastore::ImportDocumentError;
+use aw_datastore::ImportProblem;
+use serde::Serialize;
 
 use crate::error::{ApiError, ApiResult};
 use crate::json_body::{json_error, read_body_text};
-use crate::responses::Empty;
+use crate::responses::JsonText;
 use crate::state::AppState;
 
 /// `Content-Type: application/json`: the body is the export document.
 #[rocket::post("/api/0/import", format = "json", data = "<data>")]
-pub async fn json(data: Data<'_>, limits: &Limits, state: &State<AppState>) -> ApiResult<Empty> {
+pub async fn json(data: Data<'_>, limits: &Limits, state: &State<AppState>) -> ApiResult<JsonText> {
     let text = read_body_text(limits, data, "json").await?;
     import(text, state).await
 }
@@ -33,7 +40,7 @@ pub async fn multipart(
     data: Data<'_>,
     limits: &Limits,
     state: &State<AppState>,
-) -> ApiResult<Empty> {
+) -> ApiResult<JsonText> {
     let boundary = content_type
         .params()
         .find(|(k, _)| *k == "boundary")
@@ -83,21 +90,51 @@ pub async fn multipart(
     import(text, state).await
 }
 
+/// What an import did: the answer to `POST /api/0/import`.
+#[derive(Serialize)]
+struct ImportReport {
+    /// Events of the document that are now stored (new, or already there).
+    imported: u64,
+    /// Events left out because they cannot be stored.
+    skipped: u64,
+    /// Why, for the first 100 of them.
+    problems: Vec<ImportProblem>,
+}
+
 /// Parses the document on the CPU pool (a year of data is ~100 MB) and imports it.
-async fn import(text: String, state: &State<AppState>) -> ApiResult<Empty> {
-    let buckets = crate::cpu::run(move || aw_datastore::parse_import_document(&text))
+async fn import(text: String, state: &State<AppState>) -> ApiResult<JsonText> {
+    let document = crate::cpu::run(move || aw_datastore::parse_import_document(&text))
         .await?
-        .map_err(|e| match e {
-            ImportDocumentError::Json(e) => json_error(e),
-            event @ ImportDocumentError::Event { .. } => ApiError::bad_request(event.to_string()),
+        .map_err(json_error)?;
+    let report = ImportReport {
+        imported: document.events,
+        skipped: document.skipped,
+        problems: document.problems,
+    };
+    if report.skipped > 0 {
+        log::warn!(
+            "Import: {} events imported, {} skipped because they cannot be stored{}",
+            report.imported,
+            report.skipped,
+            report.problems.first().map_or(String::new(), |p| format!(
+                " (the first: event {} of bucket '{}': {})",
+                p.index, p.bucket, p.reason
+            ))
+        );
+    }
+    state
+        .datastore
+        .import_rows(document.buckets)
+        .await
+        .map_err(|e| {
+            // An event that cannot be stored is the client's fault; anything else is ours.
+            let status = match ApiError::from(e.clone()).status {
+                Status::BadRequest => Status::BadRequest,
+                _ => Status::InternalServerError,
+            };
+            ApiError::new(status, format!("Failed to import bucket: {e}"))
         })?;
-    state.datastore.import_rows(buckets).await.map_err(|e| {
-        // An event that cannot be stored is the client's fault; anything else is ours.
-        let status = match ApiError::from(e.clone()).status {
-            Status::BadRequest => Status::BadRequest,
-            _ => Status::InternalServerError,
-        };
-        ApiError::new(status, format!("Failed to import bucket: {e}"))
-    })?;
-    Ok(Empty(Status::Ok))
+    let text = serde_json::to_string(&report)
+        .map_err(|e| ApiError::new(Status::InternalServerError, e.to_string()))?;
+    Ok(JsonText(text))
 }

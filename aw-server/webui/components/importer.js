@@ -45,12 +45,13 @@ export function importPanel(refresh) {
       return;
     }
     const entries = Object.entries(doc.buckets).map(([key, b]) => ({
+      key,
       id: b && typeof b.id === 'string' ? b.id : key,
       events: b && Array.isArray(b.events) ? b.events.length : 0,
     }));
     try {
       const before = await countsOf(entries.map((e) => e.id));
-      await api.importFile(file, (sent, total, done) => {
+      const report = await api.importFile(file, (sent, total, done) => {
         const pct = total ? Math.round((sent / total) * 100) : 0;
         if (done) {
           bar.removeAttribute('value');
@@ -63,22 +64,35 @@ export function importPanel(refresh) {
       bar.value = 100;
       label.textContent = 'Done';
       const after = await countsOf(entries.map((e) => e.id));
+      // Events the server left out, per bucket key (from the listed problems).
+      const skippedIn = new Map();
+      for (const p of report.problems) skippedIn.set(p.bucket, (skippedIn.get(p.bucket) || 0) + 1);
       let added = 0;
       const items = entries.map((e) => {
         const was = before.get(e.id);
         const now = after.get(e.id) || 0;
         const gained = now - (was || 0);
+        const usable = Math.max(0, e.events - (skippedIn.get(e.key) || 0));
         added += Math.max(0, gained);
         let text;
         if (was === null) text = `new bucket, ${fmt.count(now)} events`;
-        else if (gained > 0) text = `${fmt.count(gained)} new events added (${fmt.count(Math.max(0, e.events - gained))} already present)`;
-        else text = `nothing new (all ${fmt.count(e.events)} events already present)`;
+        else if (gained > 0) text = `${fmt.count(gained)} new events added (${fmt.count(Math.max(0, usable - gained))} already present)`;
+        else text = `nothing new (all ${fmt.count(usable)} events already present)`;
         return h('li', {}, h('strong', {}, e.id || '(no id)'), ` — ${text}`);
       });
-      replace(panel, heading,
-        h('div', { class: 'alert success', role: 'status', id: 'import-summary' },
-          h('p', {}, `Imported ${entries.length} bucket${entries.length === 1 ? '' : 's'}: ${fmt.count(added)} events added.`),
-          h('ul', {}, items)));
+      const summary = h('div', { class: 'alert success', role: 'status', id: 'import-summary' },
+        h('p', {}, `Imported ${entries.length} bucket${entries.length === 1 ? '' : 's'}: ${fmt.count(added)} events added.`),
+        h('ul', {}, items));
+      const parts = [heading, summary];
+      if (report.skipped > 0) {
+        const listed = report.problems.map((p) => h('li', {}, h('strong', {}, p.bucket || '(no key)'), `, event ${p.index}: ${p.reason}`));
+        const more = report.skipped - report.problems.length;
+        parts.push(h('div', { class: 'alert error', role: 'alert', id: 'import-skipped' },
+          h('p', {}, `${fmt.count(report.skipped)} event${report.skipped === 1 ? '' : 's'} could not be imported and ${report.skipped === 1 ? 'was' : 'were'} left out:`),
+          h('ul', {}, listed),
+          more > 0 ? h('p', {}, `… and ${fmt.count(more)} more.`) : null));
+      }
+      replace(panel, ...parts);
       await refresh();
     } catch (err) {
       replace(panel, heading, errorBox(err, 'Import failed'));

@@ -5,7 +5,7 @@
 import * as api from '../api.js';
 import { h, replace, notice } from '../dom.js';
 import * as fmt from '../format.js';
-import { ALL_HOSTS, desktopQuery, hostBuckets, windowHosts } from '../queries.js';
+import { ALL_HOSTS, desktopQuery, hostBuckets, queryable, unwritableClasses, windowHosts } from '../queries.js';
 import { barList } from '../components/barlist.js';
 import { categoryColor, colorFor } from '../colors.js';
 import { openInQuery } from './query.js';
@@ -92,10 +92,29 @@ function combine(results) {
   };
 }
 
+/**
+ * Notices for what data left out of the queries: bucket ids and categories that end with a
+ * backslash cannot be written into a query (QUERY.md), so they are not read.
+ */
+function leftOutNotices(leftOut, classes) {
+  const notes = leftOut.map((id) => `Bucket “${id}” is left out: its id ends with a backslash, which a query cannot contain.`);
+  for (const c of unwritableClasses(classes)) {
+    notes.push(`Category “${c.name.join(' > ')}” is left out: its name or rule ends with a backslash, which a query cannot contain.`);
+  }
+  return notes.map((text) => h('div', { class: 'alert info left-out', role: 'status' }, text));
+}
+
 /** Every device's day: one desktop query per host with a window bucket, added up. */
 async function renderAllHosts(root, ctx) {
-  const hosts = windowHosts(ctx.buckets);
-  const perHost = hosts.map((host) => ({ host, ids: hostBuckets(ctx.buckets, host) }));
+  const leftOut = [];
+  const perHost = windowHosts(ctx.buckets)
+    .map((host) => {
+      const q = queryable(hostBuckets(ctx.buckets, host));
+      leftOut.push(...q.leftOut);
+      return { host, ids: q.ids };
+    })
+    .filter((x) => x.ids.window);
+  const hosts = perHost.map((x) => x.host);
   const started = performance.now();
   const results = await Promise.all(perHost.map(({ ids }) => api.query([ctx.range], desktopQuery({ ...ids, classes: ctx.classes })).then(([r]) => r)));
   const queryMs = Math.round(performance.now() - started);
@@ -105,7 +124,7 @@ async function renderAllHosts(root, ctx) {
     afk: perHost.map((x) => x.ids.afk).filter(Boolean).join(', '),
     browsers: perHost.flatMap((x) => x.ids.browsers),
   };
-  show(root, ctx, combine(results), ids, queryMs, { label: `All devices (${hosts.join(', ')})` });
+  show(root, ctx, combine(results), ids, queryMs, { label: `All devices (${hosts.join(', ')})`, notices: leftOutNotices(leftOut, ctx.classes) });
 }
 
 export async function render(root, ctx) {
@@ -113,10 +132,12 @@ export async function render(root, ctx) {
     await renderAllHosts(root, ctx);
     return;
   }
-  const ids = hostBuckets(ctx.buckets, ctx.host);
+  const { ids, leftOut } = queryable(hostBuckets(ctx.buckets, ctx.host));
+  const notices = leftOutNotices(leftOut, ctx.classes);
   if (!ids.window) {
     replace(root,
       h('div', { class: 'page-head' }, h('h1', { class: 'page-title' }, 'Activity'), h('p', { class: 'page-sub' }, ctx.host)),
+      notices,
       h('div', { class: 'alert info', role: 'status' },
         `No activity data for host “${ctx.host}” yet: it has no window-watcher bucket (type currentwindow). `
         + 'Start aw-watcher-window and aw-watcher-afk on it (they report to this server), pick another host, or import an export on the ',
@@ -128,11 +149,14 @@ export async function render(root, ctx) {
   const [result] = await api.query([ctx.range], statements);
   const queryMs = Math.round(performance.now() - started);
   if (!ctx.isCurrent()) return;
-  show(root, ctx, result, ids, queryMs, { label: ctx.host, statements });
+  show(root, ctx, result, ids, queryMs, { label: ctx.host, statements, notices });
 }
 
-/** Renders a day's result; `statements` (one host's query) adds "Open this query". */
-function show(root, ctx, result, ids, queryMs, { label, statements }) {
+/**
+ * Renders a day's result; `statements` (one host's query) adds "Open this query", and
+ * `notices` say what was left out of the query.
+ */
+function show(root, ctx, result, ids, queryMs, { label, statements, notices = [] }) {
   const win = result.window;
   const browser = result.browser;
   const active = intervals(win.active_events);
@@ -155,6 +179,7 @@ function show(root, ctx, result, ids, queryMs, { label, statements }) {
     h('div', { class: 'page-head' },
       h('h1', { class: 'page-title' }, 'Activity'),
       h('p', { class: 'page-sub' }, `${label} · ${fmt.longDate(ctx.date)}`)),
+    notices,
     hasData ? null : notice(`No activity recorded for ${label} on ${fmt.longDate(ctx.date)}.`),
     h('div', { class: 'stats' },
       card('Active time', fmt.duration(activeSecs), first ? `${fmt.clock(first)} – ${fmt.clock(last)}` : 'not-AFK time', 'stat-active'),
