@@ -61,9 +61,10 @@ pub struct DeviceStatus {
     pub pulled_events: u64,
     /// Why its file, or one of its buckets, was skipped in the last pass.
     pub error: Option<String>,
-    /// Its events or buckets the last pass skipped because they cannot be synced.
+    /// Its events or buckets skipped since the server started, because they cannot be
+    /// synced (each counted in the pass that first read it).
     pub skipped_events: u64,
-    /// Why, for the first few of them.
+    /// Why, for the most recent of them.
     pub problems: Vec<String>,
 }
 
@@ -243,8 +244,13 @@ fn record(status: &mut SyncStatus, result: Result<PassReport, SyncError>) {
         device.last_seen = report.finished;
         device.pulled_events += peer.pulled_events;
         device.error = peer.error.clone();
-        device.skipped_events = peer.skipped_events;
-        device.problems = peer.problems.clone();
+        device.skipped_events += peer.skipped_events;
+        device.problems.extend(peer.problems.iter().cloned());
+        let excess = device
+            .problems
+            .len()
+            .saturating_sub(aw_sync::pass::MAX_PROBLEMS);
+        device.problems.drain(..excess);
     }
     status.devices = devices.into_values().collect();
     if report.pulled_events > 0 || report.pushed_events > 0 || !report.errors.is_empty() {

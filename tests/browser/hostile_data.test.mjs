@@ -15,6 +15,8 @@ const AT = Date.parse(`${DAY}T10:00:00Z`);
 const HOST = 'hö"st; RETURN = 1;\nname\\x';
 // Its window bucket cannot be written into a query.
 const TRAILING = 'trailing\\';
+const TITLE = '<img src=x onerror="window.__pwned = 1">';
+const URL = 'javascript:window.__pwned=2//https://evil.example/<b>x</b>';
 
 let server;
 let browser;
@@ -35,8 +37,16 @@ async function open(hash) {
 before(async () => {
   server = await startServer({ dashboard: true });
   const hour = { timestamp: new Date(AT).toISOString(), duration: 3600 };
-  await bucket(`aw-watcher-window_${HOST}`, 'currentwindow', HOST, [{ ...hour, data: { app: 'Editör "x"', title: 'a;b\\c' } }]);
-  await bucket(`aw-watcher-afk_${HOST}`, 'afkstatus', HOST, [{ ...hour, data: { status: 'not-afk' } }]);
+  const later = { timestamp: new Date(AT + 3_600_000).toISOString(), duration: 1800 };
+  await bucket(`aw-watcher-window_${HOST}`, 'currentwindow', HOST, [
+    { ...hour, data: { app: 'Editör "x"', title: 'a;b\\c' } },
+    // Titles and URLs are data: shown as text, never run.
+    { ...later, data: { app: 'Firefox', title: TITLE } },
+  ]);
+  await bucket(`aw-watcher-web-firefox_${HOST}`, 'web.tab.current', HOST, [
+    { ...later, data: { url: URL, title: '<script>window.__pwned = 3</script>', audible: false, incognito: false } },
+  ]);
+  await bucket(`aw-watcher-afk_${HOST}`, 'afkstatus', HOST, [{ timestamp: hour.timestamp, duration: 5400, data: { status: 'not-afk' } }]);
   await bucket(`aw-watcher-window_${TRAILING}`, 'currentwindow', TRAILING, [{ ...hour, data: { app: 'Hidden', title: 't' } }]);
   await server.api('POST', 'settings/classes', [
     { id: 1, name: ['Work', 'Edit\\'], rule: { type: 'regex', regex: 'Editör' }, data: { color: '#f00' } },
@@ -68,9 +78,11 @@ test('every string the dashboard writes into a query reads back as itself', asyn
 
 test('a hostile host and category are shown exactly, and what cannot be written is left out with a notice', async () => {
   await open(`#/activity?date=${DAY}&host=${encodeURIComponent(HOST)}`);
-  assert.equal(await page.textContent('#stat-active .stat-value'), '1h 00m');
+  assert.equal(await page.textContent('#stat-active .stat-value'), '1h 30m');
   assert.equal(await page.textContent('#stat-top-app .stat-value'), 'Editör "x"');
   assert.match(await page.textContent('#top-titles'), /a;b\\c/);
+  assert.ok((await page.textContent('#top-titles')).includes(TITLE), 'the title is shown as text');
+  assert.equal(await page.$$eval('#top-titles img, #top-domains img', (n) => n.length), 0);
   // The quoted category matched; the one whose name ends with a backslash is left out.
   assert.match(await page.textContent('#categories'), /Quoted "name"/);
   const notices = await page.$$eval('.left-out', (n) => n.map((x) => x.textContent));
@@ -83,16 +95,19 @@ test('a hostile host and category are shown exactly, and what cannot be written 
 
   // All devices: the hostile host counts, the unwritable bucket is left out.
   await open(`#/activity?date=${DAY}&host=*`);
-  assert.equal(await page.textContent('#stat-window .stat-value'), '1h 00m');
+  assert.equal(await page.textContent('#stat-window .stat-value'), '1h 30m');
   assert.match(await page.textContent('main'), /aw-watcher-window_trailing\\” is left out/);
 
   // The Timeline reads by REST, where any id works.
   await open(`#/timeline?date=${DAY}&host=${encodeURIComponent(HOST)}`);
   assert.match(await page.textContent('main'), /Editör "x"/);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, 'no title, URL or id ran as code');
 
   // The Query page's example leaves the unwritable hostname out.
   await page.evaluate(() => sessionStorage.clear());
   await open(`#/query?date=${DAY}&host=${encodeURIComponent(TRAILING)}`);
   assert.match(await page.inputValue('textarea'), /ends with a backslash/);
+  await open(`#/buckets`);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, 'no title, URL or id ran as code');
   assert.deepEqual(problems, [], 'no console errors');
 });

@@ -120,7 +120,9 @@ impl Syncer {
         if skip_if_empty && rows.is_empty() {
             return Ok(false);
         }
-        if unreadable_events > 0 {
+        // Reported in the pass that checks a new or changed file, as rows are in the pass
+        // that reads them: each is counted once.
+        if known.is_none() && unreadable_events > 0 {
             log::warn!(
                 "Skipping {unreadable_events} events of {} whose times or id are not integers",
                 peer.path.display()

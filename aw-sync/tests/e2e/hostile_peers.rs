@@ -64,15 +64,11 @@ fn run_measured(mut cmd: std::process::Command) -> (Output, Duration) {
     (out, started.elapsed())
 }
 
-#[test]
-fn crafted_peers_and_links_are_refused_or_skipped_and_the_good_data_comes_through() {
-    let folder = tempfile::tempdir().unwrap();
-    let f = folder.path();
-    let outside = tempfile::tempdir().unwrap();
-    let a = Device::with_window_events(WINDOW_A, "laptop", window_events(300, 0));
-    a.sync(f, &["sync", "--mode", "push"]);
-    let a_file = f.join(&a.device_id).join("test.db");
-
+/// The crafted files of the corpus, beside the good peer file `good` (HAZARDS 19 and 21):
+/// an endless view, a generated column, a trigger, rows of 100 MB strings, wrong types and
+/// out-of-range times, damaged pages, random bytes, an empty file, and links to the good
+/// file and its folder.
+fn plant_corpus(f: &Path, good: &Path) {
     // Views, generated columns and virtual tables: nothing of the file may run.
     crafted(
         f,
@@ -123,10 +119,8 @@ fn crafted_peers_and_links_are_refused_or_skipped_and_the_good_data_comes_throug
     // Links: a second name for A's file, a linked device folder, and this device's own
     // folder planted as a link to a folder outside.
     std::fs::create_dir_all(f.join("mirror")).unwrap();
-    symlink(&a_file, f.join("mirror/test.db")).unwrap();
-    symlink(f.join(&a.device_id), f.join("linked")).unwrap();
-    let b = Device::start();
-    symlink(outside.path(), f.join(&b.device_id)).unwrap();
+    symlink(good, f.join("mirror/test.db")).unwrap();
+    symlink(good.parent().unwrap(), f.join("linked")).unwrap();
     // Random bytes and an empty file.
     std::fs::create_dir_all(f.join("random")).unwrap();
     let noise: Vec<u8> = (0..65536u32)
@@ -136,6 +130,38 @@ fn crafted_peers_and_links_are_refused_or_skipped_and_the_good_data_comes_throug
     std::fs::create_dir_all(f.join("empty")).unwrap();
     std::fs::write(f.join("empty/test.db"), b"").unwrap();
 
+    // A trigger (it could only fire on a write, and peers are never written).
+    crafted(
+        f,
+        "trigger",
+        EVENTS_TABLE,
+        &good_rows(
+            3,
+            "CREATE TABLE log (x); CREATE TRIGGER t AFTER INSERT ON events
+             BEGIN INSERT INTO log VALUES (printf('%.*c', 100000000, 'x')); END",
+        ),
+    );
+    // A copy of the good file with pages in the middle overwritten.
+    let mut damaged = std::fs::read(good).unwrap();
+    for (i, b) in damaged.iter_mut().enumerate().skip(4096) {
+        *b = (i.wrapping_mul(2654435761) >> 9) as u8;
+    }
+    std::fs::create_dir_all(f.join("damaged")).unwrap();
+    std::fs::write(f.join("damaged/test.db"), damaged).unwrap();
+}
+
+#[test]
+fn crafted_peers_and_links_are_refused_or_skipped_and_the_good_data_comes_through() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let outside = tempfile::tempdir().unwrap();
+    let a = Device::with_window_events(WINDOW_A, "laptop", window_events(300, 0));
+    a.sync(f, &["sync", "--mode", "push"]);
+    let a_file = f.join(&a.device_id).join("test.db");
+
+    plant_corpus(f, &a_file);
+    let b = Device::start();
+    symlink(outside.path(), f.join(&b.device_id)).unwrap();
     let (out, took) = run_measured({
         let mut cmd = b.aw_sync_command(f);
         cmd.args(["--verbose", "sync"]);
@@ -161,6 +187,7 @@ fn crafted_peers_and_links_are_refused_or_skipped_and_the_good_data_comes_throug
         "is a link or a file, not a folder",
         "random/test.db",
         "empty/test.db",
+        "damaged/test.db",
     ] {
         assert!(text.contains(expected), "no '{expected}' in: {text}");
     }
@@ -179,24 +206,46 @@ fn crafted_peers_and_links_are_refused_or_skipped_and_the_good_data_comes_throug
     };
     assert_eq!(count("huge"), 10);
     assert!(count("types") >= 5, "{ids:?}");
-    assert_eq!(ids.len(), 3, "only A, huge and types: {ids:?}");
+    assert_eq!(count("trigger"), 3);
+    assert_eq!(ids.len(), 4, "only A, huge, types and trigger: {ids:?}");
     // Nothing written through the planted link.
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
 
+/// The server's peak resident memory (`VmHWM`) in MiB.
+fn peak_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        / 1024
+}
+
 #[test]
-fn a_server_syncing_a_hostile_folder_reports_the_peer_and_stops_promptly_mid_read() {
+fn a_server_syncing_the_hostile_corpus_stays_up_bounded_and_prompt_and_loses_nothing() {
     let folder = tempfile::tempdir().unwrap();
     let f = folder.path();
     let a = Device::with_window_events(WINDOW_A, "laptop", window_events(300, 0));
     a.sync(f, &["sync", "--mode", "push"]);
-    crafted(
-        f,
-        "endless",
-        "CREATE VIEW events AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)
-         SELECT i AS id, 1 AS bucketrow, i AS starttime, i + 1 AS endtime, '{}' AS data FROM n",
-        "SELECT 1",
+    let config = format!("[sync]\nfolder = \"{}\"\ninterval = 1\n", f.display());
+    let mut b = Device::with_server(TestServer::start_with_config(&config));
+    let mut http = b.server.client();
+    let pid = b.server.pid().unwrap();
+    // A pass over the good peer alone: the baseline.
+    assert!(
+        eventually(30, || http.get("/api/0/sync").json()["passes"].as_u64()
+            >= Some(1)),
+        "no first pass"
     );
+    let baseline = peak_mib(pid);
+
+    plant_corpus(f, &f.join(&a.device_id).join("test.db"));
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::remove_dir_all(f.join(&b.device_id)).unwrap();
+    symlink(outside.path(), f.join(&b.device_id)).unwrap();
     // Slow to read but not bad: 2 million rows that can never be placed in time. A pass
     // spends about a second in it.
     crafted(
@@ -207,43 +256,89 @@ fn a_server_syncing_a_hostile_folder_reports_the_peer_and_stops_promptly_mid_rea
          INSERT INTO events (bucketrow, starttime, endtime, data)
          SELECT 1, 't' || i, i, '{}' FROM n",
     );
-    let config = format!("[sync]\nfolder = \"{}\"\ninterval = 1\n", f.display());
-    let mut b = Device::with_server(TestServer::start_with_config(&config));
-    let mut http = b.server.client();
-    let device_error = |status: &Value, device: &str| {
+
+    // A watcher writes all along; every acknowledged write must survive.
+    b.create_bucket("aw-watcher-window_busy", "currentwindow", "busy");
+    let device = |status: &Value, id: &str| {
         status["devices"]
             .as_array()
             .into_iter()
             .flatten()
-            .find(|d| d["device_id"] == device)
-            .map(|d| (d["error"].clone(), d["skipped_events"].clone()))
+            .find(|d| d["device_id"] == id)
+            .cloned()
     };
+    let mut written = 0usize;
+    let passes_before = http.get("/api/0/sync").json()["passes"]
+        .as_u64()
+        .unwrap_or(0);
     assert!(
-        eventually(60, || {
+        eventually(90, || {
+            b.client
+                .insert_events(
+                    "aw-watcher-window_busy",
+                    window_events(1, written as i64 * 10),
+                )
+                .unwrap();
+            written += 1;
             let status = http.get("/api/0/sync").json();
-            device_error(&status, "endless").is_some() && status["passes"].as_u64() >= Some(1)
+            status["passes"].as_u64() >= Some(passes_before + 2)
+                && device(&status, "slow").is_some()
         }),
-        "no pass finished"
+        "no two passes over the corpus"
     );
     let status = http.get("/api/0/sync").json();
-    let (error, _) = device_error(&status, "endless").unwrap();
-    assert!(
-        error.as_str().is_some_and(|e| e.contains("is a view")),
+    for (id, expected) in [
+        ("endless", "is a view"),
+        ("generated", "generated or hidden column"),
+        ("random", "not a database"),
+        ("damaged", "peer file"),
+    ] {
+        let d = device(&status, id).unwrap_or_else(|| panic!("{id} not reported: {status}"));
+        assert!(
+            d["error"].as_str().is_some_and(|e| e.contains(expected)),
+            "{id}: {d}"
+        );
+    }
+    assert_eq!(
+        device(&status, "huge").unwrap()["skipped_events"],
+        2,
         "{status}"
     );
-    let (_, skipped) = device_error(&status, "slow").unwrap();
-    assert_eq!(skipped, 2_000_000, "{status}");
+    assert_eq!(
+        device(&status, "slow").unwrap()["skipped_events"],
+        2_000_000
+    );
+    assert!(device(&status, "mirror").is_none() && device(&status, "linked").is_none());
+    assert!(
+        status["last_pass"]["errors"]
+            .to_string()
+            .contains("is a link or a file, not a folder"),
+        "{status}"
+    );
     assert_eq!(b.events(&b.pulled(&a, WINDOW_A).id), a.events(WINDOW_A));
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    let grown = peak_mib(pid).saturating_sub(baseline);
+    eprintln!("corpus passes: server peak memory {baseline} MiB -> +{grown} MiB, {written} writes");
+    assert!(grown <= 100, "the server's peak memory grew by {grown} MiB");
 
     // SIGTERM while a pass reads the slow file: the read is interrupted at once.
     assert!(
         eventually(30, || http.get("/api/0/sync").json()["running"] == true),
         "no pass seen running"
     );
-    let pid = b.server.pid().unwrap();
     let started = Instant::now();
     assert!(b.server.stop(), "did not stop cleanly");
     let took = started.elapsed();
-    eprintln!("stop during a pass: {took:.2?} (pid {pid})");
+    eprintln!("stop during a pass: {took:.2?}");
     assert!(took < Duration::from_millis(1500), "stop took {took:?}");
+
+    // Nothing acknowledged was lost.
+    std::fs::remove_dir_all(f).unwrap();
+    b.server.start_again();
+    let client =
+        aw_client_rust::blocking::AwClient::new("127.0.0.1", b.server.port, "check").unwrap();
+    assert_eq!(
+        client.get_event_count("aw-watcher-window_busy").unwrap(),
+        written as i64
+    );
 }
