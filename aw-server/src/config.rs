@@ -14,7 +14,7 @@ pub struct Config {
     pub port: u16,
     /// Extra exact CORS origins.
     pub cors: Vec<String>,
-    /// Extra CORS origin regexes (matched unanchored).
+    /// Extra CORS origin regexes, each matched against the whole origin (`security.rs`).
     pub cors_regex: Vec<String>,
     /// `[auth]`: the optional API key.
     pub auth: AuthConfig,

@@ -12,6 +12,7 @@ mod device_id;
 mod dirs;
 mod endpoints;
 mod error;
+mod instance;
 mod json_body;
 mod logging;
 mod memory;
@@ -110,12 +111,14 @@ fn main() -> ExitCode {
     if let Some(command) = cli.command {
         return convert(&cli, command, password);
     }
-    let result = server::Settings::resolve(&cli, password).and_then(server::run);
+    let result = server::Settings::resolve(&cli, password)
+        .map_err(server::Failure::from)
+        .and_then(server::run);
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            log::error!("{message}");
-            ExitCode::FAILURE
+        Err(failure) => {
+            log::error!("{}", failure.message);
+            ExitCode::from(failure.exit_code)
         }
     }
 }

@@ -201,6 +201,7 @@ pub fn build(
         work_dir,
     )?);
     let address = settings.address.clone();
+    let db_path = settings.db_path.clone();
     let details = format!(
         "(database {}, config {}, web UI {})",
         settings.db_path.display(),
@@ -222,6 +223,7 @@ pub fn build(
             // The bound port (which differs from the configured one with `--port 0`).
             let port = rocket.config().port;
             Box::pin(async move {
+                crate::instance::announce(&db_path, &address, port);
                 log::info!("aw-server listening on http://{address}:{port}/ {details}");
                 notify_systemd();
             })
@@ -279,8 +281,26 @@ fn ended_after_a_stop(error: &rocket::Error) -> bool {
     }
 }
 
+/// Why the server could not run, and the process's exit code for it.
+#[derive(Debug)]
+pub struct Failure {
+    /// What to tell the user.
+    pub message: String,
+    /// 1, or [`crate::instance::EXIT_IN_USE`] when another process holds the database.
+    pub exit_code: u8,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure {
+            message,
+            exit_code: 1,
+        }
+    }
+}
+
 /// Runs the server until SIGINT/SIGTERM, then commits every pending write before returning.
-pub fn run(mut settings: Settings) -> Result<(), String> {
+pub fn run(mut settings: Settings) -> Result<(), Failure> {
     if settings.password.is_some() && settings.config.sync.folder.is_some() {
         log::warn!(
             "[sync] copies this encrypted database's data into the sync folder (and a working \
@@ -304,11 +324,15 @@ pub fn run(mut settings: Settings) -> Result<(), String> {
         password: settings.password.take(),
         ..OpenOptions::default()
     };
-    let datastore = Datastore::open_with(&settings.db_path, options).map_err(|e| {
-        format!(
+    let datastore = Datastore::open_with(&settings.db_path, options).map_err(|e| match e {
+        aw_datastore::DatastoreError::Locked(_) => Failure {
+            message: crate::instance::in_use_message(&settings.db_path),
+            exit_code: crate::instance::EXIT_IN_USE,
+        },
+        e => Failure::from(format!(
             "cannot open the database {}: {e}",
             settings.db_path.display()
-        )
+        )),
     })?;
     // Installed before the server can say it is listening, so a SIGTERM sent the moment it
     // does is acted on, never the default kill (see `shutdown.rs`). Until here (a long
@@ -335,6 +359,7 @@ pub fn run(mut settings: Settings) -> Result<(), String> {
     }
     // Whatever ended the server, the final commit happens before the process exits.
     let closed = datastore.close().wait();
+    crate::instance::withdraw(&settings.db_path);
     launched?;
     closed.map_err(|e| format!("final commit failed: {e}"))?;
     log::info!("Shut down; every write is committed");

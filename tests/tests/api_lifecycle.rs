@@ -243,6 +243,11 @@ fn bad_startup_input_fails_with_a_message() {
     .unwrap();
     let db = dir.path().join("db.sqlite");
     let db = db.to_str().unwrap();
+    let in_use = format!(
+        "is in use by another aw-server (pid {}, listening on http://127.0.0.1:{}/)",
+        s.pid().unwrap(),
+        s.port
+    );
     let cases: Vec<(Vec<String>, i32, &str)> = vec![
         (vec!["--bogus-flag".into()], 2, ""),
         (vec!["--port".into(), "abc".into()], 2, ""),
@@ -276,7 +281,9 @@ fn bad_startup_input_fails_with_a_message() {
             1,
             "does not exist",
         ),
-        // A second server on a database in use fails fast instead of sharing it.
+        // A second server on a database in use fails fast instead of sharing it, names the
+        // process holding it and where it listens, and exits with its own code (3), on
+        // which the systemd unit does not restart.
         (
             vec![
                 "--dbpath".into(),
@@ -284,8 +291,8 @@ fn bad_startup_input_fails_with_a_message() {
                 "--port".into(),
                 aw_tests::free_port().to_string(),
             ],
-            1,
-            "in use by another process",
+            3,
+            &in_use,
         ),
     ];
     for (args, code, message) in cases {
@@ -366,4 +373,64 @@ fn built_in_page_without_web_ui() {
     assert_eq!(css.status, 200);
     assert!(css.header("content-type").unwrap().starts_with("text/css"));
     assert_eq!(c.get("/static/nope.js").status, 404);
+}
+
+/// The service files shipped in `packaging/`: the systemd unit restarts on failure but not
+/// on the exit code of a database in use (3, which the server really exits with: see
+/// `bad_startup_input_fails_with_a_message`), waits for readiness (`Type=notify`, which the
+/// server sends), and `systemd-analyze` accepts it where it is installed.
+#[test]
+fn the_service_files_restart_on_failure_but_not_when_the_database_is_in_use() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let unit = std::fs::read_to_string(root.join("packaging/systemd/aw-server.service")).unwrap();
+    for line in [
+        "Type=notify",
+        "ExecStart=%h/.cargo/bin/aw-server",
+        "Restart=on-failure",
+        "RestartPreventExitStatus=3",
+        "WantedBy=default.target",
+    ] {
+        assert!(
+            unit.lines().any(|l| l.trim() == line),
+            "no '{line}' in the unit"
+        );
+    }
+    // `systemd-analyze verify` checks the unit's syntax (ExecStart pointed at the built
+    // binary, since ~/.cargo/bin/aw-server need not exist here).
+    if std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("aw-server.service");
+        std::fs::write(
+            &copy,
+            unit.replace(
+                "%h/.cargo/bin/aw-server",
+                aw_tests::server_binary().to_str().unwrap(),
+            ),
+        )
+        .unwrap();
+        let out = std::process::Command::new("systemd-analyze")
+            .args(["verify", "--man=no"])
+            .arg(&copy)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(
+            !text.contains("aw-server.service:"),
+            "systemd-analyze found problems in the unit: {text}"
+        );
+    }
+    let plist =
+        std::fs::read_to_string(root.join("packaging/launchd/net.activitywatch.aw-server.plist"))
+            .unwrap();
+    for key in [
+        "<key>KeepAlive</key>",
+        "<key>SuccessfulExit</key>",
+        "<key>ThrottleInterval</key>",
+    ] {
+        assert!(plist.contains(key), "no {key} in the plist");
+    }
 }
