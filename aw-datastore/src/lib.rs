@@ -58,6 +58,7 @@ macro_rules! long_event_condition {
     };
 }
 
+mod backup;
 mod batch;
 mod changes;
 mod encryption;
@@ -80,6 +81,7 @@ mod transaction;
 mod worker;
 
 pub use aw_models::raw_event::{EventRows, RawEvent, TextRow, TextRows};
+pub use backup::{verify_backup, BackupSource};
 pub use changes::{ChangeListener, Touched};
 pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
@@ -87,11 +89,14 @@ pub use encryption::{
 pub use error::{DatastoreError, Result};
 pub use import_document::{parse_import_document, ImportDocument, ImportProblem};
 pub use new_event::NewEvent;
-pub use open::OpenOptions;
+pub use open::{lock as lock_database, OpenOptions};
 pub use pending::{Pending, PendingFuture};
 pub use privacy::PRIVACY_FILTERS_KEY;
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub use schema::SCHEMA_VERSION;
+
+/// The folder beside the database where backups go unless configured otherwise.
+pub const BACKUP_FOLDER: &str = "backups";
 pub use store::created_from_text;
 
 use aw_models::{timestamp, Bucket, Event};
@@ -101,7 +106,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use tokio::sync::oneshot;
 
-use open::open_store;
+use open::{open_store, Opened};
 use request::{Request, RowSink};
 use shared::{BucketMap, Shared};
 use std::sync::atomic::Ordering;
@@ -158,7 +163,16 @@ impl Datastore {
                 // not when the worker ends.
                 drop(options);
                 match opened {
-                    Ok((store, lock, legacy)) => {
+                    Ok(Opened {
+                        store,
+                        lock,
+                        legacy,
+                        backup_source,
+                    }) => {
+                        *published
+                            .backup_source
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) = backup_source;
                         published.worker_alive.store(true, Ordering::Release);
                         let _ = ready_tx.send(Ok(legacy));
                         let closing = worker::run(store, receiver, &published);
@@ -182,6 +196,16 @@ impl Datastore {
             datastore.import_legacy(&legacy);
         }
         Ok(datastore)
+    }
+
+    /// The connection for backups opened with the database (`OpenOptions::backup_source`);
+    /// `None` when none was asked for, or after the first call.
+    pub fn take_backup_source(&self) -> Option<BackupSource> {
+        self.shared
+            .backup_source
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// The one-time import of the Python server's database into a new file: read here, then

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backup::{self, BackupSource};
 use crate::encryption::{self, DbPassword};
 use crate::error::{DatastoreError, Result};
 use crate::schema;
@@ -25,12 +26,18 @@ pub struct OpenOptions {
     /// The password of an encrypted database (builds with the `encryption` feature; see
     /// `encryption.rs`).
     pub password: Option<DbPassword>,
+    /// Also open a [`BackupSource`] with the key while it is at hand (taken with
+    /// [`crate::Datastore::take_backup_source`]).
+    pub backup_source: bool,
+    /// Where the backup taken before a schema migration goes; `None`: `backups` beside
+    /// the database.
+    pub backup_folder: Option<PathBuf>,
 }
 
 /// Takes the advisory lock on the database file itself: SQLite's own locks would let a
 /// second server (or a conversion) interleave transactions with ours; this makes it fail at
 /// once instead. The lock lasts as long as the returned file is open.
-pub(crate) fn lock(path: &Path) -> Result<File> {
+pub fn lock(path: &Path) -> Result<File> {
     let lock = File::open(path)
         .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
     match lock.try_lock() {
@@ -48,14 +55,52 @@ pub(crate) fn lock(path: &Path) -> Result<File> {
     Ok(lock)
 }
 
+/// What opening a database gives the worker.
+pub(crate) struct Opened {
+    pub store: Store,
+    /// The cross-process lock, held while the file is open.
+    pub lock: File,
+    /// The Python server's database to import, if this file was just created and that one
+    /// exists.
+    pub legacy: Option<PathBuf>,
+    /// A connection for backups, when asked for.
+    pub backup_source: Option<BackupSource>,
+}
+
+/// Takes a verified backup before a schema migration (the file as it was, whatever the
+/// migration then does), into the backup folder.
+fn backup_before_migration(
+    conn: &Connection,
+    path: &Path,
+    options: &OpenOptions,
+    found: i64,
+) -> Result<()> {
+    let folder = options.backup_folder.clone().unwrap_or_else(|| {
+        path.parent()
+            .unwrap_or(Path::new("."))
+            .join(crate::BACKUP_FOLDER)
+    });
+    let stem = path
+        .file_stem()
+        .map_or("database".into(), |s| s.to_string_lossy().into_owned());
+    let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ");
+    let target = folder.join(format!("{stem}-before-schema-v{found}-{stamp}.db"));
+    // The copy's own check expects the current version: this one is older by design.
+    backup::write_unchecked_version(conn, options.password.is_some(), &target)?;
+    log::info!(
+        "Backed up {} (schema version {found}) to {} before migrating it",
+        path.display(),
+        target.display()
+    );
+    Ok(())
+}
+
 /// Opens the file, takes the cross-process lock, configures, migrates and loads the store.
-/// Also returns the Python server's database to import, if this file was just created and
-/// that one exists.
 pub(crate) fn open_store(
     path: &Path,
     options: &OpenOptions,
     shared: Arc<Shared>,
-) -> Result<(Store, File, Option<PathBuf>)> {
+) -> Result<Opened> {
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -75,6 +120,10 @@ pub(crate) fn open_store(
             "max_page_count",
             i64::try_from(pages).unwrap_or(i64::MAX),
         )?;
+    }
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > 0 && version < schema::SCHEMA_VERSION {
+        backup_before_migration(&conn, path, options, version)?;
     }
     let found = schema::migrate(&mut conn).map_err(|e| match e {
         DatastoreError::Sql(m) if m.contains("locked") || m.contains("busy") => {
@@ -96,5 +145,15 @@ pub(crate) fn open_store(
         }
         _ => None,
     };
-    Ok((store, lock, legacy))
+    let backup_source = if options.backup_source {
+        Some(BackupSource::open(path, options.password.as_ref())?)
+    } else {
+        None
+    };
+    Ok(Opened {
+        store,
+        lock,
+        legacy,
+        backup_source,
+    })
 }

@@ -119,4 +119,6 @@ pub struct Shared {
     pub listeners: crate::changes::Listeners,
     /// Whether the worker polls its queue, and how many callers wait (`handoff.rs`).
     pub handoff: crate::handoff::Handoff,
+    /// The connection for backups opened with the database, until it is taken.
+    pub backup_source: std::sync::Mutex<Option<crate::BackupSource>>,
 }

@@ -54,6 +54,28 @@ fn v4_database_upgrades_in_place_losing_nothing() {
     let ds = Datastore::open(&path).unwrap();
     let buckets = ds.get_buckets().wait().unwrap();
     assert_eq!(buckets.len(), 2);
+    // A verified backup of the v4 file was taken before the migration.
+    let backups: Vec<_> = std::fs::read_dir(dir.path().join("backups"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    let name = backups[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("sqlite-before-schema-v4-"), "{name}");
+    let copy = Connection::open(&backups[0]).unwrap();
+    let (version, events): (i64, i64) = copy
+        .query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version), count(*) FROM events",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((version, events), (4, 1000));
+    drop(copy);
     let w = &buckets["aw-watcher-window_h"];
     assert_eq!(w.data["k"], json!("v"));
     assert_eq!(

@@ -42,21 +42,31 @@ pub struct Cli {
     #[cfg(feature = "encryption")]
     #[arg(long, env = "AW_DB_PASSWORD", hide_env_values = true, value_parser = parse_password)]
     pub db_password: Option<aw_datastore::DbPassword>,
-    /// Instead of serving: convert the database (the server must be stopped).
-    #[cfg(feature = "encryption")]
+    /// Instead of serving: back up, restore or convert the database.
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
 /// What to do instead of serving.
-#[cfg(feature = "encryption")]
-#[derive(clap::Subcommand, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(clap::Subcommand, Debug, Clone, PartialEq, Eq)]
 pub enum Command {
+    /// Take a verified backup of the database now: through the running server when one
+    /// runs on it, directly otherwise. It goes to the `[backup]` folder (default: `backups`
+    /// beside the database).
+    Backup,
+    /// Replace the database with a backup (the newest verified one by default). The server
+    /// must be stopped; the current file is kept aside, never deleted.
+    Restore {
+        /// The backup: a path, or a file name in the backup folder.
+        backup: Option<PathBuf>,
+    },
     /// Encrypt the (plain) database in place with --db-password / AW_DB_PASSWORD. The
     /// encrypted copy is verified before it replaces the original.
+    #[cfg(feature = "encryption")]
     EncryptDb,
     /// Decrypt the encrypted database in place (back to a plain SQLite file). The plain copy
     /// is verified before it replaces the original.
+    #[cfg(feature = "encryption")]
     DecryptDb,
 }
 

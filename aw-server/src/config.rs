@@ -30,6 +30,9 @@ pub struct Config {
     /// `[sync]`: syncing with other devices through a shared folder, in the background.
     /// Not a reference key (the reference runs aw-sync as a second program).
     pub sync: SyncConfig,
+    /// `[backup]`: automatic, verified backups of the database (`backups.rs`). Not a
+    /// reference key (the reference keeps no backups).
+    pub backup: crate::backups::BackupConfig,
 }
 
 /// The `[sync]` table: the server syncs with the other devices writing to `folder` (see the
@@ -110,6 +113,7 @@ impl Config {
             query_timeout: DEFAULT_QUERY_TIMEOUT,
             query_cache_bytes: aw_query::DEFAULT_CACHE_BYTES as u64,
             sync: SyncConfig::default(),
+            backup: crate::backups::BackupConfig::default(),
         }
     }
 

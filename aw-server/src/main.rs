@@ -4,8 +4,10 @@
 //! reference's plain bugs fixed; each such choice is documented where it is implemented:
 //! `error.rs` (status codes), `endpoints/import.rs` (event ids), `security.rs` (filters).
 
+mod backups;
 mod catchers;
 mod cli;
+mod commands;
 mod config;
 mod cpu;
 mod device_id;
@@ -42,17 +44,12 @@ use zeroize::Zeroize;
 #[cfg(feature = "encryption")]
 fn convert(
     cli: &cli::Cli,
-    command: cli::Command,
+    direction: aw_datastore::Direction,
     password: Option<aw_datastore::DbPassword>,
 ) -> ExitCode {
-    use aw_datastore::Direction;
     let Some(password) = &password else {
-        log::error!("{command:?} needs the password: --db-password or AW_DB_PASSWORD");
+        log::error!("{direction:?} needs the password: --db-password or AW_DB_PASSWORD");
         return ExitCode::FAILURE;
-    };
-    let direction = match command {
-        cli::Command::EncryptDb => Direction::Encrypt,
-        cli::Command::DecryptDb => Direction::Decrypt,
     };
     let path = cli::db_path(cli);
     match aw_datastore::convert(&path, password, direction) {
@@ -107,9 +104,20 @@ fn main() -> ExitCode {
     let password = cli.db_password.take();
     #[cfg(not(feature = "encryption"))]
     let password = None;
-    #[cfg(feature = "encryption")]
-    if let Some(command) = cli.command {
-        return convert(&cli, command, password);
+    match cli.command.clone() {
+        None => {}
+        Some(cli::Command::Backup) => return commands::backup(&cli, password),
+        Some(cli::Command::Restore { backup }) => {
+            return commands::restore(&cli, password, backup.as_deref())
+        }
+        #[cfg(feature = "encryption")]
+        Some(cli::Command::EncryptDb) => {
+            return convert(&cli, aw_datastore::Direction::Encrypt, password)
+        }
+        #[cfg(feature = "encryption")]
+        Some(cli::Command::DecryptDb) => {
+            return convert(&cli, aw_datastore::Direction::Decrypt, password)
+        }
     }
     let result = server::Settings::resolve(&cli, password)
         .map_err(server::Failure::from)

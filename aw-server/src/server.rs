@@ -105,6 +105,7 @@ impl Settings {
         }
         let legacy_import =
             (!cli.no_legacy_import && cli.dbpath.is_none()).then(dirs::legacy_db_path);
+        crate::backups::check_config(&config.backup)?;
         let device_id = match &cli.device_id {
             Some(id) => id.clone(),
             None => device_id::load_or_create(&data_dir.join("device_id")).map_err(|e| {
@@ -195,6 +196,10 @@ pub fn build(
         .db_path
         .parent()
         .map_or_else(|| PathBuf::from("aw-sync"), |dir| dir.join("aw-sync"));
+    let backups = std::sync::Arc::new(crate::backups::Backups::new(
+        &settings.config.backup,
+        &settings.db_path,
+    ));
     let sync = std::sync::Arc::new(BackgroundSync::configure(
         &settings.config.sync,
         &settings.device_id,
@@ -237,6 +242,7 @@ pub fn build(
             info,
             query_timeout: settings.config.query_budget(),
             sync,
+            backups,
         })
         .manage(StaticFiles {
             webpath: settings.webpath.clone(),
@@ -322,6 +328,12 @@ pub fn run(mut settings: Settings) -> Result<(), Failure> {
         legacy_import: settings.legacy_import.clone(),
         // Moved, not copied: the datastore drops it once the file is open.
         password: settings.password.take(),
+        // Backups read through a connection of their own, opened with the key.
+        backup_source: true,
+        backup_folder: Some(crate::backups::folder_of(
+            &settings.config.backup,
+            &settings.db_path,
+        )),
         ..OpenOptions::default()
     };
     let datastore = Datastore::open_with(&settings.db_path, options).map_err(|e| match e {
@@ -347,6 +359,10 @@ pub fn run(mut settings: Settings) -> Result<(), Failure> {
     if let Some(sync) = &sync {
         sync.start(datastore.clone(), hostname());
     }
+    let backups = rocket.state::<AppState>().map(|s| s.backups.clone());
+    if let (Some(backups), Some(source)) = (&backups, datastore.take_backup_source()) {
+        backups.start(source);
+    }
     let launched = match runtime.block_on(rocket.launch()) {
         Ok(_) => Ok(()),
         Err(e) if ended_after_a_stop(&e) => Ok(()),
@@ -356,6 +372,9 @@ pub fn run(mut settings: Settings) -> Result<(), Failure> {
     // still take its last writes.
     if let Some(sync) = sync {
         sync.stop();
+    }
+    if let Some(backups) = backups {
+        backups.stop();
     }
     // Whatever ended the server, the final commit happens before the process exits.
     let closed = datastore.close().wait();

@@ -17,4 +17,6 @@ pub struct AppState {
     /// The sync with other devices built into the server (see `sync.rs`; off without a
     /// `[sync]` folder).
     pub sync: std::sync::Arc<crate::sync::BackgroundSync>,
+    /// The database's backups (see `backups.rs`).
+    pub backups: std::sync::Arc<crate::backups::Backups>,
 }

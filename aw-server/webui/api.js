@@ -74,6 +74,12 @@ export const deleteBucket = (id) => request('DELETE', `buckets/${enc(id)}?force=
 /** The built-in sync's state (`GET /api/0/sync`). */
 export const getSync = () => request('GET', 'sync');
 
+/** The database's backups and their settings (`GET /api/0/backups`). */
+export const getBackups = () => request('GET', 'backups');
+
+/** Takes a verified backup now; resolves with it (`POST /api/0/backups`). */
+export const takeBackup = () => request('POST', 'backups');
+
 /** Events of a bucket, newest first; `start`/`end` are Dates, `limit` a number. */
 export function getEvents(id, { start, end, limit } = {}) {
   const q = new URLSearchParams();

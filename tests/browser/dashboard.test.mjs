@@ -350,6 +350,25 @@ test('Buckets shows the sync with other devices: off, and on with the devices se
   }
 });
 
+test('Buckets lists the backups and takes a verified one with a button', async () => {
+  await page.goto(`${server.url}/#/buckets`);
+  await ready();
+  assert.match(await page.textContent('#backups'), /No backup yet\./);
+  assert.match(await page.textContent('#backups'), /Automatic: every 1d 00h|Automatic: every 24h 00m/);
+  await page.click('#backup-now');
+  await page.waitForSelector('#backup-done', { timeout: 30_000 });
+  const done = await page.textContent('#backup-done');
+  const listed = await server.api('GET', 'backups');
+  assert.equal(listed.backups.length, 1);
+  assert.ok(done.includes(listed.backups[0].file), done);
+  const rows = await page.$$eval('#backup-list tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0][0], listed.backups[0].file);
+  assert.equal(rows[0][3], 'verified');
+  await shot('buckets-backups');
+  assertClean();
+});
+
 test('export one bucket and all buckets as JSON downloads', async () => {
   await page.goto(`${server.url}/#/buckets`);
   await ready();

@@ -1,5 +1,6 @@
 //! The HTTP routes, one file per resource.
 
+pub mod backups;
 pub mod buckets;
 pub mod dashboard;
 pub mod events;
@@ -38,5 +39,7 @@ pub fn api_routes() -> Vec<rocket::Route> {
         settings::set,
         settings::delete,
         sync::status,
+        backups::list,
+        backups::take,
     ]
 }

@@ -1,6 +1,6 @@
 // Buckets: every bucket with its type, host, event count and last update; export, import and
 // delete; a bucket's events page by page, newest first; the state of the sync with other
-// devices.
+// devices; the database's backups, and a button that takes one.
 
 import * as api from '../api.js';
 import { h, replace, errorBox, notice, download, confirmDialog } from '../dom.js';
@@ -167,6 +167,55 @@ async function syncCard() {
     errors.length ? h('div', { class: 'alert error', role: 'status' }, h('p', {}, 'Last pass:'), h('ul', {}, errors.map((e) => h('li', {}, e)))) : null);
 }
 
+/**
+ * The database's backups (`[backup]` in config.toml): every verified backup with its size
+ * and time, the last attempt's problem, and a button that takes one now.
+ */
+async function backupCard() {
+  const card = h('section', { class: 'card', id: 'backups', 'aria-labelledby': 'backups-h' });
+  async function fill(note) {
+    let s;
+    try {
+      s = await api.getBackups();
+    } catch (err) {
+      replace(card, errorBox(err, 'Cannot load the backups'));
+      return;
+    }
+    const now = new Date();
+    const button = h('button', { type: 'button', class: 'btn', id: 'backup-now' }, 'Back up now');
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      button.textContent = 'Backing up…';
+      try {
+        const b = await api.takeBackup();
+        await fill(h('div', { class: 'alert success', role: 'status', id: 'backup-done' },
+          `Backed up to ${b.file} (${fmt.bytes(b.size)}), verified.`));
+      } catch (err) {
+        await fill(errorBox(err, 'Backup failed'));
+      }
+    });
+    const last = s.last_attempt;
+    replace(card,
+      h('div', { class: 'card-head' }, h('h2', { id: 'backups-h' }, 'Backups'), button),
+      h('p', { class: 'meta' }, s.enabled
+        ? `Automatic: every ${fmt.duration(s.interval_hours * 3600)}, keeping the newest of each of the last ${s.keep_daily} days and ${s.keep_weekly} weeks, in ${s.folder}.`
+        : `Automatic backups are off ([backup] enabled = false); backups taken here go to ${s.folder}.`),
+      note || null,
+      last && last.error ? h('div', { class: 'alert error', role: 'status' }, `Last attempt ${fmt.dateTime(new Date(last.time))}: ${last.error}`) : null,
+      s.backups.length
+        ? h('table', { class: 'table', id: 'backup-list' },
+          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Backup'), h('th', { scope: 'col' }, 'Taken'),
+            h('th', { scope: 'col', class: 'num' }, 'Size'), h('th', { scope: 'col' }, 'Check'))),
+          h('tbody', {}, s.backups.map((b) => h('tr', {},
+            h('td', { class: 'bucket-id' }, b.file), h('td', {}, when(b.time, now)),
+            h('td', { class: 'num' }, fmt.bytes(b.size)),
+            h('td', {}, b.kind === 'before-migration' ? `${b.verdict} (before a schema upgrade)` : b.verdict)))))
+        : h('p', { class: 'meta' }, 'No backup yet.'));
+  }
+  await fill();
+  return card;
+}
+
 export async function render(root, ctx) {
   const id = ctx.params.get('bucket');
   if (id) {
@@ -179,7 +228,7 @@ export async function render(root, ctx) {
     replace(tableHolder, await bucketTable(ctx, status));
   };
   const importer = importPanel(ctx.refreshView);
-  const [, sync] = await Promise.all([ctx.refreshView(), syncCard()]);
+  const [, sync, backups] = await Promise.all([ctx.refreshView(), syncCard(), backupCard()]);
   if (!ctx.isCurrent()) return;
   replace(root,
     h('div', { class: 'page-head' },
@@ -190,5 +239,6 @@ export async function render(root, ctx) {
     importer.panel,
     status,
     tableHolder,
-    sync);
+    sync,
+    backups);
 }

@@ -1,0 +1,213 @@
+//! `aw-server backup` and `aw-server restore`: what a user runs by hand.
+//!
+//! `backup` asks the running server (found beside the database, `instance.rs`) with
+//! `POST /api/0/backups`, so the copy is taken through its backup connection and listed by
+//! it; with no server running it takes the backup itself. `restore` needs the server
+//! stopped (it holds the database's lock while it works), checks the backup as it was
+//! checked when written, keeps the current file (and its WAL) aside under a dated name —
+//! never deleting it — and puts a copy of the backup in its place.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use aw_datastore::{BackupSource, DbPassword};
+
+use crate::backups::{self, BackupConfig};
+use crate::cli::Cli;
+use crate::config::Config;
+use crate::instance;
+
+/// The database, the config and the backup folder the command works on.
+fn context(cli: &Cli) -> Result<(PathBuf, Config, PathBuf), String> {
+    let config_path = cli.config.clone().unwrap_or_else(|| {
+        crate::dirs::config_dir().join(if cli.testing {
+            "config-testing.toml"
+        } else {
+            "config.toml"
+        })
+    });
+    let config = Config::load(&config_path, cli.testing)?;
+    backups::check_config(&config.backup)?;
+    let db = crate::cli::db_path(cli);
+    let folder = backups::folder_of(&config.backup, &db);
+    Ok((db, config, folder))
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    log::error!("{message}");
+    ExitCode::FAILURE
+}
+
+/// `aw-server backup`.
+pub fn backup(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
+    let (db, config, folder) = match context(cli) {
+        Ok(context) => context,
+        Err(e) => return fail(e),
+    };
+    if !db.exists() {
+        return fail(format!("There is no database at {}", db.display()));
+    }
+    match instance::running(&db) {
+        Some((_, Some(server))) => {
+            log::info!(
+                "Asking the running server (pid {}, port {}) for a backup",
+                server.pid,
+                server.port
+            );
+            match ask_server(&server, config.auth.api_key.as_deref()) {
+                Ok(text) => {
+                    println!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(format!("The running server could not take a backup: {e}")),
+            }
+        }
+        Some((pid, None)) => fail(format!(
+            "Process {pid} holds {} but did not say where it listens; stop it, or ask it \
+             with POST /api/0/backups",
+            db.display()
+        )),
+        None => match take_directly(&db, password.as_ref(), &folder, &config.backup) {
+            Ok(entry) => {
+                println!("{}", serde_json::to_string(&entry).unwrap_or_default());
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(format!("Backup failed: {e}")),
+        },
+    }
+}
+
+fn take_directly(
+    db: &Path,
+    password: Option<&DbPassword>,
+    folder: &Path,
+    config: &BackupConfig,
+) -> Result<backups::BackupEntry, String> {
+    let source = BackupSource::open(db, password).map_err(|e| e.to_string())?;
+    backups::take_backup(&source, folder, config).map_err(|e| e.to_string())
+}
+
+/// `POST /api/0/backups` to the running server; its JSON answer.
+fn ask_server(server: &instance::Announcement, api_key: Option<&str>) -> Result<String, String> {
+    // A server bound to every address is asked on loopback.
+    let host = match server.address.as_str() {
+        "0.0.0.0" | "::" | "localhost" => "127.0.0.1",
+        other => other,
+    };
+    let address = if host.contains(':') {
+        format!("[{host}]:{}", server.port)
+    } else {
+        format!("{host}:{}", server.port)
+    };
+    let mut stream = std::net::TcpStream::connect(&address).map_err(|e| e.to_string())?;
+    let auth = api_key
+        .filter(|k| !k.is_empty())
+        .map(|k| format!("Authorization: Bearer {k}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "POST /api/0/backups HTTP/1.1\r\nHost: {address}\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .map_err(|e| e.to_string())?;
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head.split_whitespace().nth(1).unwrap_or("?");
+    if status == "200" {
+        Ok(body.to_string())
+    } else {
+        Err(format!("HTTP {status}: {body}"))
+    }
+}
+
+/// `aw-server restore [BACKUP]`.
+pub fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&Path>) -> ExitCode {
+    let (db, _, folder) = match context(cli) {
+        Ok(context) => context,
+        Err(e) => return fail(e),
+    };
+    // Held until the new file is in place: no server may open the database meanwhile.
+    let _lock = if db.exists() {
+        match aw_datastore::lock_database(&db) {
+            Ok(lock) => Some(lock),
+            Err(aw_datastore::DatastoreError::Locked(_)) => {
+                log::error!("{}", instance::in_use_message(&db));
+                return ExitCode::from(instance::EXIT_IN_USE);
+            }
+            Err(e) => return fail(e),
+        }
+    } else {
+        None
+    };
+    let backup = match chosen {
+        Some(path) if path.components().count() == 1 && !path.exists() => folder.join(path),
+        Some(path) => path.to_path_buf(),
+        None => match backups::list(&folder, &db)
+            .into_iter()
+            .find(|b| b.kind == "scheduled")
+        {
+            Some(newest) => folder.join(newest.file),
+            None => return fail(format!("There is no backup in {}", folder.display())),
+        },
+    };
+    if let Err(e) = aw_datastore::verify_backup(&backup, password.as_ref()) {
+        return fail(format!(
+            "Not restoring from {}: {e}. The database is unchanged.",
+            backup.display()
+        ));
+    }
+    match replace_with(&db, &backup) {
+        Ok(aside) => {
+            match aside {
+                Some(aside) => log::info!(
+                    "Restored {} from {}; the file it replaced is kept at {}",
+                    db.display(),
+                    backup.display(),
+                    aside.display()
+                ),
+                None => log::info!("Restored {} from {}", db.display(), backup.display()),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(format!("Restore failed: {e}")),
+    }
+}
+
+/// Puts a copy of `backup` at `db`, the current file and its WAL renamed aside first;
+/// returns where the current file went.
+fn replace_with(db: &Path, backup: &Path) -> Result<Option<PathBuf>, String> {
+    let suffixed = |path: &Path, suffix: &str| {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    let incoming = suffixed(db, ".restoring");
+    std::fs::copy(backup, &incoming).map_err(|e| format!("cannot copy the backup: {e}"))?;
+    std::fs::File::open(&incoming)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| format!("cannot sync the copy: {e}"))?;
+    let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ");
+    let aside = suffixed(db, &format!(".replaced-{stamp}"));
+    let kept = if db.exists() {
+        std::fs::rename(db, &aside)
+            .map_err(|e| format!("cannot move the current file aside: {e}"))?;
+        for side in ["-wal", "-shm"] {
+            let from = suffixed(db, side);
+            if from.exists() {
+                std::fs::rename(&from, suffixed(&aside, side))
+                    .map_err(|e| format!("cannot move {} aside: {e}", from.display()))?;
+            }
+        }
+        Some(aside)
+    } else {
+        None
+    };
+    std::fs::rename(&incoming, db).map_err(|e| format!("cannot put the backup in place: {e}"))?;
+    if let Some(dir) = db.parent().and_then(|d| std::fs::File::open(d).ok()) {
+        let _ = dir.sync_all();
+    }
+    Ok(kept)
+}
