@@ -33,10 +33,14 @@ pub enum DatastoreError {
     /// The worker thread has stopped (after `close`, or because it failed).
     #[error("Failed to send request, datastore worker is gone")]
     WorkerGone,
-    /// The database cannot take writes for now (a full disk, a failing commit); the writes
-    /// already acknowledged are kept in memory and written when it can (`transaction.rs`).
+    /// The database cannot take writes for now (a failing commit); the writes already
+    /// acknowledged are kept in memory and written when it can (`transaction.rs`).
     #[error("Database unavailable: {0}")]
     Unavailable(String),
+    /// The disk (or a quota) is full: this write is refused; the writes already
+    /// acknowledged are kept in memory and written when space returns (`transaction.rs`).
+    #[error("The disk is full: {0}")]
+    DiskFull(String),
     /// The database cannot be read with the password given (or without one), or this build
     /// cannot encrypt. The message never contains the password.
     #[error("{0}")]
@@ -48,7 +52,11 @@ pub enum DatastoreError {
 
 impl From<rusqlite::Error> for DatastoreError {
     fn from(e: rusqlite::Error) -> Self {
-        DatastoreError::Sql(e.to_string())
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+            DatastoreError::DiskFull(e.to_string())
+        } else {
+            DatastoreError::Sql(e.to_string())
+        }
     }
 }
 

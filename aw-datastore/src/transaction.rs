@@ -24,6 +24,11 @@ use crate::store::Store;
 /// that stays full costs one attempt per interval, not one per request.
 pub const RETRY_DELAY: Duration = Duration::from_secs(1);
 
+/// While commits fail for a full disk, acknowledged writes are held in memory up to this
+/// much; past it new writes are refused ([`DatastoreError::DiskFull`]) so that the clients
+/// keep them and send them again, and the server's memory stays bounded.
+pub const MAX_HELD_BYTES: usize = 16 << 20;
+
 /// The open transaction: its state, and the writes it holds.
 pub struct Transaction {
     /// What was written since the last commit: the commit policy reads it, and it is
@@ -41,6 +46,9 @@ pub struct Transaction {
     /// The batch holds acknowledged writes that are not in any transaction: SQLite dropped
     /// it and applying them again failed.
     unsaved: Option<String>,
+    /// The last failure was a full disk (writes are then refused as
+    /// [`DatastoreError::DiskFull`], which clients retry).
+    disk_full: bool,
     /// No commit or replay is tried before this instant (after a failure).
     retry_at: Option<Instant>,
 }
@@ -53,6 +61,7 @@ impl Transaction {
             started: Instant::now(),
             open: false,
             unsaved: None,
+            disk_full: false,
             retry_at: None,
         };
         tx.open = tx.try_begin(store).is_ok();
@@ -116,18 +125,34 @@ impl Transaction {
     }
 
     /// `Ok` when writes may run: nothing acknowledged is waiting to be applied again (after
-    /// trying once more, if the retry delay allows).
+    /// trying once more, if the retry delay allows), and while commits fail for a full
+    /// disk, less than [`MAX_HELD_BYTES`] is held.
     pub fn writable(&mut self, store: &mut Store) -> Result<()> {
         if self.unsaved.is_some() && self.may_retry() {
             let _ = self.restore(store);
         }
+        if self.unsaved.is_none() && self.disk_full && self.batch.bytes() > MAX_HELD_BYTES {
+            return Err(DatastoreError::DiskFull(format!(
+                "{} acknowledged changes ({} MB) wait for space and are kept in memory; new \
+                 writes are refused until they are written",
+                self.batch.len(),
+                self.batch.bytes() >> 20
+            )));
+        }
         match &self.unsaved {
             None => Ok(()),
-            Some(reason) => Err(DatastoreError::Unavailable(format!(
-                "the database cannot be written now ({reason}); {} acknowledged changes are \
-                 kept in memory and written as soon as it can",
-                self.batch.len()
-            ))),
+            Some(reason) => {
+                let message = format!(
+                    "the database cannot be written now ({reason}); {} acknowledged changes \
+                     are kept in memory and written as soon as it can",
+                    self.batch.len()
+                );
+                Err(if self.disk_full {
+                    DatastoreError::DiskFull(message)
+                } else {
+                    DatastoreError::Unavailable(message)
+                })
+            }
         }
     }
 
@@ -148,6 +173,13 @@ impl Transaction {
                 if !self.batch.is_empty() {
                     log::trace!("Committed {} changes", self.batch.len());
                 }
+                if self.disk_full {
+                    log::warn!(
+                        "There is space again: {} held changes committed",
+                        self.batch.len()
+                    );
+                    self.disk_full = false;
+                }
                 self.batch.clear();
                 self.renew(store);
                 Ok(())
@@ -159,11 +191,16 @@ impl Transaction {
                 }
                 self.open = false;
                 self.unsaved = Some(format!("commit failed: {e}"));
+                self.disk_full = e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull);
                 self.retry_at = Some(Instant::now() + RETRY_DELAY);
                 let _ = self.restore(store);
-                Err(DatastoreError::Unavailable(format!(
-                    "commit failed ({e}); the writes are kept and committed again later"
-                )))
+                let message =
+                    format!("commit failed ({e}); the writes are kept and committed again later");
+                Err(if self.disk_full {
+                    DatastoreError::DiskFull(message)
+                } else {
+                    DatastoreError::Unavailable(message)
+                })
             }
         }
     }
@@ -177,25 +214,49 @@ impl Transaction {
 
     /// Begins a transaction and applies the whole batch again; the caches are rebuilt from
     /// the database either way, so reads never show what is not there.
+    ///
+    /// The restore counts only if the caches were rebuilt and the transaction is still
+    /// open afterwards: on a full disk the rebuild itself can fail, and SQLite then rolls
+    /// the transaction back again. Writes accepted after such a half restore would run in
+    /// autocommit mode with ids taken from caches that no longer match the file, and the
+    /// next replay would collide with them (a full-disk test found exactly that).
     fn restore(&mut self, store: &mut Store) -> Result<()> {
-        let result = self.try_begin(store).and_then(|()| {
+        let replayed = self.try_begin(store).and_then(|()| {
             self.batch.replay(store.conn()).map_err(|e| {
                 let _ = store.conn().execute_batch("ROLLBACK");
                 DatastoreError::from(e)
             })
         });
+        let reloaded = store.reload();
+        if let Err(e) = &reloaded {
+            log::error!("Failed to reload the caches: {e}");
+        }
+        let result = replayed.and(reloaded).and_then(|()| {
+            if store.conn().is_autocommit() {
+                Err(DatastoreError::Unavailable(
+                    "the transaction was rolled back again while the caches were rebuilt".into(),
+                ))
+            } else {
+                Ok(())
+            }
+        });
+        if result.is_err() && !store.conn().is_autocommit() {
+            let _ = store.conn().execute_batch("ROLLBACK");
+            if let Err(e) = store.reload() {
+                log::error!("Failed to reload the caches: {e}");
+            }
+        }
         match &result {
             Ok(()) => {
                 self.open = true;
                 self.unsaved = None;
             }
             Err(e) => {
+                self.open = false;
                 self.unsaved = Some(e.to_string());
+                self.disk_full |= matches!(e, DatastoreError::DiskFull(_));
                 self.retry_at = Some(Instant::now() + RETRY_DELAY);
             }
-        }
-        if let Err(e) = store.reload() {
-            log::error!("Failed to reload the caches: {e}");
         }
         result
     }

@@ -4,6 +4,12 @@
 //! errors map as the reference does (404 missing bucket, 304 existing bucket, 500 internal),
 //! except where the reference had a plain bug: a missing event is 404 (was 500), an event
 //! that cannot be stored is 400 (the reference's worker panicked).
+//!
+//! A write refused because the database cannot take writes for now (a full disk or quota)
+//! is a 500 with a `reason` (`disk_full`, `unavailable`), never a 4xx or 503: the official
+//! clients' queues keep and retry a write answered 500 and drop one answered otherwise
+//! (CLIENTS.md), and the writes acknowledged before are kept (`aw_datastore`'s
+//! `transaction.rs`).
 
 use aw_datastore::DatastoreError;
 use rocket::http::{ContentType, Status};
@@ -17,6 +23,8 @@ pub struct ApiError {
     pub status: Status,
     /// The `message` of the JSON body.
     pub message: String,
+    /// A machine-readable `reason` in the body, for errors a client should retry.
+    pub reason: Option<&'static str>,
 }
 
 impl ApiError {
@@ -25,6 +33,7 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            reason: None,
         }
     }
 
@@ -38,9 +47,14 @@ impl ApiError {
         ApiError::new(Status::InternalServerError, message)
     }
 
-    /// The JSON body `{"message": …}`.
+    /// The JSON body `{"message": …}` (with `"reason"` when there is one).
     pub fn body(&self) -> String {
-        serde_json::json!({ "message": self.message }).to_string()
+        match self.reason {
+            None => serde_json::json!({ "message": self.message }).to_string(),
+            Some(reason) => {
+                serde_json::json!({ "message": self.message, "reason": reason }).to_string()
+            }
+        }
     }
 }
 
@@ -52,14 +66,24 @@ impl From<DatastoreError> for ApiError {
             | DatastoreError::NoSuchEvent(..) => Status::NotFound,
             DatastoreError::BucketAlreadyExists(_) => Status::NotModified,
             DatastoreError::InvalidEvent(_) => Status::BadRequest,
-            DatastoreError::Unavailable(_) => Status::ServiceUnavailable,
+            DatastoreError::DiskFull(_) | DatastoreError::Unavailable(_) => {
+                Status::InternalServerError
+            }
             DatastoreError::Locked(_)
             | DatastoreError::UnsupportedDbVersion(..)
             | DatastoreError::WorkerGone
             | DatastoreError::Encryption(_)
             | DatastoreError::Sql(_) => Status::InternalServerError,
         };
-        ApiError::new(status, e.to_string())
+        let reason = match &e {
+            DatastoreError::DiskFull(_) => Some("disk_full"),
+            DatastoreError::Unavailable(_) => Some("unavailable"),
+            _ => None,
+        };
+        ApiError {
+            reason,
+            ..ApiError::new(status, e.to_string())
+        }
     }
 }
 

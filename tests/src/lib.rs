@@ -154,7 +154,9 @@ impl TestServer {
         )
     }
 
-    fn start_in(dir: tempfile::TempDir, args: &[&str]) -> TestServer {
+    /// Starts a server with extra flags, its database and XDG directories in `dir` (a
+    /// directory the test prepared, e.g. a small file system mounted there).
+    pub fn start_in(dir: tempfile::TempDir, args: &[&str]) -> TestServer {
         TestServer::start_as(dir, args, std::env::var("AW_TEST_DB_PASSWORD").ok())
     }
 

@@ -1,0 +1,145 @@
+//! A full disk, for real (issue 25, item 4): the server's database on a 16 MiB tmpfs that a
+//! filler file then fills. Writes answered 200 while the disk is full are held and
+//! committed when space returns; writes past what is held are refused with 500 and
+//! `"reason": "disk_full"` (the official clients keep and retry those); nothing else is
+//! answered; and after space returns and a restart every acknowledged write is there. The
+//! tests run as root (CI too); where mounting is not allowed, the test says so and passes.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use aw_tests::TestServer;
+
+/// A tmpfs mounted on a directory; unmounted when dropped.
+struct Mount(PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn mount_tmpfs(dir: &Path, size: &str) -> Option<Mount> {
+    let out = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(dir)
+        .output()
+        .ok()?;
+    if out.status.success() {
+        Some(Mount(dir.to_path_buf()))
+    } else {
+        eprintln!(
+            "SKIPPED: cannot mount a tmpfs here ({}); the full-disk test needs root",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        None
+    }
+}
+
+/// Fills the file system of `path` (a new file there) until it refuses more.
+fn fill(path: &Path) {
+    let mut file = std::fs::File::create(path).unwrap();
+    let chunk = vec![0x5au8; 64 << 10];
+    while file.write_all(&chunk).is_ok() {}
+    let small = vec![0x5au8; 512];
+    while file.write_all(&small).is_ok() {}
+    let _ = file.sync_all();
+}
+
+fn event(n: usize) -> String {
+    format!(
+        r#"[{{"timestamp":"2026-01-01T00:00:00Z","duration":{n},"data":{{"n":{n},"pad":"{}"}}}}]"#,
+        "x".repeat(2000)
+    )
+}
+
+#[test]
+fn a_full_disk_refuses_new_writes_with_500_keeps_every_acknowledged_one_and_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(_mount) = mount_tmpfs(dir.path(), "16m") else {
+        return;
+    };
+    let filler = dir.path().join("filler");
+    let mut s = TestServer::start_in(
+        tempfile::TempDir::new_in(dir.path()).unwrap(),
+        &["--no-legacy-import"],
+    );
+    let mut c = s.client();
+    assert_eq!(
+        c.post_json(
+            "/api/0/buckets/w",
+            r#"{"client":"c","type":"t","hostname":"h"}"#
+        )
+        .status,
+        200
+    );
+    fill(&filler);
+
+    let (mut acknowledged, mut refused, mut n) = (Vec::new(), 0usize, 0usize);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // Until writes have been refused for a while: what is held has reached its bound.
+    while refused < 50 {
+        assert!(Instant::now() < deadline, "no write was refused: {n} sent");
+        n += 1;
+        let r = c.post_json("/api/0/buckets/w/events", &event(n));
+        match r.status {
+            200 => acknowledged.push(n),
+            500 => {
+                assert_eq!(
+                    r.json()["reason"],
+                    "disk_full",
+                    "{}; {}",
+                    r.body,
+                    s.output_tail()
+                );
+                refused += 1;
+            }
+            other => panic!(
+                "answered {other} while the disk is full: {}; {}",
+                r.body,
+                s.output_tail()
+            ),
+        }
+    }
+    eprintln!(
+        "disk full: {} writes acknowledged and held, {refused} refused",
+        acknowledged.len()
+    );
+    // Reads go on.
+    assert_eq!(c.get("/api/0/buckets/w").status, 200);
+
+    // Space returns: the server recovers by itself, and takes writes again.
+    std::fs::remove_file(&filler).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        n += 1;
+        let r = c.post_json("/api/0/buckets/w/events", &event(n));
+        if r.status == 200 {
+            acknowledged.push(n);
+            break;
+        }
+        assert_eq!(r.json()["reason"], "disk_full", "{}", r.body);
+        assert!(
+            Instant::now() < deadline,
+            "no recovery after space returned"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(s.stop(), "the server did not stop cleanly");
+    s.start_again();
+    let mut c = s.client();
+    let events = c.get("/api/0/buckets/w/events?limit=-1").json();
+    let mut stored: Vec<usize> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["data"]["n"].as_u64().unwrap() as usize)
+        .collect();
+    stored.sort_unstable();
+    assert_eq!(
+        stored, acknowledged,
+        "exactly the acknowledged writes are stored"
+    );
+}
