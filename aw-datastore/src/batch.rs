@@ -17,10 +17,12 @@
 //! The record costs one copy of each written event's data until the commit; the commit
 //! policy bounds it (see [`Batch::bytes`]).
 
+use std::path::Path;
+
 use rusqlite::{params, Connection};
 
 /// One row-level write made in the open transaction.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Change {
     /// A bucket row was inserted.
     CreateBucket {
@@ -271,6 +273,54 @@ impl Batch {
     pub fn clear(&mut self) {
         *self = Batch::default();
     }
+
+    /// Writes the changes to `path` (synced), for a stop whose final commit failed: the
+    /// next start applies them ([`apply_pending`]), so no acknowledged write is lost with
+    /// the process.
+    pub fn save_pending(&self, path: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_vec(&self.changes).map_err(std::io::Error::other)?;
+        let mut temp = path.as_os_str().to_os_string();
+        temp.push(".tmp");
+        let temp = std::path::PathBuf::from(temp);
+        let mut file = std::fs::File::create(&temp)?;
+        std::io::Write::write_all(&mut file, &text)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    }
+}
+
+/// `<database>.pending.json`: acknowledged writes a stop could not commit.
+pub fn pending_path(db: &Path) -> std::path::PathBuf {
+    let mut name = db.as_os_str().to_os_string();
+    name.push(".pending.json");
+    std::path::PathBuf::from(name)
+}
+
+/// Applies the writes a previous stop could not commit (see [`Batch::save_pending`]) in one
+/// transaction, and keeps the file aside as `…pending.json.applied`; returns how many
+/// changes were applied. A file that cannot be read or applied is left where it is (and
+/// tried again at the next start), never deleted.
+pub fn apply_pending(conn: &Connection, db: &Path) -> crate::error::Result<usize> {
+    let path = pending_path(db);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Ok(0);
+    };
+    let changes: Vec<Change> = serde_json::from_slice(&bytes).map_err(|e| {
+        crate::error::DatastoreError::Sql(format!("cannot read {}: {e}", path.display()))
+    })?;
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let applied = changes
+        .iter()
+        .try_for_each(|c| c.apply(conn).map(drop))
+        .and_then(|()| conn.execute_batch("COMMIT"));
+    if let Err(e) = applied {
+        let _ = conn.execute_batch("ROLLBACK");
+        return Err(e.into());
+    }
+    let mut done = path.as_os_str().to_os_string();
+    done.push(".applied");
+    let _ = std::fs::rename(&path, std::path::PathBuf::from(done));
+    Ok(changes.len())
 }
 
 #[cfg(test)]
@@ -410,5 +460,45 @@ mod tests {
         batch.clear();
         assert!(batch.is_empty());
         assert_eq!(batch.bytes(), 0);
+    }
+
+    #[test]
+    fn changes_a_stop_could_not_commit_are_kept_in_a_file_and_applied_at_the_next_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let mut first = Connection::open(&db).unwrap();
+        crate::schema::migrate(&mut first).unwrap();
+        first.execute_batch("BEGIN").unwrap();
+        let mut batch = Batch::default();
+        batch
+            .apply(
+                &first,
+                Change::CreateBucket {
+                    row: 7,
+                    columns: ["b", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from),
+                },
+            )
+            .unwrap();
+        batch
+            .apply(
+                &first,
+                Change::InsertEvent {
+                    id: 42,
+                    bucketrow: 7,
+                    start: 1,
+                    end: 2,
+                    data: "{\"k\":1}".into(),
+                },
+            )
+            .unwrap();
+        // The stop could not commit: the rows are not in the file, the batch is saved.
+        drop(first);
+        batch.save_pending(&pending_path(&db)).unwrap();
+        let conn = Connection::open(&db).unwrap();
+        assert_eq!(dump(&conn).len(), 0, "not committed");
+        assert_eq!(apply_pending(&conn, &db).unwrap(), 2);
+        assert_eq!(dump(&conn).len(), 2);
+        assert!(!pending_path(&db).exists());
+        assert_eq!(apply_pending(&conn, &db).unwrap(), 0, "applied once");
     }
 }

@@ -45,17 +45,23 @@ pub enum DatastoreError {
     /// cannot encrypt. The message never contains the password.
     #[error("{0}")]
     Encryption(String),
-    /// SQLite failed: disk full, read-only file, I/O error, corrupt file.
+    /// The database file is damaged (SQLite's "malformed" or "not a database"): what can
+    /// be read of it can be salvaged ([`crate::salvage()`]).
+    #[error("The database file is damaged: {0}")]
+    Damaged(String),
+    /// SQLite failed: read-only file, I/O error, or another error.
     #[error("Database error: {0}")]
     Sql(String),
 }
 
 impl From<rusqlite::Error> for DatastoreError {
     fn from(e: rusqlite::Error) -> Self {
-        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
-            DatastoreError::DiskFull(e.to_string())
-        } else {
-            DatastoreError::Sql(e.to_string())
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DiskFull) => DatastoreError::DiskFull(e.to_string()),
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+                DatastoreError::Damaged(e.to_string())
+            }
+            _ => DatastoreError::Sql(e.to_string()),
         }
     }
 }

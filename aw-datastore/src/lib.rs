@@ -73,6 +73,7 @@ mod pending;
 mod privacy;
 mod range_read;
 mod request;
+mod salvage;
 mod schedule;
 mod schema;
 mod shared;
@@ -92,6 +93,7 @@ pub use new_event::NewEvent;
 pub use open::{lock as lock_database, OpenOptions};
 pub use pending::{Pending, PendingFuture};
 pub use privacy::PRIVACY_FILTERS_KEY;
+pub use salvage::{salvage, LostRange, SalvageReport};
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub use schema::SCHEMA_VERSION;
 
@@ -175,7 +177,7 @@ impl Datastore {
                             .unwrap_or_else(std::sync::PoisonError::into_inner) = backup_source;
                         published.worker_alive.store(true, Ordering::Release);
                         let _ = ready_tx.send(Ok(legacy));
-                        let closing = worker::run(store, receiver, &published);
+                        let closing = worker::run(store, receiver, &published, &path);
                         published.worker_alive.store(false, Ordering::Release);
                         // The lock is released only after the connection is closed (`run` has
                         // dropped the store), and `close` is answered only after both.

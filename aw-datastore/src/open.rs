@@ -132,6 +132,17 @@ pub(crate) fn open_store(
         other => other,
     })?;
     schema::repair_id_sequence(&mut conn)?;
+    match crate::batch::apply_pending(&conn, path) {
+        Ok(0) => {}
+        Ok(n) => log::warn!(
+            "Applied {n} acknowledged changes a previous stop could not commit ({})",
+            crate::batch::pending_path(path).display()
+        ),
+        Err(e) => log::error!(
+            "Could not apply the changes a previous stop kept in {}: {e}; they stay there",
+            crate::batch::pending_path(path).display()
+        ),
+    }
     schema::ensure_long_events_index(&conn)?;
     let store = Store::new(conn, shared)?;
     let legacy = match options.legacy_import.as_deref() {

@@ -43,6 +43,7 @@ pub fn run(
     mut store: Store,
     requests: Receiver<Request>,
     shared: &Shared,
+    path: &std::path::Path,
 ) -> Option<(Reply<()>, Result<()>)> {
     let mut tx = Transaction::begin(&store);
     let mut jobs: VecDeque<Job> = VecDeque::new();
@@ -80,12 +81,33 @@ pub fn run(
             }
             Some(Request::Close(reply)) => {
                 // Jobs still running are dropped: their callers see `WorkerGone`.
-                let result = tx.commit(&mut store);
+                let mut result = tx.commit(&mut store);
+                if let (Err(e), true) = (&result, tx.batch().is_empty()) {
+                    // Nothing uncommitted was at stake (a damaged file can fail even that).
+                    log::warn!("The final commit failed ({e}), with nothing left to commit");
+                    result = Ok(());
+                }
                 if !tx.batch().is_empty() {
-                    log::error!(
-                        "{} acknowledged changes could not be written before the stop",
-                        tx.batch().len()
-                    );
+                    // Kept in a file beside the database, applied at the next start.
+                    let pending = crate::batch::pending_path(path);
+                    match tx.batch().save_pending(&pending) {
+                        Ok(()) => log::error!(
+                            "{} acknowledged changes could not be committed before the stop \
+                             ({}); they are kept in {} and applied at the next start",
+                            tx.batch().len(),
+                            result
+                                .as_ref()
+                                .err()
+                                .map_or(String::new(), ToString::to_string),
+                            pending.display()
+                        ),
+                        Err(e) => log::error!(
+                            "{} acknowledged changes could not be written before the stop, \
+                             nor kept in {}: {e}",
+                            tx.batch().len(),
+                            pending.display()
+                        ),
+                    }
                 }
                 return Some((reply, result));
             }

@@ -60,6 +60,9 @@ pub enum Command {
         /// The backup: a path, or a file name in the backup folder.
         backup: Option<PathBuf>,
     },
+    /// Copy every readable bucket, event and setting of a damaged database into a fresh
+    /// one and go on with that (the server must be stopped); the damaged file is kept aside.
+    Salvage,
     /// Encrypt the (plain) database in place with --db-password / AW_DB_PASSWORD. The
     /// encrypted copy is verified before it replaces the original.
     #[cfg(feature = "encryption")]

@@ -123,6 +123,32 @@ fn ask_server(server: &instance::Announcement, api_key: Option<&str>) -> Result<
     }
 }
 
+/// `aw-server salvage`: the server must be stopped; the report is printed as JSON.
+pub fn salvage(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
+    let db = crate::cli::db_path(cli);
+    if !db.exists() {
+        return fail(format!("There is no database at {}", db.display()));
+    }
+    let lock = match aw_datastore::lock_database(&db) {
+        Ok(lock) => lock,
+        Err(aw_datastore::DatastoreError::Locked(_)) => {
+            log::error!("{}", instance::in_use_message(&db));
+            return ExitCode::from(instance::EXIT_IN_USE);
+        }
+        Err(e) => return fail(e),
+    };
+    // The lock is on the damaged file, which is moved aside: held until then.
+    let result = crate::damage::salvage_in_place(&db, password.as_ref());
+    drop(lock);
+    match result {
+        Ok((report, _)) => {
+            println!("{}", serde_json::to_string(&report).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(format!("Salvage failed: {e}; the database is unchanged")),
+    }
+}
+
 /// `aw-server restore [BACKUP]`.
 pub fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&Path>) -> ExitCode {
     let (db, _, folder) = match context(cli) {
@@ -190,7 +216,7 @@ fn replace_with(db: &Path, backup: &Path) -> Result<Option<PathBuf>, String> {
         .and_then(|f| f.sync_all())
         .map_err(|e| format!("cannot sync the copy: {e}"))?;
     let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ");
-    let aside = suffixed(db, &format!(".replaced-{stamp}"));
+    let aside = crate::damage::unused(suffixed(db, &format!(".replaced-{stamp}")));
     let kept = if db.exists() {
         std::fs::rename(db, &aside)
             .map_err(|e| format!("cannot move the current file aside: {e}"))?;

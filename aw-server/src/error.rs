@@ -69,6 +69,10 @@ impl From<DatastoreError> for ApiError {
             DatastoreError::DiskFull(_) | DatastoreError::Unavailable(_) => {
                 Status::InternalServerError
             }
+            DatastoreError::Damaged(_) => {
+                crate::damage::noticed(&e.to_string());
+                Status::InternalServerError
+            }
             DatastoreError::Locked(_)
             | DatastoreError::UnsupportedDbVersion(..)
             | DatastoreError::WorkerGone
@@ -78,6 +82,7 @@ impl From<DatastoreError> for ApiError {
         let reason = match &e {
             DatastoreError::DiskFull(_) => Some("disk_full"),
             DatastoreError::Unavailable(_) => Some("unavailable"),
+            DatastoreError::Damaged(_) => Some("damaged"),
             _ => None,
         };
         ApiError {

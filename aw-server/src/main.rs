@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod config;
 mod cpu;
+mod damage;
 mod device_id;
 mod dirs;
 mod endpoints;
@@ -107,6 +108,7 @@ fn main() -> ExitCode {
     match cli.command.clone() {
         None => {}
         Some(cli::Command::Backup) => return commands::backup(&cli, password),
+        Some(cli::Command::Salvage) => return commands::salvage(&cli, password),
         Some(cli::Command::Restore { backup }) => {
             return commands::restore(&cli, password, backup.as_deref())
         }

@@ -324,6 +324,17 @@ pub fn run(mut settings: Settings) -> Result<(), Failure> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    crate::damage::serving(&settings.db_path);
+    if crate::damage::marker(&settings.db_path).exists() && settings.db_path.exists() {
+        log::warn!(
+            "The database {} was found damaged while serving; salvaging it first",
+            settings.db_path.display()
+        );
+        crate::damage::salvage_in_place(&settings.db_path, settings.password.as_ref())
+            .map_err(|e| format!("cannot salvage {}: {e}", settings.db_path.display()))?;
+    }
+    // Kept until the file is open, for a salvage if it turns out damaged (wiped then).
+    let salvage_password = settings.password.clone();
     let options = OpenOptions {
         legacy_import: settings.legacy_import.clone(),
         // Moved, not copied: the datastore drops it once the file is open.
@@ -336,7 +347,20 @@ pub fn run(mut settings: Settings) -> Result<(), Failure> {
         )),
         ..OpenOptions::default()
     };
-    let datastore = Datastore::open_with(&settings.db_path, options).map_err(|e| match e {
+    let opened = match Datastore::open_with(&settings.db_path, options.clone()) {
+        Err(aw_datastore::DatastoreError::Damaged(e)) => {
+            log::error!(
+                "The database {} is damaged ({e}); salvaging what can be read",
+                settings.db_path.display()
+            );
+            crate::damage::salvage_in_place(&settings.db_path, salvage_password.as_ref())
+                .map_err(|e| format!("cannot salvage {}: {e}", settings.db_path.display()))?;
+            Datastore::open_with(&settings.db_path, options)
+        }
+        other => other,
+    };
+    drop(salvage_password);
+    let datastore = opened.map_err(|e| match e {
         aw_datastore::DatastoreError::Locked(_) => Failure {
             message: crate::instance::in_use_message(&settings.db_path),
             exit_code: crate::instance::EXIT_IN_USE,

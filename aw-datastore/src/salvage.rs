@@ -1,0 +1,296 @@
+//! Salvage: every readable bucket, event and setting of a damaged database copied into a
+//! fresh one, reading around the damaged pages.
+//!
+//! A damaged page makes SQLite fail every statement that walks through it ("database disk
+//! image is malformed"), so a plain `SELECT *` or an export stops at the first one, though
+//! most rows sit on intact pages. Here each table is read by rowid in ranges
+//! (`WHERE rowid >= ? ORDER BY rowid LIMIT n`); where a range read fails, the rows after the
+//! last one read are looked up one by one by rowid (a point lookup walks one root-to-leaf
+//! path, so it reaches every row whose own path is intact) until range reads work again.
+//! The indexes are never used, so a damaged index costs nothing. So every event still
+//! reachable by its id comes back, which is what the tests check against a point lookup of
+//! every id of the original. Rows on a leaf page whose parent page is lost are not reached
+//! (that would need a page-scanning reader; the bundled SQLite has no recovery extension).
+//!
+//! The fresh database has the reference's schema (the reference can open it), the same
+//! bucket and event ids, and the settings. Events whose bucket row was lost go into a
+//! recovery bucket per lost row, `aw-salvaged-bucket-<row>` (type `salvaged`), so nothing
+//! read is dropped. The report says how many rows came back and which id ranges could not
+//! be read.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+use serde::Serialize;
+
+use crate::encryption::{self, DbPassword};
+use crate::error::{DatastoreError, Result};
+use crate::schema;
+
+/// Rows read per range read.
+const RANGE: i64 = 512;
+
+/// Point lookups tried after a failed range read before a range read is tried again.
+const POINT_WINDOW: i64 = 256;
+
+/// What a salvage brought back, and what it could not read.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct SalvageReport {
+    /// Buckets copied.
+    pub buckets: u64,
+    /// Events copied (into their own buckets or recovery buckets).
+    pub events: u64,
+    /// Settings (key-value rows) copied.
+    pub settings: u64,
+    /// Recovery buckets created for events whose bucket row was lost.
+    pub recovery_buckets: Vec<String>,
+    /// Rows read but not copied (values of the wrong type).
+    pub unusable_rows: u64,
+    /// Row id ranges that could not be read, per table (ids that never existed included:
+    /// a range says only that nothing there could be read).
+    pub lost: Vec<LostRange>,
+}
+
+/// Ids of a table that could not be read.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct LostRange {
+    /// `buckets`, `events` or `key_value`.
+    pub table: &'static str,
+    /// The first id.
+    pub from: i64,
+    /// The last id.
+    pub to: i64,
+}
+
+/// Whether `e` says the file is damaged (as opposed to busy, full, or missing).
+pub fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
+    )
+}
+
+/// Copies what can be read of the database at `damaged` into a new database at `fresh`
+/// (which must not exist), encrypted with `password` when the original is.
+pub fn salvage(
+    damaged: &Path,
+    fresh: &Path,
+    password: Option<&DbPassword>,
+) -> Result<SalvageReport> {
+    if fresh.exists() {
+        return Err(DatastoreError::Sql(format!(
+            "'{}' exists already; salvage writes a new file",
+            fresh.display()
+        )));
+    }
+    let source = Connection::open_with_flags(
+        damaged,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", damaged.display())))?;
+    encryption::unlock(&source, password, damaged)?;
+    let mut target = Connection::open(fresh)
+        .map_err(|e| DatastoreError::Sql(format!("cannot create '{}': {e}", fresh.display())))?;
+    encryption::unlock(&target, password, fresh)?;
+    schema::configure(&target)?;
+    schema::migrate(&mut target)?;
+    let mut report = SalvageReport::default();
+    let tx = target.transaction()?;
+    let mut buckets = HashSet::new();
+    let lost = each_row(
+        &source,
+        "buckets",
+        "name, type, client, hostname, created, data",
+        |id, row| {
+            // Column 0 is the rowid.
+            let text = |i: usize| row.get::<_, String>(i + 1).ok();
+            let (Some(name), Some(kind), Some(client), Some(host), Some(created)) =
+                (text(0), text(1), text(2), text(3), text(4))
+            else {
+                report.unusable_rows += 1;
+                return Ok(());
+            };
+            let data = text(5).unwrap_or_else(|| "{}".into());
+            tx.execute(
+                "INSERT INTO buckets (id, name, type, client, hostname, created, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                rusqlite::params![id, name, kind, client, host, created, data],
+            )?;
+            buckets.insert(id);
+            report.buckets += 1;
+            Ok(())
+        },
+    )?;
+    report.lost.extend(lost);
+    let mut recovery = HashSet::new();
+    let lost = each_row(
+        &source,
+        "events",
+        "bucketrow, starttime, endtime, data",
+        |id, row| {
+            let (Ok(bucket), Ok(start), Ok(end), Ok(data)) = (
+                row.get::<_, i64>(1),
+                row.get::<_, i64>(2),
+                row.get::<_, i64>(3),
+                row.get::<_, String>(4),
+            ) else {
+                report.unusable_rows += 1;
+                return Ok(());
+            };
+            if !buckets.contains(&bucket) && recovery.insert(bucket) {
+                let name = format!("aw-salvaged-bucket-{bucket}");
+                tx.execute(
+                    "INSERT INTO buckets (id, name, type, client, hostname, created, data)
+                     VALUES (?1, ?2, 'salvaged', 'aw-server-salvage', 'unknown', ?3, '{}')",
+                    rusqlite::params![bucket, name, chrono::Utc::now().to_rfc3339()],
+                )?;
+                report.recovery_buckets.push(name);
+            }
+            tx.execute(
+                "INSERT INTO events (id, bucketrow, starttime, endtime, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                rusqlite::params![id, bucket, start, end, data],
+            )?;
+            report.events += 1;
+            Ok(())
+        },
+    )?;
+    report.lost.extend(lost);
+    let lost = each_row(
+        &source,
+        "key_value",
+        "key, value, last_modified",
+        |_, row| {
+            let (Ok(key), Ok(value)) = (row.get::<_, String>(1), row.get::<_, Option<String>>(2))
+            else {
+                report.unusable_rows += 1;
+                return Ok(());
+            };
+            let modified = row.get::<_, i64>(3).unwrap_or(0);
+            tx.execute(
+                "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)",
+                rusqlite::params![key, value, modified],
+            )?;
+            report.settings += 1;
+            Ok(())
+        },
+    )?;
+    report.lost.extend(lost);
+    // Ids of lost events are never handed out again.
+    if let Ok(seq) = source.query_row(
+        "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
+        [],
+        |r| r.get::<_, i64>(0),
+    ) {
+        tx.execute(
+            "UPDATE sqlite_sequence SET seq = max(seq, ?1) WHERE name = 'events'",
+            [seq],
+        )?;
+    }
+    tx.commit()?;
+    let verdict: String = target.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    if verdict != "ok" {
+        return Err(DatastoreError::Sql(format!(
+            "the salvaged copy failed its integrity check: {verdict}"
+        )));
+    }
+    target.close().map_err(|(_, e)| DatastoreError::from(e))?;
+    Ok(report)
+}
+
+/// Calls `visit(rowid, row)` for every row of `table` that can be read, in rowid order;
+/// `row` holds the rowid and then `columns`. Returns the rowid ranges that could not be
+/// read.
+fn each_row(
+    source: &Connection,
+    table: &'static str,
+    columns: &str,
+    mut visit: impl FnMut(i64, &rusqlite::Row<'_>) -> rusqlite::Result<()>,
+) -> Result<Vec<LostRange>> {
+    // The last rowid: from the table, else the AUTOINCREMENT counter, else unknown (then
+    // reading stops at the first range that reads nothing).
+    let last = source
+        .query_row(&format!("SELECT max(rowid) FROM {table}"), [], |r| {
+            r.get::<_, Option<i64>>(0)
+        })
+        .ok()
+        .flatten()
+        .into_iter()
+        .chain(
+            source
+                .query_row(
+                    "SELECT seq FROM sqlite_sequence WHERE name = ?1",
+                    [table],
+                    |r| r.get::<_, i64>(0),
+                )
+                .ok(),
+        )
+        .max();
+    let mut range = source.prepare(&format!(
+        "SELECT rowid, {columns} FROM {table} WHERE rowid >= ?1 ORDER BY rowid LIMIT {RANGE}"
+    ))?;
+    let mut point = source.prepare(&format!(
+        "SELECT rowid, {columns} FROM {table} WHERE rowid = ?1"
+    ))?;
+    let mut lost: Vec<LostRange> = Vec::new();
+    let mut next = i64::MIN;
+    let mut empty_windows = 0;
+    loop {
+        let mut rows = range.query([next])?;
+        let mut read = 0;
+        let failed = loop {
+            match rows.next() {
+                Ok(Some(row)) => {
+                    let id: i64 = row.get(0)?;
+                    visit(id, row)?;
+                    next = id.saturating_add(1);
+                    read += 1;
+                }
+                Ok(None) => break false,
+                Err(e) if is_damage(&e) => break true,
+                Err(e) => return Err(e.into()),
+            }
+        };
+        drop(rows);
+        if !failed {
+            if read < RANGE {
+                return Ok(lost);
+            }
+            continue;
+        }
+        // Damage after `next`: one by one through a window, then ranges again.
+        let start = if next == i64::MIN { 1 } else { next };
+        let end = start.saturating_add(POINT_WINDOW);
+        let mut found = false;
+        for id in start..end {
+            if last.is_some_and(|last| id > last) {
+                return Ok(lost);
+            }
+            match point.query_row([id], |row| visit(id, row)) {
+                Ok(()) => found = true,
+                Err(rusqlite::Error::QueryReturnedNoRows) => {}
+                Err(e) if is_damage(&e) => lose(&mut lost, table, id),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        // With no known last id, reading stops after a long stretch where nothing is found.
+        empty_windows = if found { 0 } else { empty_windows + 1 };
+        if last.is_none() && empty_windows > 64 {
+            return Ok(lost);
+        }
+        next = end;
+    }
+}
+
+/// Adds `id` to the lost ranges (extending the last one when it follows it).
+fn lose(lost: &mut Vec<LostRange>, table: &'static str, id: i64) {
+    match lost.last_mut() {
+        Some(range) if range.table == table && range.to + 1 == id => range.to = id,
+        _ => lost.push(LostRange {
+            table,
+            from: id,
+            to: id,
+        }),
+    }
+}
