@@ -14,6 +14,10 @@ use aw_datastore::Datastore;
 use aw_models::{Bucket, Event};
 use chrono::{Duration, TimeZone, Utc};
 use rusqlite::{Connection, OpenFlags};
+
+#[path = "../tests/common/damage.rs"]
+mod damage;
+use damage::{damage, pages_of as pages};
 use serde_json::json;
 
 fn build(path: &Path) -> i64 {
@@ -79,33 +83,6 @@ fn reachable(path: &Path, last: i64) -> BTreeSet<i64> {
     (1..=last)
         .filter(|id| stmt.query_row([id], |_| Ok(())).is_ok())
         .collect()
-}
-
-fn pages(path: &Path, names: &[&str], leaf: bool) -> Vec<i64> {
-    let conn = Connection::open(path).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT name, pageno, pagetype FROM dbstat")
-        .unwrap();
-    let rows: Vec<(String, i64, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    rows.into_iter()
-        .filter(|(n, _, t)| names.contains(&n.as_str()) && (t == "leaf") == leaf)
-        .map(|(_, p, _)| p)
-        .collect()
-}
-
-fn damage(path: &Path, pages: &[i64]) {
-    let mut bytes = std::fs::read(path).unwrap();
-    for &page in pages {
-        let at = (page as usize - 1) * 4096;
-        for (i, b) in bytes[at..at + 4096].iter_mut().enumerate() {
-            *b = (i.wrapping_mul(2654435761) >> 11) as u8 ^ page as u8;
-        }
-    }
-    std::fs::write(path, bytes).unwrap();
 }
 
 /// Every `n`-th of `pages`, starting at an offset, so the choice is spread but fixed.

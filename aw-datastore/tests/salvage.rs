@@ -5,6 +5,8 @@
 //! a file that opens as a datastore.
 
 mod common;
+#[path = "common/damage.rs"]
+mod damage;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,6 +16,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::json;
 
 use common::{bucket, ev};
+use damage::{damage, pages_of};
 
 type Row = (i64, i64, i64, String);
 
@@ -54,39 +57,6 @@ fn reachable(path: &Path) -> BTreeMap<i64, Row> {
         }
     }
     found
-}
-
-/// The pages (1-based numbers) of the b-trees named, from SQLite's `dbstat`.
-fn pages_of(path: &Path, names: &[&str], leaves: bool) -> Vec<i64> {
-    let conn = Connection::open(path).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT name, pageno, pagetype FROM dbstat")
-        .unwrap();
-    let rows = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })
-        .unwrap();
-    rows.map(Result::unwrap)
-        .filter(|(name, _, kind)| names.contains(&name.as_str()) && (kind == "leaf") == leaves)
-        .map(|(_, page, _)| page)
-        .collect()
-}
-
-/// Overwrites the given pages with noise.
-fn damage(path: &Path, pages: &[i64]) {
-    let mut bytes = std::fs::read(path).unwrap();
-    for &page in pages {
-        let at = (page as usize - 1) * 4096;
-        for (i, b) in bytes[at..at + 4096].iter_mut().enumerate() {
-            *b = (i.wrapping_mul(2654435761) >> 11) as u8 ^ page as u8;
-        }
-    }
-    std::fs::write(path, bytes).unwrap();
 }
 
 /// Salvages the damaged copy of `original` and checks the result against the oracle;

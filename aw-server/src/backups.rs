@@ -444,11 +444,14 @@ fn check_space(folder: &Path, database: &Path, floor_mb: u64) -> Result<(), Back
         return Ok(());
     };
     let mb = |bytes: u64| bytes / (1 << 20);
-    let needed: u64 = [database.to_path_buf(), wal_of(database)]
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
+    let needed: u64 = [
+        database.to_path_buf(),
+        crate::damage::suffixed(database, "-wal"),
+    ]
+    .iter()
+    .filter_map(|p| std::fs::metadata(p).ok())
+    .map(|m| m.len())
+    .sum();
     if available < needed.saturating_add(floor_mb << 20) {
         return Err(BackupError::NoSpace {
             folder: folder.display().to_string(),
@@ -458,12 +461,6 @@ fn check_space(folder: &Path, database: &Path, floor_mb: u64) -> Result<(), Back
         });
     }
     Ok(())
-}
-
-fn wal_of(database: &Path) -> PathBuf {
-    let mut name = database.as_os_str().to_os_string();
-    name.push("-wal");
-    PathBuf::from(name)
 }
 
 /// Bytes an unprivileged user may still write on `path`'s file system.

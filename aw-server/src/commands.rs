@@ -205,11 +205,7 @@ pub fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&Path>) -
 /// Puts a copy of `backup` at `db`, the current file and its WAL renamed aside first;
 /// returns where the current file went.
 fn replace_with(db: &Path, backup: &Path) -> Result<Option<PathBuf>, String> {
-    let suffixed = |path: &Path, suffix: &str| {
-        let mut name = path.as_os_str().to_os_string();
-        name.push(suffix);
-        PathBuf::from(name)
-    };
+    use crate::damage::suffixed;
     let incoming = suffixed(db, ".restoring");
     std::fs::copy(backup, &incoming).map_err(|e| format!("cannot copy the backup: {e}"))?;
     std::fs::File::open(&incoming)

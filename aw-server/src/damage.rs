@@ -20,7 +20,8 @@ use aw_datastore::{DbPassword, SalvageReport};
 static DATABASE: OnceLock<PathBuf> = OnceLock::new();
 static NOTICED: AtomicBool = AtomicBool::new(false);
 
-fn suffixed(path: &Path, suffix: &str) -> PathBuf {
+/// `path` with `suffix` added to its file name (`sqlite.db` → `sqlite.db-wal`).
+pub fn suffixed(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_os_string();
     name.push(suffix);
     PathBuf::from(name)

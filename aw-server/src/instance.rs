@@ -30,9 +30,7 @@ pub struct Announcement {
 
 /// `<database>.server.json`.
 fn announcement_path(db: &Path) -> PathBuf {
-    let mut name = db.as_os_str().to_os_string();
-    name.push(".server.json");
-    PathBuf::from(name)
+    crate::damage::suffixed(db, ".server.json")
 }
 
 /// Writes this server's announcement beside `db` (aside, then renamed into place).
@@ -43,8 +41,7 @@ pub fn announce(db: &Path, address: &str, port: u16) {
         port,
     };
     let path = announcement_path(db);
-    let mut temp = path.as_os_str().to_os_string();
-    temp.push(".tmp");
+    let temp = crate::damage::suffixed(&path, ".tmp");
     let written = serde_json::to_vec(&me)
         .map_err(std::io::Error::other)
         .and_then(|text| std::fs::write(&temp, text))

@@ -2,24 +2,10 @@
 //! backup never delays heartbeats), against the same server without a backup running.
 //!
 //! `backup_probe [backups]` (default 3)
-use aw_tests::bench_year::{self, ts};
+use aw_tests::bench_year;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-
-fn heartbeat(c: &mut aw_tests::Client, k: usize) -> f64 {
-    let hb = format!(
-        r#"{{"timestamp":"{}","duration":0,"data":{{"app":"x"}}}}"#,
-        ts(1_800_000_000_000_000_000 + k as i64 * 1_000_000_000)
-    );
-    let t = Instant::now();
-    assert_eq!(
-        c.post_json("/api/0/buckets/hb/heartbeat?pulsetime=2", &hb)
-            .status,
-        200
-    );
-    t.elapsed().as_secs_f64() * 1e3
-}
 
 fn report(label: &str, mut lat: Vec<f64>) {
     lat.sort_by(f64::total_cmp);
@@ -48,7 +34,7 @@ fn main() {
     let quiet: Vec<f64> = (0..20_000)
         .map(|_| {
             k += 1;
-            heartbeat(&mut c, k)
+            bench_year::timed_heartbeat(&mut c, k)
         })
         .collect();
     report("no backup", quiet);
@@ -76,7 +62,7 @@ fn main() {
     let mut busy = Vec::new();
     while done.load(Ordering::Relaxed) < wanted {
         k += 1;
-        busy.push(heartbeat(&mut c, k));
+        busy.push(bench_year::timed_heartbeat(&mut c, k));
     }
     stop.store(true, Ordering::Relaxed);
     let _ = backups.join();

@@ -3,10 +3,9 @@
 //!
 //! `load_probe [query loops] [heartbeats]`
 use aw_client_rust::queries::full_desktop_query;
-use aw_tests::bench_year::{self, ts, DAY};
+use aw_tests::bench_year::{self, DAY};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 fn main() {
     let loops: usize = bench_year::arg(1, 1);
@@ -39,19 +38,7 @@ fn main() {
         .collect();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let mut lat: Vec<f64> = (0..n)
-        .map(|k| {
-            let hb = format!(
-                r#"{{"timestamp":"{}","duration":0,"data":{{"app":"x"}}}}"#,
-                ts(1_800_000_000_000_000_000 + k as i64 * 1_000_000_000)
-            );
-            let t = Instant::now();
-            assert_eq!(
-                c.post_json("/api/0/buckets/hb/heartbeat?pulsetime=2", &hb)
-                    .status,
-                200
-            );
-            t.elapsed().as_secs_f64() * 1e3
-        })
+        .map(|k| bench_year::timed_heartbeat(&mut c, k))
         .collect();
     stop.store(true, Ordering::Relaxed);
     for w in workers {

@@ -105,3 +105,19 @@ pub fn arg<T: std::str::FromStr>(n: usize, default: T) -> T {
         .and_then(|a| a.parse().ok())
         .unwrap_or(default)
 }
+
+/// Sends heartbeat `k` (one second after heartbeat `k - 1`, so each merges into the
+/// last) to bucket `hb` and returns how long the answer took, in ms.
+pub fn timed_heartbeat(c: &mut crate::Client, k: usize) -> f64 {
+    let hb = format!(
+        r#"{{"timestamp":"{}","duration":0,"data":{{"app":"x"}}}}"#,
+        ts(1_800_000_000_000_000_000 + k as i64 * 1_000_000_000)
+    );
+    let t = std::time::Instant::now();
+    assert_eq!(
+        c.post_json("/api/0/buckets/hb/heartbeat?pulsetime=2", &hb)
+            .status,
+        200
+    );
+    t.elapsed().as_secs_f64() * 1e3
+}
