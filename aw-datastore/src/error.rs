@@ -54,11 +54,24 @@ pub enum DatastoreError {
     Sql(String),
 }
 
+thread_local! {
+    /// Set when this thread met a damaged file (see [`take_damage_seen`]).
+    static DAMAGE_SEEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread met a damaged database file since the last call: the worker asks
+/// after each turn, and salvages its file when it did (`worker.rs`). Every SQLite error
+/// the worker's requests meet passes through the conversion below, on the worker's thread.
+pub(crate) fn take_damage_seen() -> bool {
+    DAMAGE_SEEN.with(|seen| seen.replace(false))
+}
+
 impl From<rusqlite::Error> for DatastoreError {
     fn from(e: rusqlite::Error) -> Self {
         match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::DiskFull) => DatastoreError::DiskFull(e.to_string()),
             Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+                DAMAGE_SEEN.with(|seen| seen.set(true));
                 DatastoreError::Damaged(e.to_string())
             }
             _ => DatastoreError::Sql(e.to_string()),

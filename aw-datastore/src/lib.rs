@@ -67,6 +67,7 @@ mod handoff;
 mod import_document;
 mod job;
 mod legacy_import;
+mod live_salvage;
 mod new_event;
 mod open;
 mod pending;
@@ -93,7 +94,9 @@ pub use new_event::NewEvent;
 pub use open::{lock as lock_database, OpenOptions};
 pub use pending::{Pending, PendingFuture};
 pub use privacy::PRIVACY_FILTERS_KEY;
-pub use salvage::{salvage, LostRange, SalvageReport};
+pub use salvage::{
+    damage_marker, replace_with_salvaged, salvage, salvage_target, LostRange, SalvageReport,
+};
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub use schema::SCHEMA_VERSION;
 
@@ -162,12 +165,16 @@ impl Datastore {
                 aw_models::sched::short_slices();
                 let opened = open_store(&path, &options, published.clone());
                 // The password (if any) is no longer needed once the file is open: wiped now,
-                // not when the worker ends.
+                // not when the worker ends; unless a salvage while serving may reopen it.
+                let salvager = options.salvage_on_damage.then(|| live_salvage::Salvager {
+                    path: path.clone(),
+                    options: options.clone(),
+                });
                 drop(options);
                 match opened {
                     Ok(Opened {
                         store,
-                        lock,
+                        mut lock,
                         legacy,
                         backup_source,
                     }) => {
@@ -177,7 +184,14 @@ impl Datastore {
                             .unwrap_or_else(std::sync::PoisonError::into_inner) = backup_source;
                         published.worker_alive.store(true, Ordering::Release);
                         let _ = ready_tx.send(Ok(legacy));
-                        let closing = worker::run(store, receiver, &published, &path);
+                        let closing = worker::run(
+                            store,
+                            receiver,
+                            &published,
+                            &path,
+                            &mut lock,
+                            salvager.as_ref(),
+                        );
                         published.worker_alive.store(false, Ordering::Release);
                         // The lock is released only after the connection is closed (`run` has
                         // dropped the store), and `close` is answered only after both.

@@ -32,6 +32,11 @@ pub struct OpenOptions {
     /// Where the backup taken before a schema migration goes; `None`: `backups` beside
     /// the database.
     pub backup_folder: Option<PathBuf>,
+    /// When a request meets a damaged page, salvage the file at once and go on with the
+    /// salvaged copy (`worker.rs`, [`crate::salvage()`]). For an encrypted database this
+    /// keeps the password in the worker's memory while it runs: reopening the salvaged
+    /// copy needs it.
+    pub salvage_on_damage: bool,
 }
 
 /// Takes the advisory lock on the database file itself: SQLite's own locks would let a

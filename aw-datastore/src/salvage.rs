@@ -52,6 +52,76 @@ pub struct SalvageReport {
     pub lost: Vec<LostRange>,
 }
 
+impl SalvageReport {
+    /// One line for the log: what came back, what could not be read, where the events of
+    /// lost buckets went.
+    pub fn summary(&self) -> String {
+        let mut text = format!(
+            "{} buckets, {} events, {} settings brought back",
+            self.buckets, self.events, self.settings
+        );
+        if !self.lost.is_empty() {
+            let ranges: Vec<String> = self
+                .lost
+                .iter()
+                .map(|l| format!("{} {}-{}", l.table, l.from, l.to))
+                .collect();
+            text.push_str(&format!("; unreadable id ranges: {}", ranges.join(", ")));
+        }
+        if !self.recovery_buckets.is_empty() {
+            text.push_str(&format!(
+                "; events of lost buckets are in {}",
+                self.recovery_buckets.join(", ")
+            ));
+        }
+        text
+    }
+}
+
+/// `path` with `suffix` added to its file name.
+fn suffixed(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(suffix);
+    std::path::PathBuf::from(name)
+}
+
+/// Where [`salvage`] writes the copy of `db` before it replaces it.
+pub fn salvage_target(db: &Path) -> std::path::PathBuf {
+    let fresh = suffixed(db, ".salvaging");
+    for side in ["", "-wal", "-shm", "-journal"] {
+        let _ = std::fs::remove_file(suffixed(&fresh, side));
+    }
+    fresh
+}
+
+/// Puts the salvaged copy `fresh` in place of `db`; the damaged file and its WAL are kept
+/// aside as `<db>.damaged-<time>` (never over another file), and the damage marker goes.
+/// Nothing may hold `db` open. Returns where the damaged file went.
+pub fn replace_with_salvaged(db: &Path, fresh: &Path) -> Result<std::path::PathBuf> {
+    let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ");
+    let mut aside = suffixed(db, &format!(".damaged-{stamp}"));
+    let mut n = 2;
+    while aside.exists() {
+        aside = suffixed(db, &format!(".damaged-{stamp}-{n}"));
+        n += 1;
+    }
+    let io = |what: &str, e: std::io::Error| DatastoreError::Sql(format!("{what}: {e}"));
+    std::fs::rename(db, &aside).map_err(|e| io("cannot move the damaged file aside", e))?;
+    for side in ["-wal", "-shm"] {
+        let from = suffixed(db, side);
+        if from.exists() {
+            std::fs::rename(&from, suffixed(&aside, side))
+                .map_err(|e| io("cannot move a side file aside", e))?;
+        }
+    }
+    std::fs::rename(fresh, db).map_err(|e| io("cannot put the salvaged copy in place", e))?;
+    if let Some(dir) = db.parent().and_then(|d| std::fs::File::open(d).ok()) {
+        let _ = dir.sync_all();
+    }
+    let _ = std::fs::remove_file(damage_marker(db));
+    Ok(aside)
+}
+
 /// Ids of a table that could not be read.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct LostRange {
@@ -61,6 +131,14 @@ pub struct LostRange {
     pub from: i64,
     /// The last id.
     pub to: i64,
+}
+
+/// `<database>.damaged`: written when a damaged page was met and the file not yet salvaged;
+/// a start that finds it salvages first (the server does, `aw-server/src/damage.rs`).
+pub fn damage_marker(db: &Path) -> std::path::PathBuf {
+    let mut name = db.as_os_str().to_os_string();
+    name.push(".damaged");
+    std::path::PathBuf::from(name)
 }
 
 /// Whether `e` says the file is damaged (as opposed to busy, full, or missing).

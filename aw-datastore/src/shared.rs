@@ -119,6 +119,9 @@ pub struct Shared {
     pub listeners: crate::changes::Listeners,
     /// Whether the worker polls its queue, and how many callers wait (`handoff.rs`).
     pub handoff: crate::handoff::Handoff,
-    /// The connection for backups opened with the database, until it is taken.
+    /// The connection for backups opened with the database, until it is taken (a new one
+    /// after a salvage).
     pub backup_source: std::sync::Mutex<Option<crate::BackupSource>>,
+    /// What the last salvage while serving brought back (`live_salvage.rs`).
+    pub salvaged: std::sync::Mutex<Option<crate::SalvageReport>>,
 }

@@ -156,6 +156,16 @@ impl Transaction {
         }
     }
 
+    /// After the store's file changed under the transaction (a salvage: `live_salvage.rs`):
+    /// begins a transaction on it and applies the whole batch again.
+    pub fn carry_over(&mut self, store: &mut Store) {
+        self.open = false;
+        self.unsaved = Some("the database file was replaced by its salvaged copy".into());
+        if let Err(e) = self.restore(store) {
+            log::error!("Could not apply the acknowledged writes to the salvaged copy yet: {e}");
+        }
+    }
+
     /// Commits the batch and begins the next transaction. On failure the batch is applied
     /// again in a new transaction and kept for the next commit.
     pub fn commit(&mut self, store: &mut Store) -> Result<()> {

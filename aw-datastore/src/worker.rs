@@ -42,9 +42,13 @@ use crate::transaction::Transaction;
 pub fn run(
     mut store: Store,
     requests: Receiver<Request>,
-    shared: &Shared,
+    shared: &std::sync::Arc<Shared>,
     path: &std::path::Path,
+    lock: &mut std::fs::File,
+    salvager: Option<&crate::live_salvage::Salvager>,
 ) -> Option<(Reply<()>, Result<()>)> {
+    // Damage met while opening was dealt with there.
+    let _ = crate::error::take_damage_seen();
     let mut tx = Transaction::begin(&store);
     let mut jobs: VecDeque<Job> = VecDeque::new();
     // When the waiting job (if any) last got a step, and when a quick request was last
@@ -56,6 +60,14 @@ pub fn run(
     let mut after_quick = false;
     let mut stream = StreamGuess::default();
     loop {
+        // A request of the last turn met a damaged page: salvage before the next one.
+        if crate::error::take_damage_seen() {
+            if let Some(salvager) = salvager {
+                crate::live_salvage::salvage_now(
+                    &mut store, lock, &mut tx, &mut jobs, salvager, shared,
+                );
+            }
+        }
         shared.jobs_in_progress.store(jobs.len(), Ordering::Release);
         let plan = schedule::plan(&Situation {
             job_waited: (!jobs.is_empty()).then(|| job_stepped.elapsed()),

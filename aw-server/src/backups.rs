@@ -210,13 +210,16 @@ impl Backups {
         }
     }
 
-    /// Starts the thread that owns `source`: automatic backups when enabled, and the ones
-    /// asked for.
-    pub fn start(self: &Arc<Self>, source: BackupSource) {
+    /// Starts the thread that owns the datastore's backup connection: automatic backups
+    /// when enabled, and the ones asked for. A datastore opened without one has no backups.
+    pub fn start(self: &Arc<Self>, datastore: aw_datastore::Datastore) {
+        let Some(source) = datastore.take_backup_source() else {
+            return;
+        };
         let this = Arc::clone(self);
         let thread = std::thread::Builder::new()
             .name("aw-backup".into())
-            .spawn(move || this.run(source));
+            .spawn(move || this.run(source, &datastore));
         match thread {
             Ok(handle) => {
                 *self.thread.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle)
@@ -254,7 +257,7 @@ impl Backups {
             .unwrap_or(Duration::from_secs(86_400))
     }
 
-    fn run(&self, source: BackupSource) {
+    fn run(&self, mut source: BackupSource, datastore: &aw_datastore::Datastore) {
         aw_query::cpu_pool::lower_priority();
         let interval = self.interval();
         // Due: an interval after the newest backup, and not before FIRST_DELAY (or half an
@@ -282,6 +285,10 @@ impl Backups {
                     Err(_) => return,
                 }
             };
+            // After a salvage the datastore serves a new file, through a new connection.
+            if let Some(fresh) = datastore.take_backup_source() {
+                source = fresh;
+            }
             match request {
                 // Stop.
                 Some(None) => return,

@@ -69,10 +69,7 @@ impl From<DatastoreError> for ApiError {
             DatastoreError::DiskFull(_) | DatastoreError::Unavailable(_) => {
                 Status::InternalServerError
             }
-            DatastoreError::Damaged(_) => {
-                crate::damage::noticed(&e.to_string());
-                Status::InternalServerError
-            }
+            DatastoreError::Damaged(_) => Status::InternalServerError,
             DatastoreError::Locked(_)
             | DatastoreError::UnsupportedDbVersion(..)
             | DatastoreError::WorkerGone

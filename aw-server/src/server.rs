@@ -324,7 +324,6 @@ pub fn run(mut settings: Settings) -> Result<(), Failure> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    crate::damage::serving(&settings.db_path);
     if crate::damage::marker(&settings.db_path).exists() && settings.db_path.exists() {
         log::warn!(
             "The database {} was found damaged while serving; salvaging it first",
@@ -341,6 +340,8 @@ pub fn run(mut settings: Settings) -> Result<(), Failure> {
         password: settings.password.take(),
         // Backups read through a connection of their own, opened with the key.
         backup_source: true,
+        // A damaged page met while serving: salvage at once, go on with the copy.
+        salvage_on_damage: true,
         backup_folder: Some(crate::backups::folder_of(
             &settings.config.backup,
             &settings.db_path,
@@ -384,8 +385,8 @@ pub fn run(mut settings: Settings) -> Result<(), Failure> {
         sync.start(datastore.clone(), hostname());
     }
     let backups = rocket.state::<AppState>().map(|s| s.backups.clone());
-    if let (Some(backups), Some(source)) = (&backups, datastore.take_backup_source()) {
-        backups.start(source);
+    if let Some(backups) = &backups {
+        backups.start(datastore.clone());
     }
     let launched = match runtime.block_on(rocket.launch()) {
         Ok(_) => Ok(()),

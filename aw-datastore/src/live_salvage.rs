@@ -1,0 +1,143 @@
+//! Salvaging the file the worker serves, while it serves (issue 25): when a request meets a
+//! damaged page, the worker salvages the file at once instead of failing every request that
+//! touches the damage until a restart.
+//!
+//! The worker stops taking requests for the length of the salvage (they wait in the queue;
+//! a year takes under two seconds): it rolls back the open transaction (the batch keeps the
+//! writes it acknowledged), copies what can be read into a fresh file ([`crate::salvage()`]),
+//! closes its connection, keeps the damaged file and its WAL aside as
+//! `<database>.damaged-<time>`, opens the fresh file in its place (taking the lock, a new
+//! backup connection, the caches) and applies the batch again. Long jobs in progress end
+//! with an error (their callers may ask again). The request that met the damage got its
+//! error already; the ones after it are served from the salvaged file.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use crate::error::{DatastoreError, Result};
+use crate::job::Job;
+use crate::open::{open_store, OpenOptions, Opened};
+use crate::shared::Shared;
+use crate::store::Store;
+use crate::transaction::Transaction;
+
+/// What the worker needs to salvage its file and open the copy.
+pub struct Salvager {
+    /// The database file.
+    pub path: PathBuf,
+    /// How it was opened (with the password of an encrypted database).
+    pub options: OpenOptions,
+}
+
+/// A store on an empty in-memory database: what the worker holds for the moment between
+/// closing the damaged file and opening its salvaged copy.
+fn placeholder(shared: Arc<Shared>) -> Result<Store> {
+    let mut conn = Connection::open_in_memory()?;
+    crate::schema::migrate(&mut conn)?;
+    Store::new(conn, shared)
+}
+
+/// Salvages the served file and goes on with the copy (see the module docs). On failure
+/// the worker goes on with the damaged file, and the marker asks the next start to try
+/// again.
+pub fn salvage_now(
+    store: &mut Store,
+    lock: &mut File,
+    tx: &mut Transaction,
+    jobs: &mut VecDeque<Job>,
+    salvager: &Salvager,
+    shared: &Arc<Shared>,
+) {
+    let path = &salvager.path;
+    let _ = std::fs::write(crate::damage_marker(path), b"damaged; salvage pending\n");
+    log::error!(
+        "The database {} is damaged: salvaging it now (requests wait)",
+        path.display()
+    );
+    for job in jobs.drain(..) {
+        job.refuse(DatastoreError::Damaged(
+            "the database was found damaged and is being salvaged; ask again".into(),
+        ));
+    }
+    if !store.conn().is_autocommit() {
+        let _ = store.conn().execute_batch("ROLLBACK");
+    }
+    let started = std::time::Instant::now();
+    let fresh = crate::salvage_target(path);
+    let report = match crate::salvage(path, &fresh, salvager.options.password.as_ref()) {
+        Ok(report) => report,
+        Err(e) => {
+            log::error!(
+                "Salvaging {} failed: {e}; going on with it as it is",
+                path.display()
+            );
+            let _ = std::fs::remove_file(&fresh);
+            tx.carry_over(store);
+            return;
+        }
+    };
+    // The damaged file's connection is closed before its files move: SQLite removes its
+    // WAL by name when it closes.
+    let Ok(empty) = placeholder(shared.clone()) else {
+        log::error!("Cannot swap in the salvaged copy of {}", path.display());
+        tx.carry_over(store);
+        return;
+    };
+    drop(std::mem::replace(store, empty));
+    let aside = match crate::replace_with_salvaged(path, &fresh) {
+        Ok(aside) => aside,
+        Err(e) => {
+            log::error!(
+                "Cannot put the salvaged copy of {} in place: {e}",
+                path.display()
+            );
+            PathBuf::new()
+        }
+    };
+    let mut options = salvager.options.clone();
+    options.legacy_import = None;
+    match open_store(path, &options, shared.clone()) {
+        Ok(Opened {
+            store: opened,
+            lock: new_lock,
+            backup_source,
+            ..
+        }) => {
+            *store = opened;
+            *lock = new_lock;
+            if backup_source.is_some() {
+                *shared
+                    .backup_source
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = backup_source;
+            }
+        }
+        Err(e) => {
+            // Nothing to serve from: the worker ends, and every request says so.
+            log::error!(
+                "Cannot open the salvaged copy of {}: {e}; the damaged file is at {}",
+                path.display(),
+                aside.display()
+            );
+            return;
+        }
+    }
+    tx.carry_over(store);
+    // What the salvage met on its way is not a new damage.
+    let _ = crate::error::take_damage_seen();
+    log::warn!(
+        "Salvaged {} in {:.1?}: {}; the damaged file is kept at {}",
+        path.display(),
+        started.elapsed(),
+        report.summary(),
+        aside.display()
+    );
+    *shared
+        .salvaged
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(report);
+}
