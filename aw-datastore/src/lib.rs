@@ -224,6 +224,16 @@ impl Datastore {
             .take()
     }
 
+    /// What the last salvage while serving brought back (`live_salvage.rs`); `None` while
+    /// the file was never found damaged.
+    pub fn salvage_report(&self) -> Option<SalvageReport> {
+        self.shared
+            .salvaged
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// The one-time import of the Python server's database into a new file: read here, then
     /// an ordinary import request (the worker owns every transaction). A failure is logged
     /// and the server starts with what was imported; it is not tried again (the file is no

@@ -90,6 +90,10 @@ fn a_damaged_database_is_salvaged_while_serving_and_writes_go_on() {
     assert!(back > 0 && back < 6000, "{back}");
     assert!(s.output_tail().contains("Salvaged"), "{}", s.output_tail());
     assert_eq!(aside(&s.db_path()).len(), 1);
+    let health = c.get("/api/0/health").json();
+    assert_eq!(health["database"], "salvaged", "{health}");
+    let salvaged = health["salvage"]["events"].as_u64().unwrap_or(0);
+    assert!(salvaged >= back as u64, "{health}");
     // Events come back whole: each title still names its own number.
     for e in all.json().as_array().unwrap() {
         let title = e["data"]["title"].as_str().unwrap();
@@ -112,6 +116,7 @@ fn a_damaged_database_is_salvaged_while_serving_and_writes_go_on() {
     assert!(s.stop(), "the server did not stop cleanly");
     s.start_again();
     let mut c = s.client();
+    assert_eq!(c.get("/api/0/health").json()["database"], "ok");
     let stored = c
         .get("/api/0/buckets/afk/events?start=2026-03-01T00:00:00Z&limit=-1")
         .json()

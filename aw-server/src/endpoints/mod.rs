@@ -5,6 +5,7 @@ pub mod buckets;
 pub mod dashboard;
 pub mod events;
 pub mod export;
+pub mod health;
 pub mod import;
 pub mod info;
 pub mod openapi;
@@ -41,5 +42,6 @@ pub fn api_routes() -> Vec<rocket::Route> {
         sync::status,
         backups::list,
         backups::take,
+        health::health,
     ]
 }
