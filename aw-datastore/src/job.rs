@@ -9,7 +9,7 @@
 //!
 //! An import's inserts do not count toward the 100-events commit trigger (that would fsync
 //! after every step); the import commits when it is done, and the 15 s rule and the batch
-//! size bound (`worker::MAX_BATCH_BYTES`) still apply.
+//! size bound ([`crate::schedule::MAX_BATCH_BYTES`]) still apply.
 //! A crash mid-import loses only the uncommitted part, and importing the file again adds
 //! exactly what is missing.
 

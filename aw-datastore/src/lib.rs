@@ -89,7 +89,7 @@ pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
 };
 pub use error::{DatastoreError, Result};
-pub use import_document::{parse_import_document, ImportDocument, ImportProblem};
+pub use import_document::{parse_import_document, ImportDocument, ImportProblem, MAX_PROBLEMS};
 pub use new_event::NewEvent;
 pub use open::{lock as lock_database, OpenOptions};
 pub use pending::{Pending, PendingFuture};

@@ -32,11 +32,11 @@ pub fn format(dt: &DateTime<Utc>) -> String {
     dt.to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
-/// Appends [`format`] of `ns` to `out`.
+/// Appends [`format()`] of `ns` to `out`.
 ///
 /// Hand-written because it runs once or twice per event on every fetch and export: going
 /// through chrono's formatting machinery cost several times the rest of writing an event.
-/// `tests::write_ns_matches_chrono` checks it against [`format`] across the whole range.
+/// `tests::write_ns_matches_chrono` checks it against [`format()`] across the whole range.
 pub fn write_ns(out: &mut String, ns: i64) {
     const NS_PER_DAY: i64 = 86_400 * 1_000_000_000;
     let days = ns.div_euclid(NS_PER_DAY);

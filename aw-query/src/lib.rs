@@ -12,8 +12,9 @@
 //! * events with identical data share one compact data object (see `event::intern` and
 //!   `data`), so per-object work (categorising, URL splitting, filtering, grouping) is done
 //!   once per distinct object, not once per event;
-//! * regular expressions are compiled once per call and their results cached per distinct
-//!   string; `merge_events_by_keys` is one hash lookup per event;
+//! * regular expressions are compiled once and kept across calls and queries (see
+//!   `regex_cache`), and their results cached per distinct string; `merge_events_by_keys`
+//!   is one hash lookup per event;
 //! * freeing the millions of small allocations of a long query happens on a background
 //!   thread (see `reaper`);
 //! * every recursive walk is bounded by [`MAX_NESTING`] (syntax) and a value depth limit, and

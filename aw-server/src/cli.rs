@@ -28,7 +28,7 @@ pub struct Cli {
     /// Directory of a web UI build (aw-webui's dist) to serve instead of the built-in page.
     #[arg(long)]
     pub webpath: Option<PathBuf>,
-    /// Extra static directories served under /pages/<name>/: `name1=/path1,name2=/path2`.
+    /// Extra static directories served under `/pages/<name>/`: `name1=/path1,name2=/path2`.
     #[arg(long)]
     pub custom_static: Option<String>,
     /// Use this device id instead of the stored one (the file is left untouched).

@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Serves `query_bucket`/`find_bucket` from the datastore. Used on blocking-pool threads
-/// (query evaluation never runs on an async worker), so it may wait for the worker.
+/// Serves `query_bucket`/`find_bucket` from the datastore. Used on the CPU pool's threads
+/// (query evaluation never runs on the async thread), so it may wait for the worker.
 pub struct DatastoreSource(pub Datastore);
 
 fn source_error(e: DatastoreError) -> DataSourceError {
