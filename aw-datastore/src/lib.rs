@@ -169,6 +169,7 @@ impl Datastore {
                 let salvager = options.salvage_on_damage.then(|| live_salvage::Salvager {
                     path: path.clone(),
                     options: options.clone(),
+                    failed_at: std::cell::Cell::new(None),
                 });
                 drop(options);
                 match opened {

@@ -31,7 +31,14 @@ pub struct Salvager {
     pub path: PathBuf,
     /// How it was opened (with the password of an encrypted database).
     pub options: OpenOptions,
+    /// When a salvage last failed: the next is not tried before [`RETRY_AFTER`], so a
+    /// file that cannot be salvaged (no space for the copy) does not stall every request
+    /// that meets its damage.
+    pub failed_at: std::cell::Cell<Option<std::time::Instant>>,
 }
+
+/// How long after a failed salvage the next may be tried.
+pub const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// A store on an empty in-memory database: what the worker holds for the moment between
 /// closing the damaged file and opening its salvaged copy.
@@ -54,6 +61,13 @@ pub fn salvage_now(
 ) {
     let path = &salvager.path;
     let _ = std::fs::write(crate::damage_marker(path), b"damaged; salvage pending\n");
+    if salvager
+        .failed_at
+        .get()
+        .is_some_and(|t| t.elapsed() < RETRY_AFTER)
+    {
+        return;
+    }
     log::error!(
         "The database {} is damaged: salvaging it now (requests wait)",
         path.display()
