@@ -49,6 +49,10 @@ pub enum DatastoreError {
     /// be read of it can be salvaged ([`crate::salvage()`]).
     #[error("The database file is damaged: {0}")]
     Damaged(String),
+    /// The file is busy or locked by another connection (SQLite's `SQLITE_BUSY` or
+    /// `SQLITE_LOCKED`) beyond the busy timeout.
+    #[error("Database busy: {0}")]
+    Busy(String),
     /// SQLite failed: read-only file, I/O error, or another error.
     #[error("Database error: {0}")]
     Sql(String),
@@ -73,6 +77,9 @@ impl From<rusqlite::Error> for DatastoreError {
             Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
                 DAMAGE_SEEN.with(|seen| seen.set(true));
                 DatastoreError::Damaged(e.to_string())
+            }
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                DatastoreError::Busy(e.to_string())
             }
             _ => DatastoreError::Sql(e.to_string()),
         }

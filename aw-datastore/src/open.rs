@@ -131,9 +131,7 @@ pub(crate) fn open_store(
         backup_before_migration(&conn, path, options, version)?;
     }
     let found = schema::migrate(&mut conn).map_err(|e| match e {
-        DatastoreError::Sql(m) if m.contains("locked") || m.contains("busy") => {
-            DatastoreError::Locked(path.display().to_string())
-        }
+        DatastoreError::Busy(_) => DatastoreError::Locked(path.display().to_string()),
         other => other,
     })?;
     schema::repair_id_sequence(&mut conn)?;

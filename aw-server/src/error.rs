@@ -71,6 +71,7 @@ impl From<DatastoreError> for ApiError {
             }
             DatastoreError::Damaged(_) => Status::InternalServerError,
             DatastoreError::Locked(_)
+            | DatastoreError::Busy(_)
             | DatastoreError::UnsupportedDbVersion(..)
             | DatastoreError::WorkerGone
             | DatastoreError::Encryption(_)

@@ -44,8 +44,8 @@ use serde_json::{Map, Value};
 
 use crate::error::{Result, SyncError};
 
-/// The only schema version read (the reference writes version 5).
-const SCHEMA_VERSION: i64 = 5;
+/// The only schema version read: the datastore's, which is the reference's (5).
+use aw_datastore::SCHEMA_VERSION;
 
 /// The largest text a peer value may have: an event's or a bucket's data, a bucket's id.
 /// Larger values are skipped and reported (see the module docs for why 8 MiB).
