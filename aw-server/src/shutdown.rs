@@ -28,6 +28,7 @@ use rocket::fairing::{Fairing, Info, Kind};
 use rocket::http::Status;
 use rocket::{Data, Request};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use rocket::tokio::sync::Notify;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,13 +38,12 @@ use crate::error::ApiError;
 /// their connections anyway.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 
-/// How often the drain looks at the in-flight count.
-const DRAIN_POLL: Duration = Duration::from_millis(5);
-
 /// Counts the requests Rocket is handling, and refuses new ones once the server is stopping.
 #[derive(Default)]
 pub struct InFlight {
     count: Arc<AtomicUsize>,
+    /// Told when the count falls to zero (the drain waits on it; no polling).
+    idle: Arc<Notify>,
     stopping: Arc<AtomicBool>,
     /// Taken by the stop task at liftoff.
     signals: Mutex<Option<StopSignals>>,
@@ -62,11 +62,13 @@ impl InFlight {
 /// Kept in a request's local cache: counts the request until Rocket drops it, which is after
 /// its response was handed to the connection, or when the connection went away mid-request
 /// (so a cancelled request is never counted forever).
-struct Counted(Arc<AtomicUsize>);
+struct Counted(Arc<AtomicUsize>, Arc<Notify>);
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        if self.0.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.1.notify_waiters();
+        }
     }
 }
 
@@ -82,6 +84,7 @@ impl Fairing for InFlight {
     async fn on_liftoff(&self, rocket: &rocket::Rocket<rocket::Orbit>) {
         let shutdown = rocket.shutdown();
         let in_flight = self.count.clone();
+        let idle = self.idle.clone();
         let stopping = self.stopping.clone();
         let taken = self.signals.lock().ok().and_then(|mut s| s.take());
         // Without handlers installed by the caller, install them now (late, but working).
@@ -92,7 +95,7 @@ impl Fairing for InFlight {
             stopping.store(true, Ordering::SeqCst);
             let deadline = Instant::now() + DRAIN_LIMIT;
             rocket::tokio::select! {
-                () = drain(&in_flight, deadline) => {}
+                () = drain(&in_flight, &idle, deadline) => {}
                 () = signals.recv() => log::info!("Second signal: stopping at once"),
             }
             shutdown.notify();
@@ -100,10 +103,10 @@ impl Fairing for InFlight {
     }
 
     async fn on_request(&self, req: &mut Request<'_>, _: &mut Data<'_>) {
-        let count = self.count.clone();
+        let (count, idle) = (self.count.clone(), self.idle.clone());
         req.local_cache(move || {
             count.fetch_add(1, Ordering::SeqCst);
-            Counted(count)
+            Counted(count, idle)
         });
         if self.stopping.load(Ordering::SeqCst) {
             crate::security::reject(
@@ -117,10 +120,21 @@ impl Fairing for InFlight {
     }
 }
 
-/// Waits until no request is in flight, or `deadline`.
-async fn drain(in_flight: &AtomicUsize, deadline: Instant) {
-    while in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
-        rocket::tokio::time::sleep(DRAIN_POLL).await;
+/// Waits until no request is in flight, or `deadline`: woken by the last request's end,
+/// never polling.
+async fn drain(in_flight: &AtomicUsize, idle: &Notify, deadline: Instant) {
+    let deadline = rocket::tokio::time::Instant::from_std(deadline);
+    loop {
+        // Registered before the count is read, so a request ending in between still wakes.
+        let notified = idle.notified();
+        rocket::tokio::pin!(notified);
+        notified.as_mut().enable();
+        if in_flight.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        if rocket::tokio::time::timeout_at(deadline, notified).await.is_err() {
+            return;
+        }
     }
 }
 
