@@ -26,9 +26,9 @@
 
 use rocket::fairing::{Fairing, Info, Kind};
 use rocket::http::Status;
+use rocket::tokio::sync::Notify;
 use rocket::{Data, Request};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use rocket::tokio::sync::Notify;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -132,7 +132,10 @@ async fn drain(in_flight: &AtomicUsize, idle: &Notify, deadline: Instant) {
         if in_flight.load(Ordering::SeqCst) == 0 {
             return;
         }
-        if rocket::tokio::time::timeout_at(deadline, notified).await.is_err() {
+        if rocket::tokio::time::timeout_at(deadline, notified)
+            .await
+            .is_err()
+        {
             return;
         }
     }

@@ -105,10 +105,42 @@ fn stopping() -> bool {
     stop_flag().load(Ordering::SeqCst)
 }
 
+/// The write end of the pipe the signal handler wakes the daemon's wait with (-1: none).
+static WAKE_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
 extern "C" fn on_signal(_: libc::c_int) {
-    // Initialised before the handler is installed: only an atomic store happens here.
+    // Initialised before the handler is installed: only an atomic store and a write to a
+    // pipe happen here (both async-signal-safe).
     if let Some(stop) = STOP.get() {
         stop.store(true, Ordering::SeqCst);
+    }
+    let fd = WAKE_FD.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: writes one byte from a valid buffer to a pipe this process owns.
+        unsafe {
+            libc::write(fd, [1u8].as_ptr().cast(), 1);
+        }
+    }
+}
+
+/// Waits `interval`, or until a stop signal arrives (woken through a self-pipe, no polling).
+fn wait_for_stop(wake: libc::c_int, interval: Duration) {
+    let until = Instant::now() + interval;
+    while !stopping() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        let mut fd = libc::pollfd {
+            fd: wake,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: `fd` is one valid pollfd; a signal may end the wait early (EINTR).
+        unsafe {
+            libc::poll(&mut fd, 1, ms.max(1));
+        }
     }
 }
 
@@ -159,8 +191,13 @@ fn run(cli: Cli) -> Result<ExitCode, SyncError> {
 
 fn daemon(client: &AwClient, options: SyncOptions, interval: u64) -> Result<ExitCode, SyncError> {
     let stop = stop_flag().clone();
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    let mut pipe = [-1 as libc::c_int; 2];
+    // SAFETY: `pipe` is a valid array of two file descriptors; the handler only stores to
+    // an atomic and writes to this pipe, which are async-signal-safe.
     unsafe {
+        if libc::pipe(pipe.as_mut_ptr()) == 0 {
+            WAKE_FD.store(pipe[1], Ordering::SeqCst);
+        }
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
@@ -185,10 +222,7 @@ fn daemon(client: &AwClient, options: SyncOptions, interval: u64) -> Result<Exit
                 Err(e) => log::warn!("Sync pass failed, retrying in {interval} s: {e}"),
             }
         }
-        let until = Instant::now() + Duration::from_secs(interval);
-        while Instant::now() < until && !stopping() {
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_for_stop(pipe[0], Duration::from_secs(interval));
     }
     log::info!("Stopped");
     Ok(ExitCode::SUCCESS)
