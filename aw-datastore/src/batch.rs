@@ -279,9 +279,7 @@ impl Batch {
     /// the process.
     pub fn save_pending(&self, path: &Path) -> std::io::Result<()> {
         let text = serde_json::to_vec(&self.changes).map_err(std::io::Error::other)?;
-        let mut temp = path.as_os_str().to_os_string();
-        temp.push(".tmp");
-        let temp = std::path::PathBuf::from(temp);
+        let temp = crate::files::with_suffix(path, ".tmp");
         let mut file = std::fs::File::create(&temp)?;
         std::io::Write::write_all(&mut file, &text)?;
         file.sync_all()?;
@@ -291,9 +289,7 @@ impl Batch {
 
 /// `<database>.pending.json`: acknowledged writes a stop could not commit.
 pub fn pending_path(db: &Path) -> std::path::PathBuf {
-    let mut name = db.as_os_str().to_os_string();
-    name.push(".pending.json");
-    std::path::PathBuf::from(name)
+    crate::files::with_suffix(db, ".pending.json")
 }
 
 /// Applies the writes a previous stop could not commit (see [`Batch::save_pending`]) in one
@@ -317,9 +313,7 @@ pub fn apply_pending(conn: &Connection, db: &Path) -> crate::error::Result<usize
         let _ = conn.execute_batch("ROLLBACK");
         return Err(e.into());
     }
-    let mut done = path.as_os_str().to_os_string();
-    done.push(".applied");
-    let _ = std::fs::rename(&path, std::path::PathBuf::from(done));
+    let _ = std::fs::rename(&path, crate::files::with_suffix(&path, ".applied"));
     Ok(changes.len())
 }
 

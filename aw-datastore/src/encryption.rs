@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
 use crate::error::{DatastoreError, Result};
+use crate::files::with_suffix;
 
 /// A database password: never empty, never printed (`Debug` shows no characters), and wiped
 /// from memory when dropped. Copies made by whoever handed it over (a command-line parser,
@@ -254,12 +255,6 @@ fn fingerprint(conn: &Connection) -> Result<Fingerprint> {
 /// `path` with `.{what}` added to its file name.
 fn sibling(path: &Path, what: &str) -> PathBuf {
     with_suffix(path, &format!(".{what}"))
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 /// Removes a database file and its journal side files, if they exist.

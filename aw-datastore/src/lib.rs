@@ -63,6 +63,7 @@ mod batch;
 mod changes;
 mod encryption;
 mod error;
+mod files;
 mod handoff;
 mod import_document;
 mod job;
@@ -89,6 +90,7 @@ pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
 };
 pub use error::{DatastoreError, Result};
+pub use files::{replace_database, with_suffix, FILE_TIME_FORMAT};
 pub use import_document::{parse_import_document, ImportDocument, ImportProblem, MAX_PROBLEMS};
 pub use new_event::NewEvent;
 pub use open::{lock as lock_database, OpenOptions};
@@ -102,6 +104,10 @@ pub use schema::SCHEMA_VERSION;
 
 /// The folder beside the database where backups go unless configured otherwise.
 pub const BACKUP_FOLDER: &str = "backups";
+
+/// What names a backup taken before a schema migration:
+/// `<stem>-before-schema-v<version>-<time>.db` (see [`FILE_TIME_FORMAT`]).
+pub const BEFORE_MIGRATION: &str = "before-schema-v";
 pub use store::created_from_text;
 
 use aw_models::{timestamp, Bucket, Event};

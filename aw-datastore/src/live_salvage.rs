@@ -42,6 +42,9 @@ pub const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(600)
 
 /// A store on an empty in-memory database: what the worker holds for the moment between
 /// closing the damaged file and opening its salvaged copy.
+/// For that moment (milliseconds: two renames and an open) the published bucket list is
+/// empty, so a bucket list read then shows none; every request the worker answers sees the
+/// salvaged copy.
 fn placeholder(shared: Arc<Shared>) -> Result<Store> {
     let mut conn = Connection::open_in_memory()?;
     crate::schema::migrate(&mut conn)?;

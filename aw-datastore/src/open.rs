@@ -88,8 +88,11 @@ fn backup_before_migration(
     let stem = path
         .file_stem()
         .map_or("database".into(), |s| s.to_string_lossy().into_owned());
-    let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ");
-    let target = folder.join(format!("{stem}-before-schema-v{found}-{stamp}.db"));
+    let stamp = chrono::Utc::now().format(crate::FILE_TIME_FORMAT);
+    let target = folder.join(format!(
+        "{stem}-{}{found}-{stamp}.db",
+        crate::BEFORE_MIGRATION
+    ));
     // The copy's own check expects the current version: this one is older by design.
     backup::write_unchecked_version(conn, options.password.is_some(), &target)?;
     log::info!(

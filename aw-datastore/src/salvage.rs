@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use crate::encryption::{self, DbPassword};
 use crate::error::{DatastoreError, Result};
+use crate::files::{replace_database, with_suffix};
 use crate::schema;
 
 /// Rows read per range read.
@@ -78,18 +79,11 @@ impl SalvageReport {
     }
 }
 
-/// `path` with `suffix` added to its file name.
-fn suffixed(path: &Path, suffix: &str) -> std::path::PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(suffix);
-    std::path::PathBuf::from(name)
-}
-
 /// Where [`salvage`] writes the copy of `db` before it replaces it.
 pub fn salvage_target(db: &Path) -> std::path::PathBuf {
-    let fresh = suffixed(db, ".salvaging");
+    let fresh = with_suffix(db, ".salvaging");
     for side in ["", "-wal", "-shm", "-journal"] {
-        let _ = std::fs::remove_file(suffixed(&fresh, side));
+        let _ = std::fs::remove_file(with_suffix(&fresh, side));
     }
     fresh
 }
@@ -98,26 +92,9 @@ pub fn salvage_target(db: &Path) -> std::path::PathBuf {
 /// aside as `<db>.damaged-<time>` (never over another file), and the damage marker goes.
 /// Nothing may hold `db` open. Returns where the damaged file went.
 pub fn replace_with_salvaged(db: &Path, fresh: &Path) -> Result<std::path::PathBuf> {
-    let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ");
-    let mut aside = suffixed(db, &format!(".damaged-{stamp}"));
-    let mut n = 2;
-    while aside.exists() {
-        aside = suffixed(db, &format!(".damaged-{stamp}-{n}"));
-        n += 1;
-    }
-    let io = |what: &str, e: std::io::Error| DatastoreError::Sql(format!("{what}: {e}"));
-    std::fs::rename(db, &aside).map_err(|e| io("cannot move the damaged file aside", e))?;
-    for side in ["-wal", "-shm"] {
-        let from = suffixed(db, side);
-        if from.exists() {
-            std::fs::rename(&from, suffixed(&aside, side))
-                .map_err(|e| io("cannot move a side file aside", e))?;
-        }
-    }
-    std::fs::rename(fresh, db).map_err(|e| io("cannot put the salvaged copy in place", e))?;
-    if let Some(dir) = db.parent().and_then(|d| std::fs::File::open(d).ok()) {
-        let _ = dir.sync_all();
-    }
+    let aside = replace_database(db, fresh, "damaged")
+        .map_err(|e| DatastoreError::Sql(format!("cannot put the salvaged copy in place: {e}")))?
+        .ok_or_else(|| DatastoreError::Sql(format!("'{}' is gone", db.display())))?;
     let _ = std::fs::remove_file(damage_marker(db));
     Ok(aside)
 }
@@ -136,9 +113,7 @@ pub struct LostRange {
 /// `<database>.damaged`: written when a damaged page was met and the file not yet salvaged;
 /// a start that finds it salvages first (the server does, `aw-server/src/damage.rs`).
 pub fn damage_marker(db: &Path) -> std::path::PathBuf {
-    let mut name = db.as_os_str().to_os_string();
-    name.push(".damaged");
-    std::path::PathBuf::from(name)
+    with_suffix(db, ".damaged")
 }
 
 /// Whether `e` says the file is damaged (as opposed to busy, full, or missing).

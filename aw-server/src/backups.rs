@@ -355,8 +355,8 @@ pub fn take_backup(
     })
 }
 
-/// How backup names carry their time (no `:`, which some file systems refuse).
-const TIME_FORMAT: &str = "%Y-%m-%dT%H-%M-%SZ";
+/// How backup names carry their time.
+use aw_datastore::FILE_TIME_FORMAT as TIME_FORMAT;
 
 fn stem(database: &Path) -> String {
     database
@@ -370,7 +370,7 @@ fn parse_time(path: &Path, database: &Path) -> Option<(DateTime<Utc>, &'static s
     let name = path.file_name()?.to_str()?;
     let rest = name.strip_prefix(&format!("{}-", stem(database)))?;
     let rest = rest.strip_suffix(".db")?;
-    let (kind, text) = match rest.strip_prefix("before-schema-v") {
+    let (kind, text) = match rest.strip_prefix(aw_datastore::BEFORE_MIGRATION) {
         Some(tail) => ("before-migration", tail.split_once('-')?.1),
         None => ("scheduled", rest),
     };
@@ -453,7 +453,7 @@ fn check_space(folder: &Path, database: &Path, floor_mb: u64) -> Result<(), Back
     let mb = |bytes: u64| bytes / (1 << 20);
     let needed: u64 = [
         database.to_path_buf(),
-        crate::damage::suffixed(database, "-wal"),
+        aw_datastore::with_suffix(database, "-wal"),
     ]
     .iter()
     .filter_map(|p| std::fs::metadata(p).ok())

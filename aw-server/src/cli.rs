@@ -91,6 +91,18 @@ pub fn db_path(cli: &Cli) -> PathBuf {
     })
 }
 
+/// The config file: `--config`, else `config.toml` (`config-testing.toml` with
+/// `--testing`) in the config directory.
+pub fn config_path(cli: &Cli) -> PathBuf {
+    cli.config.clone().unwrap_or_else(|| {
+        crate::dirs::config_dir().join(if cli.testing {
+            "config-testing.toml"
+        } else {
+            "config.toml"
+        })
+    })
+}
+
 /// Parses `name1=/path1,name2=/path2`; an item without `=` is an error.
 pub fn parse_custom_static(text: &str) -> Result<Vec<(String, PathBuf)>, String> {
     text.split(',')

@@ -20,13 +20,7 @@ use crate::instance;
 
 /// The database, the config and the backup folder the command works on.
 fn context(cli: &Cli) -> Result<(PathBuf, Config, PathBuf), String> {
-    let config_path = cli.config.clone().unwrap_or_else(|| {
-        crate::dirs::config_dir().join(if cli.testing {
-            "config-testing.toml"
-        } else {
-            "config.toml"
-        })
-    });
+    let config_path = crate::cli::config_path(cli);
     let config = Config::load(&config_path, cli.testing)?;
     backups::check_config(&config.backup)?;
     let db = crate::cli::db_path(cli);
@@ -205,31 +199,11 @@ pub fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&Path>) -
 /// Puts a copy of `backup` at `db`, the current file and its WAL renamed aside first;
 /// returns where the current file went.
 fn replace_with(db: &Path, backup: &Path) -> Result<Option<PathBuf>, String> {
-    use crate::damage::suffixed;
-    let incoming = suffixed(db, ".restoring");
+    let incoming = aw_datastore::with_suffix(db, ".restoring");
     std::fs::copy(backup, &incoming).map_err(|e| format!("cannot copy the backup: {e}"))?;
     std::fs::File::open(&incoming)
         .and_then(|f| f.sync_all())
         .map_err(|e| format!("cannot sync the copy: {e}"))?;
-    let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ");
-    let aside = crate::damage::unused(suffixed(db, &format!(".replaced-{stamp}")));
-    let kept = if db.exists() {
-        std::fs::rename(db, &aside)
-            .map_err(|e| format!("cannot move the current file aside: {e}"))?;
-        for side in ["-wal", "-shm"] {
-            let from = suffixed(db, side);
-            if from.exists() {
-                std::fs::rename(&from, suffixed(&aside, side))
-                    .map_err(|e| format!("cannot move {} aside: {e}", from.display()))?;
-            }
-        }
-        Some(aside)
-    } else {
-        None
-    };
-    std::fs::rename(&incoming, db).map_err(|e| format!("cannot put the backup in place: {e}"))?;
-    if let Some(dir) = db.parent().and_then(|d| std::fs::File::open(d).ok()) {
-        let _ = dir.sync_all();
-    }
-    Ok(kept)
+    aw_datastore::replace_database(db, &incoming, "replaced")
+        .map_err(|e| format!("cannot put the backup in place: {e}"))
 }

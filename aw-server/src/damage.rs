@@ -12,24 +12,6 @@ use std::path::{Path, PathBuf};
 
 use aw_datastore::{DbPassword, SalvageReport};
 
-/// `path` with `suffix` added to its file name (`sqlite.db` → `sqlite.db-wal`).
-pub fn suffixed(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-/// `path`, or `path-2`, `path-3`… if it exists: a file kept aside never replaces another.
-pub fn unused(path: PathBuf) -> PathBuf {
-    if !path.exists() {
-        return path;
-    }
-    (2..)
-        .map(|n| suffixed(&path, &format!("-{n}")))
-        .find(|p| !p.exists())
-        .unwrap_or(path)
-}
-
 /// The marker that asks the next start to salvage `db`.
 pub fn marker(db: &Path) -> PathBuf {
     aw_datastore::damage_marker(db)

@@ -30,7 +30,7 @@ pub struct Announcement {
 
 /// `<database>.server.json`.
 fn announcement_path(db: &Path) -> PathBuf {
-    crate::damage::suffixed(db, ".server.json")
+    aw_datastore::with_suffix(db, ".server.json")
 }
 
 /// Writes this server's announcement beside `db` (aside, then renamed into place).
@@ -41,7 +41,7 @@ pub fn announce(db: &Path, address: &str, port: u16) {
         port,
     };
     let path = announcement_path(db);
-    let temp = crate::damage::suffixed(&path, ".tmp");
+    let temp = aw_datastore::with_suffix(&path, ".tmp");
     let written = serde_json::to_vec(&me)
         .map_err(std::io::Error::other)
         .and_then(|text| std::fs::write(&temp, text))

@@ -58,13 +58,7 @@ impl Settings {
         cli: &Cli,
         password: Option<aw_datastore::DbPassword>,
     ) -> Result<Settings, String> {
-        let config_path = cli.config.clone().unwrap_or_else(|| {
-            dirs::config_dir().join(if cli.testing {
-                "config-testing.toml"
-            } else {
-                "config.toml"
-            })
-        });
+        let config_path = crate::cli::config_path(cli);
         let config = Config::load(&config_path, cli.testing)?;
         let address = cli.host.clone().unwrap_or_else(|| config.address.clone());
         let ip = if address == "localhost" {

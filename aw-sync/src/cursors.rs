@@ -64,9 +64,7 @@ impl Cursors {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(SyncError::io("cannot create", dir))?;
         }
-        let mut temp = self.path.as_os_str().to_os_string();
-        temp.push(".tmp");
-        let temp = PathBuf::from(temp);
+        let temp = aw_datastore::with_suffix(&self.path, ".tmp");
         std::fs::write(&temp, text).map_err(SyncError::io("cannot write", &temp))?;
         std::fs::rename(&temp, &self.path).map_err(SyncError::io("cannot write", &self.path))
     }

@@ -18,7 +18,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use aw_datastore::Datastore;
+use aw_datastore::{with_suffix, Datastore};
 
 use crate::error::{Result, SyncError};
 use crate::folder::{SyncFolder, FILE_NAME};
@@ -152,13 +152,6 @@ fn rename_durably(from: &Path, to: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// `path` with `suffix` appended to its file name (`test.db` → `test.db-wal`).
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 fn copy(from: &Path, to: &Path) -> Result<()> {
