@@ -2,6 +2,7 @@
 //! port with a temporary database and private XDG directories, and talks raw HTTP/1.1 to it,
 //! so tests control every header and byte and see exactly what a client would.
 
+pub mod bench_rows;
 pub mod bench_year;
 pub mod compare;
 pub mod dataset;
@@ -44,6 +45,7 @@ pub fn server_binary() -> PathBuf {
         "aw-datastore/src",
         "aw-query/src",
         "aw-models/src",
+        "aw-platform/src",
         "aw-sync/src",
     ];
     if let Some((changed, file)) = sources

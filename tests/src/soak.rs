@@ -11,7 +11,10 @@
 //! silent duplicate. `aw-soak` (src/bin) prints the report; `tests/soak.rs` runs a short one
 //! and asserts on it.
 
-use std::collections::HashMap;
+mod exactly_once;
+mod report;
+mod tally;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -23,6 +26,9 @@ use serde_json::json;
 use crate::bench_year::{self, process_usage, query_body, DAY, NS, START_DAY};
 use crate::dataset::Dataset;
 use crate::Client;
+use exactly_once::{check, stored_markers};
+pub use report::{KindReport, SoakReport};
+use tally::{summarize, Tally};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -58,148 +64,6 @@ impl Default for SoakOptions {
     }
 }
 
-/// Numbers of one request type.
-#[derive(Clone, Debug, Default)]
-pub struct KindReport {
-    /// The request type.
-    pub name: String,
-    /// Requests answered with a 2xx status.
-    pub ok: usize,
-    /// Requests answered otherwise, or not at all.
-    pub errors: usize,
-    /// Answered requests per second of load.
-    pub per_second: f64,
-    /// Median latency, ms.
-    pub p50_ms: f64,
-    /// 99th percentile latency, ms.
-    pub p99_ms: f64,
-    /// The first error seen, for the report.
-    pub first_error: Option<String>,
-}
-
-/// What the soak measured.
-#[derive(Clone, Debug, Default)]
-pub struct SoakReport {
-    /// One entry per request type.
-    pub kinds: Vec<KindReport>,
-    /// Server RSS in MB: before the load, the highest seen, and right after the load.
-    pub rss_start_mb: f64,
-    /// See `rss_start_mb`.
-    pub rss_peak_mb: f64,
-    /// See `rss_start_mb`.
-    pub rss_end_mb: f64,
-    /// Server CPU seconds (user + system) spent during the load.
-    pub server_cpu_s: f64,
-    /// Server CPU per answered request (of every kind), µs.
-    pub cpu_per_request_us: f64,
-    /// How long the load ran.
-    pub seconds: f64,
-    /// Inserts answered 200.
-    pub acknowledged_inserts: usize,
-    /// Acknowledged markers missing / stored more than once, before the restart.
-    pub lost: usize,
-    /// See `lost`.
-    pub duplicated: usize,
-    /// The same after a restart.
-    pub lost_after_restart: usize,
-    /// See `lost_after_restart`.
-    pub duplicated_after_restart: usize,
-}
-
-impl SoakReport {
-    /// Whether nothing failed, was lost or was stored twice.
-    pub fn clean(&self) -> bool {
-        self.kinds.iter().all(|k| k.errors == 0)
-            && self.lost + self.duplicated + self.lost_after_restart + self.duplicated_after_restart
-                == 0
-    }
-
-    /// The report as a Markdown table and summary lines.
-    pub fn to_markdown(&self) -> String {
-        let mut out = String::from(
-            "| request | ok | errors | per s | p50 ms | p99 ms |\n|---|---|---|---|---|---|\n",
-        );
-        for k in &self.kinds {
-            out.push_str(&format!(
-                "| {} | {} | {} | {:.1} | {:.3} | {:.3} |\n",
-                k.name, k.ok, k.errors, k.per_second, k.p50_ms, k.p99_ms
-            ));
-        }
-        out.push_str(&format!(
-            "\n{:.0} s of load; server CPU {:.1} s ({:.0}% of one core, {:.0} µs per answered \
-             request); RSS start {:.0} MB, peak {:.0} MB, end {:.0} MB\n",
-            self.seconds,
-            self.server_cpu_s,
-            100.0 * self.server_cpu_s / self.seconds.max(1e-9),
-            self.cpu_per_request_us,
-            self.rss_start_mb,
-            self.rss_peak_mb,
-            self.rss_end_mb
-        ));
-        out.push_str(&format!(
-            "acknowledged inserts {}: lost {}, duplicated {}; after a restart: lost {}, \
-             duplicated {}\n",
-            self.acknowledged_inserts,
-            self.lost,
-            self.duplicated,
-            self.lost_after_restart,
-            self.duplicated_after_restart
-        ));
-        for k in self.kinds.iter().filter(|k| k.first_error.is_some()) {
-            out.push_str(&format!(
-                "first {} error: {}\n",
-                k.name,
-                k.first_error.as_deref().unwrap_or("")
-            ));
-        }
-        out
-    }
-}
-
-/// Latencies and outcomes of one loop.
-#[derive(Default)]
-struct Tally {
-    latencies_us: Vec<u64>,
-    errors: usize,
-    first_error: Option<String>,
-}
-
-impl Tally {
-    /// Sends one request once and records its outcome; returns the response when it was 2xx.
-    fn send(
-        &mut self,
-        client: &mut Client,
-        method: &str,
-        path: &str,
-        body: Option<&str>,
-    ) -> Option<crate::Response> {
-        let headers: &[(&str, &str)] = if body.is_some() {
-            &[("Content-Type", "application/json")]
-        } else {
-            &[]
-        };
-        let started = Instant::now();
-        let response = client.send_once(method, path, headers, body.map(str::as_bytes));
-        let took = started.elapsed();
-        match response {
-            Some(r) if (200..300).contains(&r.status) => {
-                self.latencies_us.push(took.as_micros() as u64);
-                Some(r)
-            }
-            other => {
-                self.errors += 1;
-                if self.first_error.is_none() {
-                    self.first_error = Some(match other {
-                        Some(r) => format!("{method} {path}: {} {}", r.status, r.body),
-                        None => format!("{method} {path}: no response"),
-                    });
-                }
-                None
-            }
-        }
-    }
-}
-
 /// The server's resident memory in MB (0 when it cannot be read).
 fn rss_mb(pid: u32) -> f64 {
     bench_year::proc_status_mb(pid, "VmRSS:").max(0.0)
@@ -212,62 +76,6 @@ fn create_bucket(client: &mut Client, id: &str, kind: &str) {
         &json!({"client": "aw-soak", "type": kind, "hostname": "soak"}).to_string(),
     );
     assert!(r.status == 200 || r.status == 304, "{}", r.body);
-}
-
-/// Counts each marker stored in the insert buckets.
-fn stored_markers(client: &mut Client, buckets: &[String]) -> HashMap<String, usize> {
-    let mut seen = HashMap::new();
-    for b in buckets {
-        let r = client.get(&format!("/api/0/buckets/{b}/events"));
-        assert_eq!(r.status, 200, "{}", r.body);
-        for e in r.json().as_array().into_iter().flatten() {
-            if let Some(m) = e["data"]["marker"].as_str() {
-                *seen.entry(m.to_string()).or_insert(0) += 1;
-            }
-        }
-    }
-    seen
-}
-
-/// (lost, duplicated) among the acknowledged markers.
-fn check(acknowledged: &[String], stored: &HashMap<String, usize>) -> (usize, usize) {
-    let lost = acknowledged
-        .iter()
-        .filter(|m| !stored.contains_key(*m))
-        .count();
-    let duplicated = acknowledged
-        .iter()
-        .filter(|m| stored.get(*m).is_some_and(|&n| n > 1))
-        .count();
-    (lost, duplicated)
-}
-
-fn summarize(name: &str, tallies: Vec<Tally>, seconds: f64) -> KindReport {
-    let mut latencies: Vec<u64> = Vec::new();
-    let mut errors = 0;
-    let mut first_error = None;
-    for t in tallies {
-        latencies.extend(t.latencies_us);
-        errors += t.errors;
-        first_error = first_error.or(t.first_error);
-    }
-    latencies.sort_unstable();
-    let pct = |p: f64| -> f64 {
-        if latencies.is_empty() {
-            return 0.0;
-        }
-        let i = ((latencies.len() as f64 - 1.0) * p).round() as usize;
-        latencies[i.min(latencies.len() - 1)] as f64 / 1000.0
-    };
-    KindReport {
-        name: name.to_string(),
-        ok: latencies.len(),
-        errors,
-        per_second: latencies.len() as f64 / seconds.max(1e-9),
-        p50_ms: pct(0.5),
-        p99_ms: pct(0.99),
-        first_error,
-    }
 }
 
 /// The dashboard's desktop query over the history's AFK and browser buckets, with the first
