@@ -22,8 +22,11 @@ run_outside_suites() {
 tests/syncthing/install.sh
 export AW_REQUIRE_SYNCTHING=1
 
-# The docs build without a warning, so a renamed item breaks the build, not the reader
+# Any warning fails the run: formatting, every compiler and clippy lint (the workspace's
+# lints in Cargo.toml), and the docs, so a renamed item breaks the build, not the reader
 # (intra-doc links are checked).
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
 
 # The end-to-end tests start the release binary, as users run it.
