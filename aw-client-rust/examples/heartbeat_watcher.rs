@@ -12,6 +12,13 @@
 //!
 //! The reported data is `{"app": "heartbeat_watcher", "title": "minute <n>"}`, so the event
 //! grows for a minute and a new one starts when the title changes.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 use std::error::Error;
 use std::time::{Duration, Instant};

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::builder::{AwClientBuilder, IntoApiKey};
+use crate::builder::{AwClientBuilder, ClientParts, IntoApiKey};
 use crate::error::ClientError;
 use crate::url::ApiUrl;
 
@@ -48,6 +48,13 @@ impl Reply {
     fn json<T: DeserializeOwned>(&self) -> Result<T, ClientError> {
         serde_json::from_slice(&self.body)
             .map_err(|e| ClientError::decode(&self.url, e, &self.body))
+    }
+}
+
+impl AwClientBuilder {
+    /// Builds the async client.
+    pub fn build(self) -> Result<AwClient, ClientError> {
+        Ok(AwClient::from_parts(self.into_parts()?))
     }
 }
 
@@ -85,22 +92,13 @@ impl AwClient {
         crate::DEFAULT_PORT
     }
 
-    pub(crate) fn from_parts(
-        http: reqwest::Client,
-        baseurl: Url,
-        name: String,
-        hostname: String,
-    ) -> Self {
+    pub(crate) fn from_parts(parts: ClientParts) -> Self {
         AwClient {
-            http,
-            baseurl,
-            name,
-            hostname,
+            http: parts.http,
+            baseurl: parts.baseurl,
+            name: parts.name,
+            hostname: parts.hostname,
         }
-    }
-
-    pub(crate) fn into_parts(self) -> (reqwest::Client, Url, String, String) {
-        (self.http, self.baseurl, self.name, self.hostname)
     }
 
     fn api(&self) -> ApiUrl {

@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
-use crate::builder::{AwClientBuilder, IntoApiKey};
+use crate::builder::{AwClientBuilder, ClientParts, IntoApiKey};
 use crate::error::ClientError;
 
 /// A request in flight, ready to be spawned on the worker's runtime.
@@ -67,6 +67,23 @@ fn start_worker() -> Result<UnboundedSender<Job>, ClientError> {
     Ok(jobs)
 }
 
+impl AwClientBuilder {
+    /// Builds the blocking client. Its async core is never handed out: an async client used
+    /// elsewhere would share its connection pool across runtimes, which hyper does not
+    /// support.
+    pub fn build_blocking(self) -> Result<AwClient, ClientError> {
+        let parts = self.into_parts()?;
+        let jobs = start_worker()?;
+        Ok(AwClient {
+            http: parts.http,
+            jobs,
+            baseurl: parts.baseurl,
+            name: parts.name,
+            hostname: parts.hostname,
+        })
+    }
+}
+
 impl AwClient {
     /// A client for `http://host:port/` named `name`, with the default 120 s timeout.
     pub fn new(host: &str, port: u16, name: &str) -> Result<AwClient, ClientError> {
@@ -101,27 +118,13 @@ impl AwClient {
         crate::DEFAULT_PORT
     }
 
-    /// Wraps a freshly built async client. Not public: an async client used elsewhere
-    /// would share its connection pool across runtimes, which hyper does not support.
-    pub(crate) fn from_async(client: crate::AwClient) -> Result<AwClient, ClientError> {
-        let jobs = start_worker()?;
-        let (http, baseurl, name, hostname) = client.into_parts();
-        Ok(AwClient {
-            http,
-            jobs,
-            baseurl,
-            name,
-            hostname,
-        })
-    }
-
     fn as_async(&self) -> crate::AwClient {
-        crate::AwClient::from_parts(
-            self.http.clone(),
-            self.baseurl.clone(),
-            self.name.clone(),
-            self.hostname.clone(),
-        )
+        crate::AwClient::from_parts(ClientParts {
+            http: self.http.clone(),
+            baseurl: self.baseurl.clone(),
+            name: self.name.clone(),
+            hostname: self.hostname.clone(),
+        })
     }
 
     /// Runs `call` on the background runtime and waits for its result.

@@ -125,21 +125,17 @@ impl AwClientBuilder {
         self
     }
 
-    /// Builds the async client.
-    pub fn build(self) -> Result<crate::AwClient, ClientError> {
-        let baseurl = base_url(&self.host, self.port)?;
-        let http = self.http_client()?;
-        Ok(crate::AwClient::from_parts(
-            http,
-            baseurl,
-            self.name,
-            self.hostname.unwrap_or_else(local_hostname),
-        ))
-    }
-
-    /// Builds the blocking client.
-    pub fn build_blocking(self) -> Result<crate::blocking::AwClient, ClientError> {
-        crate::blocking::AwClient::from_async(self.build()?)
+    /// What a client is made of: the HTTP client, the server's base URL, the client's name
+    /// and the hostname for its buckets. The clients' modules turn it into a client
+    /// (`build` in `async_client.rs`, `build_blocking` in `blocking.rs`), so this module
+    /// needs neither.
+    pub(crate) fn into_parts(self) -> Result<ClientParts, ClientError> {
+        Ok(ClientParts {
+            baseurl: base_url(&self.host, self.port)?,
+            http: self.http_client()?,
+            hostname: self.hostname.clone().unwrap_or_else(aw_platform::hostname),
+            name: self.name,
+        })
     }
 
     fn http_client(&self) -> Result<reqwest::Client, ClientError> {
@@ -170,11 +166,12 @@ impl AwClientBuilder {
     }
 }
 
-/// This machine's hostname, as watchers report it in their bucket ids.
-pub(crate) fn local_hostname() -> String {
-    gethostname::gethostname()
-        .into_string()
-        .unwrap_or_else(|_| "unknown".to_string())
+/// A built client's parts ([`AwClientBuilder::into_parts`]).
+pub(crate) struct ClientParts {
+    pub(crate) http: reqwest::Client,
+    pub(crate) baseurl: reqwest::Url,
+    pub(crate) name: String,
+    pub(crate) hostname: String,
 }
 
 #[cfg(test)]

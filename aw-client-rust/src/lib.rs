@@ -83,8 +83,4 @@ pub use builder::{AwClientBuilder, IntoApiKey, DEFAULT_TIMEOUT};
 pub use error::ClientError;
 pub use url::encode_component;
 
-/// Port of a normal ActivityWatch server.
-pub const DEFAULT_PORT: u16 = 5600;
-
-/// Port of a server started with `--testing`, where watchers in testing mode report.
-pub const TESTING_PORT: u16 = 5666;
+pub use aw_models::{DEFAULT_PORT, TESTING_PORT};

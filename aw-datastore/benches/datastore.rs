@@ -4,6 +4,13 @@
 //! throughput (bulk inserts, single inserts, distinct and merging heartbeats) and read
 //! latency (`limit=100`, one day, one month, counts), each read including the conversion to
 //! response JSON the server does. Numbers are medians unless stated.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 use aw_datastore::Datastore;
 use aw_models::{Bucket, Event};

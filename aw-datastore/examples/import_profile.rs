@@ -1,5 +1,12 @@
 //! Times the phases of an import (parse, convert, insert, commit) for an export file:
 //! `cargo run --release -p aw-datastore --example import_profile -- FILE`.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 use std::time::Instant;
 fn main() {
     let path = std::env::args().nth(1).unwrap();

@@ -5,6 +5,13 @@
 //! salvage brings back, against the original, and how long it takes.
 //!
 //! `cargo run --release -p aw-datastore --example salvage_year`
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 use std::collections::BTreeSet;
 use std::path::Path;

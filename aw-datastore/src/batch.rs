@@ -23,7 +23,7 @@ use rusqlite::{params, Connection};
 
 /// One row-level write made in the open transaction.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Change {
+pub(crate) enum Change {
     /// A bucket row was inserted.
     CreateBucket {
         /// The row id SQLite gave it.
@@ -94,6 +94,19 @@ pub enum Change {
     },
 }
 
+/// The one statement that inserts an event: with [`NEW_ROW`] for `?1` SQLite picks the id
+/// (a new event); with the id it got, the same event is replayed.
+pub(crate) const INSERT_EVENT_SQL: &str =
+    "INSERT INTO events (id, bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+/// The one statement that inserts a bucket, as [`INSERT_EVENT_SQL`] does an event.
+pub(crate) const INSERT_BUCKET_SQL: &str =
+    "INSERT INTO buckets (id, name, type, client, hostname, created, data) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
+/// The id to insert a new row with: NULL, so that SQLite picks the next one.
+pub(crate) const NEW_ROW: Option<i64> = None;
+
 impl Change {
     /// Roughly how much memory the change holds (for the commit policy's size bound).
     fn size(&self) -> usize {
@@ -111,18 +124,16 @@ impl Change {
 
     /// Makes the change on `conn`, inside the caller's transaction, and returns the number
     /// of rows it changed. The store's writes and the replay both come here, so a replayed
-    /// change is the very statement that was answered. Inserts with an automatic id are
-    /// the store's own (`INSERT_SQL`); what is recorded and replayed is the row with the id
-    /// it got.
+    /// change is the very statement that was answered. An insert is first made by the store
+    /// with [`NEW_ROW`] for its id (SQLite picks one); what is recorded and replayed is the
+    /// same statement with the id it got.
     fn apply(&self, conn: &Connection) -> rusqlite::Result<usize> {
         let changed = match self {
             Change::CreateBucket { row, columns } => {
                 let [name, type_, client, hostname, created, data] = columns;
-                conn.prepare_cached(
-                    "INSERT INTO buckets (id, name, type, client, hostname, created, data)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )?
-                .execute(params![row, name, type_, client, hostname, created, data])?
+                conn.prepare_cached(INSERT_BUCKET_SQL)?.execute(params![
+                    row, name, type_, client, hostname, created, data
+                ])?
             }
             Change::DeleteBucket { row } => {
                 conn.prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
@@ -138,11 +149,8 @@ impl Change {
                 end,
                 data,
             } => {
-                conn.prepare_cached(
-                    "INSERT INTO events (id, bucketrow, starttime, endtime, data)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )?
-                .execute(params![id, bucketrow, start, end, data])?
+                conn.prepare_cached(INSERT_EVENT_SQL)?
+                    .execute(params![id, bucketrow, start, end, data])?
             }
             Change::ReplaceEvent {
                 id,
@@ -190,7 +198,7 @@ impl Change {
 
 /// The changes of the open transaction, and what the commit policy needs to know of them.
 #[derive(Debug, Default)]
-pub struct Batch {
+pub(crate) struct Batch {
     changes: Vec<Change>,
     /// Event writes counted towards the commit trigger (an import's are not: it commits
     /// when it is done or when the batch grows too large, not every 100 events).
@@ -204,7 +212,7 @@ pub struct Batch {
 impl Batch {
     /// Makes `change` on `conn` and records it if it changed a row; returns the number of
     /// rows it changed.
-    pub fn apply(&mut self, conn: &Connection, change: Change) -> rusqlite::Result<usize> {
+    pub(crate) fn apply(&mut self, conn: &Connection, change: Change) -> rusqlite::Result<usize> {
         let changed = change.apply(conn)?;
         if changed > 0 {
             self.record(change);
@@ -213,49 +221,49 @@ impl Batch {
     }
 
     /// Records a change that was just made.
-    pub fn record(&mut self, change: Change) {
+    pub(crate) fn record(&mut self, change: Change) {
         self.bytes += change.size();
         self.changes.push(change);
     }
 
     /// Counts `n` event writes towards the commit trigger.
-    pub fn count_events(&mut self, n: usize) {
+    pub(crate) fn count_events(&mut self, n: usize) {
         self.counted_events += n;
     }
 
     /// Asks for a commit after the current request.
-    pub fn request_commit(&mut self) {
+    pub(crate) fn request_commit(&mut self) {
         self.commit_now = true;
     }
 
     /// Whether anything was written since the last commit.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.changes.is_empty()
     }
 
     /// The number of changes: a mark to [`Batch::truncate`] back to.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.changes.len()
     }
 
     /// Event writes counted since the last commit.
-    pub fn counted_events(&self) -> usize {
+    pub(crate) fn counted_events(&self) -> usize {
         self.counted_events
     }
 
     /// Memory the recorded changes hold.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
 
     /// Whether a change asked for a commit.
-    pub fn commit_requested(&self) -> bool {
+    pub(crate) fn commit_requested(&self) -> bool {
         self.commit_now
     }
 
     /// Forgets the changes after `mark` (those of a request whose transaction was rolled
     /// back: it failed, so they are not replayed).
-    pub fn truncate(&mut self, mark: usize) {
+    pub(crate) fn truncate(&mut self, mark: usize) {
         for change in self.changes.drain(mark.min(self.changes.len())..) {
             self.bytes -= change.size();
         }
@@ -263,21 +271,21 @@ impl Batch {
 
     /// Makes every recorded change again, in order, on `conn` (in a transaction the caller
     /// began). Stops at the first failure.
-    pub fn replay(&self, conn: &Connection) -> rusqlite::Result<()> {
+    pub(crate) fn replay(&self, conn: &Connection) -> rusqlite::Result<()> {
         self.changes
             .iter()
             .try_for_each(|c| c.apply(conn).map(drop))
     }
 
     /// Forgets everything (after a commit).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         *self = Batch::default();
     }
 
     /// Writes the changes to `path` (synced), for a stop whose final commit failed: the
     /// next start applies them ([`apply_pending`]), so no acknowledged write is lost with
     /// the process.
-    pub fn save_pending(&self, path: &Path) -> std::io::Result<()> {
+    pub(crate) fn save_pending(&self, path: &Path) -> std::io::Result<()> {
         let text = serde_json::to_vec(&self.changes).map_err(std::io::Error::other)?;
         let temp = crate::files::with_suffix(path, ".tmp");
         let mut file = std::fs::File::create(&temp)?;
@@ -288,7 +296,7 @@ impl Batch {
 }
 
 /// `<database>.pending.json`: acknowledged writes a stop could not commit.
-pub fn pending_path(db: &Path) -> std::path::PathBuf {
+pub(crate) fn pending_path(db: &Path) -> std::path::PathBuf {
     crate::files::with_suffix(db, ".pending.json")
 }
 
@@ -296,7 +304,7 @@ pub fn pending_path(db: &Path) -> std::path::PathBuf {
 /// transaction, and keeps the file aside as `…pending.json.applied`; returns how many
 /// changes were applied. A file that cannot be read or applied is left where it is (and
 /// tried again at the next start), never deleted.
-pub fn apply_pending(conn: &Connection, db: &Path) -> crate::error::Result<usize> {
+pub(crate) fn apply_pending(conn: &Connection, db: &Path) -> crate::error::Result<usize> {
     let path = pending_path(db);
     let Ok(bytes) = std::fs::read(&path) else {
         return Ok(0);

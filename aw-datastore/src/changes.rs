@@ -42,7 +42,7 @@ pub trait ChangeListener: Send + Sync {
 
 /// The registered listeners (shared by the handles and the worker).
 #[derive(Default)]
-pub struct Listeners(RwLock<Vec<Arc<dyn ChangeListener>>>);
+pub(crate) struct Listeners(RwLock<Vec<Arc<dyn ChangeListener>>>);
 
 impl std::fmt::Debug for Listeners {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -53,7 +53,7 @@ impl std::fmt::Debug for Listeners {
 
 impl Listeners {
     /// Adds a listener; it hears of every write made from now on.
-    pub fn add(&self, listener: Arc<dyn ChangeListener>) {
+    pub(crate) fn add(&self, listener: Arc<dyn ChangeListener>) {
         // A poisoned lock only means a listener panicked while the list was read; the list
         // itself is intact.
         let mut list = self.0.write().unwrap_or_else(|e| e.into_inner());
@@ -61,7 +61,7 @@ impl Listeners {
     }
 
     /// Tells every listener of `change`.
-    pub fn tell(&self, change: Touched<'_>) {
+    pub(crate) fn tell(&self, change: Touched<'_>) {
         let list = self.0.read().unwrap_or_else(|e| e.into_inner());
         for listener in list.iter() {
             listener.touched(change);
@@ -76,12 +76,12 @@ pub(crate) struct Extent(Option<(i64, i64)>);
 
 impl Extent {
     /// Nothing yet.
-    pub fn new() -> Extent {
+    pub(crate) fn new() -> Extent {
         Extent(None)
     }
 
     /// The extent of one event.
-    pub fn of(start: i64, end: i64) -> Extent {
+    pub(crate) fn of(start: i64, end: i64) -> Extent {
         let mut e = Extent::new();
         e.add(start, end);
         e
@@ -89,7 +89,7 @@ impl Extent {
 
     /// Widens the extent to cover an event from `start` to `end` (a negative duration, which
     /// imports can carry, counts from its end to its start).
-    pub fn add(&mut self, start: i64, end: i64) {
+    pub(crate) fn add(&mut self, start: i64, end: i64) {
         let (lo, hi) = (start.min(end), start.max(end));
         self.0 = Some(match self.0 {
             None => (lo, hi),
@@ -98,7 +98,7 @@ impl Extent {
     }
 
     /// The change to tell for `bucket`, if anything was added.
-    pub fn touched(self, bucket: &str) -> Option<Touched<'_>> {
+    pub(crate) fn touched(self, bucket: &str) -> Option<Touched<'_>> {
         self.0
             .map(|(start, end)| Touched::Events { bucket, start, end })
     }

@@ -136,7 +136,7 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
             path.display()
         )));
     }
-    let lock = crate::open::lock(path)?;
+    let lock = crate::files::lock(path)?;
     let (source_key, target_key) = match direction {
         Direction::Encrypt => (None, Some(password)),
         Direction::Decrypt => (Some(password), None),

@@ -1,8 +1,12 @@
-//! The names of a database's files: its side files (`-wal`, `-shm`, `.pending.json`,
-//! `.damaged`, …), the time stamp in the names of files kept aside, and how a database is
-//! replaced by another file while the one it replaces is kept.
+//! A database's files: the names of its side files (`-wal`, `-shm`, `.pending.json`,
+//! `.damaged`, …), the time stamp in the names of files kept aside, the cross-process lock
+//! on the file, and how a database is replaced by another file while the one it replaces is
+//! kept.
 
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
+
+use crate::error::{DatastoreError, Result};
 
 /// How a time is written in file names (no `:`, which some file systems refuse).
 pub const FILE_TIME_FORMAT: &str = "%Y-%m-%dT%H-%M-%SZ";
@@ -12,6 +16,27 @@ pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_os_string();
     name.push(suffix);
     PathBuf::from(name)
+}
+
+/// Takes the advisory lock on the database file itself: SQLite's own locks would let a
+/// second server (or a conversion) interleave transactions with ours; this makes it fail at
+/// once instead. The lock lasts as long as the returned file is open.
+pub fn lock(path: &Path) -> Result<File> {
+    let lock = File::open(path)
+        .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            return Err(DatastoreError::Locked(path.display().to_string()))
+        }
+        Err(TryLockError::Error(e)) => {
+            log::warn!(
+                "Could not lock '{}' ({e}); continuing without the lock",
+                path.display()
+            )
+        }
+    }
+    Ok(lock)
 }
 
 /// Puts `incoming` in place of the database `db`. The current file and its `-wal` and

@@ -28,11 +28,11 @@ use std::time::{Duration, Instant};
 /// How long the worker polls its queue after a quick request when requests stream in; also
 /// the gap between an answer and the next request below which a request counts as part of a
 /// stream (`schedule::StreamGuess`).
-pub const QUEUE_POLL: Duration = Duration::from_micros(200);
+pub(crate) const QUEUE_POLL: Duration = Duration::from_micros(200);
 
 /// How long a caller polls for its answer (when it does: see the module docs) before it
 /// parks. The worker, already polling, answers a heartbeat well within it.
-pub const ANSWER_POLL: Duration = Duration::from_micros(100);
+pub(crate) const ANSWER_POLL: Duration = Duration::from_micros(100);
 
 /// After polling this long, a poll gives its CPU to any other runnable thread between
 /// attempts (the load generator of a benchmark, the async thread, another program), so a
@@ -41,7 +41,7 @@ const YIELD_AFTER: Duration = Duration::from_micros(20);
 
 /// What the two sides of the hand-off tell each other (shared by the handles and the worker).
 #[derive(Debug, Default)]
-pub struct Handoff {
+pub(crate) struct Handoff {
     /// The worker is polling its queue right now.
     polling: AtomicBool,
     /// Requests sent to the worker whose callers have not had their answer yet.
@@ -53,7 +53,7 @@ pub struct Handoff {
 impl Handoff {
     /// Counts a request about to be sent; returns whether its caller should poll for the
     /// answer (see the module docs). [`Handoff::answered`] must follow, once.
-    pub fn sending(&self, quick: bool) -> bool {
+    pub(crate) fn sending(&self, quick: bool) -> bool {
         let alone = self.waiting.fetch_add(1, Ordering::AcqRel) == 0;
         self.last_alone.store(alone, Ordering::Relaxed);
         quick && alone && self.polling.load(Ordering::Acquire)
@@ -61,17 +61,17 @@ impl Handoff {
 
     /// Whether the last request sent found no other request waiting: requests come from one
     /// client at a time, the only case where the worker's poll pays back.
-    pub fn one_client(&self) -> bool {
+    pub(crate) fn one_client(&self) -> bool {
         self.last_alone.load(Ordering::Relaxed)
     }
 
     /// The caller of a counted request has its answer (or gave up on it).
-    pub fn answered(&self) {
+    pub(crate) fn answered(&self) {
         self.waiting.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// The worker polls its queue for up to `window`, saying so while it does.
-    pub fn worker_polls<T>(
+    pub(crate) fn worker_polls<T>(
         &self,
         window: Duration,
         attempt: impl FnMut() -> Option<T>,
@@ -85,7 +85,7 @@ impl Handoff {
 
 /// Calls `attempt` until it gives a value or `window` has passed (at least once); gives the
 /// CPU away between attempts after [`YIELD_AFTER`].
-pub fn poll_for<T>(window: Duration, mut attempt: impl FnMut() -> Option<T>) -> Option<T> {
+pub(crate) fn poll_for<T>(window: Duration, mut attempt: impl FnMut() -> Option<T>) -> Option<T> {
     let started = Instant::now();
     loop {
         if let Some(value) = attempt() {

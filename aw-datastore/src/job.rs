@@ -25,14 +25,14 @@ use crate::schedule::Commit;
 use crate::store::{ImportBucket, Store};
 
 /// Rows read per step of a long read at most (a fast machine reaches this first).
-pub const READ_CHUNK_ROWS: usize = 4_000;
+pub(crate) const READ_CHUNK_ROWS: usize = 4_000;
 /// Events inserted per step of an import (about a millisecond of work).
-pub const IMPORT_CHUNK_EVENTS: usize = 1_000;
+pub(crate) const IMPORT_CHUNK_EVENTS: usize = 1_000;
 
 /// What a step of a job left: the job, if it is not finished, and what the step's writes
 /// mean for the commit (the worker applies it with `schedule::note_changes`; a job does
 /// not decide commits itself).
-pub struct Stepped {
+pub(crate) struct Stepped {
     /// The job, to continue later; `None` once it answered.
     pub job: Option<Job>,
     /// The step's commit intent.
@@ -41,7 +41,7 @@ pub struct Stepped {
 
 impl Stepped {
     /// The job goes on; this step asks for no commit.
-    pub fn more(job: Job) -> Stepped {
+    pub(crate) fn more(job: Job) -> Stepped {
         Stepped {
             job: Some(job),
             commit: Commit::Later,
@@ -49,13 +49,13 @@ impl Stepped {
     }
 
     /// Nothing goes on (the request was answered), with this commit intent.
-    pub fn done(commit: Commit) -> Stepped {
+    pub(crate) fn done(commit: Commit) -> Stepped {
         Stepped { job: None, commit }
     }
 }
 
 /// A request in progress.
-pub enum Job {
+pub(crate) enum Job {
     /// An event read too large for one step.
     Read(RangeRead, RowSink),
     /// An import, per bucket: first the read of the events already stored (existing
@@ -66,7 +66,7 @@ pub enum Job {
 impl Job {
     /// Starts a read: runs its first step (of at most `time`), and answers at once if that
     /// was all of it.
-    pub fn read(
+    pub(crate) fn read(
         store: &mut Store,
         read: Result<RangeRead>,
         reply: RowSink,
@@ -83,7 +83,7 @@ impl Job {
 
     /// Starts an import: creates buckets, then reads what existing buckets already hold and
     /// inserts the rest, in steps.
-    pub fn import(
+    pub(crate) fn import(
         store: &mut Store,
         batch: &mut Batch,
         buckets: Vec<(aw_models::Bucket, Vec<NewEvent>)>,
@@ -110,12 +110,12 @@ impl Job {
 
     /// Whether the job's next steps write (an import): they run only while the store is
     /// writable, like a write request (see `Transaction::writable`).
-    pub fn is_write(&self) -> bool {
+    pub(crate) fn is_write(&self) -> bool {
         matches!(self, Job::Import(..))
     }
 
     /// Ends the job with `error` instead of its next step (what it wrote so far stays).
-    pub fn refuse(self, error: crate::error::DatastoreError) {
+    pub(crate) fn refuse(self, error: crate::error::DatastoreError) {
         match self {
             Job::Read(_, reply) => reply.fail(error),
             Job::Import(_, reply) => {
@@ -128,7 +128,7 @@ impl Job {
     /// not finished (its answer is sent when it is) and the step's commit intent: an
     /// import's last step, and a failed one (what it wrote before is kept, as after a failed
     /// insert), commit at once. Only imports write, into `batch`.
-    pub fn step(self, store: &mut Store, batch: &mut Batch, time: Duration) -> Stepped {
+    pub(crate) fn step(self, store: &mut Store, batch: &mut Batch, time: Duration) -> Stepped {
         match self {
             Job::Read(read, reply) => step_read(store, read, reply, time),
             Job::Import(pending, reply) => step_import(store, batch, pending, reply, time),

@@ -23,7 +23,7 @@ use crate::store::created_from_text;
 /// Reads the Python database at `path` (opened read-only) one bucket at a time and hands
 /// each, with its events, to `import` (the worker's import request), so memory holds one
 /// bucket's events at most. Returns the number of events handed over.
-pub fn read_each(
+pub(crate) fn read_each(
     path: &Path,
     mut import: impl FnMut(Bucket, Vec<NewEvent>) -> Result<()>,
 ) -> Result<usize> {

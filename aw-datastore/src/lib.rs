@@ -90,10 +90,10 @@ pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
 };
 pub use error::{DatastoreError, Result};
-pub use files::{replace_database, with_suffix, FILE_TIME_FORMAT};
+pub use files::{lock as lock_database, replace_database, with_suffix, FILE_TIME_FORMAT};
 pub use import_document::{parse_import_document, ImportDocument, ImportProblem, MAX_PROBLEMS};
 pub use new_event::NewEvent;
-pub use open::{lock as lock_database, OpenOptions};
+pub use open::OpenOptions;
 pub use pending::{Pending, PendingFuture};
 pub use privacy::PRIVACY_FILTERS_KEY;
 pub use salvage::{
@@ -168,7 +168,7 @@ impl Datastore {
             .name("aw-datastore".into())
             .spawn(move || {
                 // Requests wait on this thread: it takes the CPU back at once when it wakes.
-                aw_models::sched::short_slices();
+                aw_platform::sched::short_slices();
                 let opened = open_store(&path, &options, published.clone());
                 // The password (if any) is no longer needed once the file is open: wiped now,
                 // not when the worker ends; unless a salvage while serving may reopen it.

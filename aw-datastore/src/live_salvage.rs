@@ -26,7 +26,7 @@ use crate::store::Store;
 use crate::transaction::Transaction;
 
 /// What the worker needs to salvage its file and open the copy.
-pub struct Salvager {
+pub(crate) struct Salvager {
     /// The database file.
     pub path: PathBuf,
     /// How it was opened (with the password of an encrypted database).
@@ -38,7 +38,7 @@ pub struct Salvager {
 }
 
 /// How long after a failed salvage the next may be tried.
-pub const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+pub(crate) const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// A store on an empty in-memory database: what the worker holds for the moment between
 /// closing the damaged file and opening its salvaged copy.
@@ -54,7 +54,7 @@ fn placeholder(shared: Arc<Shared>) -> Result<Store> {
 /// Salvages the served file and goes on with the copy (see the module docs). On failure
 /// the worker goes on with the damaged file, and the marker asks the next start to try
 /// again.
-pub fn salvage_now(
+pub(crate) fn salvage_now(
     store: &mut Store,
     lock: &mut File,
     tx: &mut Transaction,

@@ -3,7 +3,7 @@
 //! ordinary import request to the worker, see `lib.rs`).
 
 use rusqlite::{Connection, OpenFlags};
-use std::fs::{File, TryLockError};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,27 +37,6 @@ pub struct OpenOptions {
     /// keeps the password in the worker's memory while it runs: reopening the salvaged
     /// copy needs it.
     pub salvage_on_damage: bool,
-}
-
-/// Takes the advisory lock on the database file itself: SQLite's own locks would let a
-/// second server (or a conversion) interleave transactions with ours; this makes it fail at
-/// once instead. The lock lasts as long as the returned file is open.
-pub fn lock(path: &Path) -> Result<File> {
-    let lock = File::open(path)
-        .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            return Err(DatastoreError::Locked(path.display().to_string()))
-        }
-        Err(TryLockError::Error(e)) => {
-            log::warn!(
-                "Could not lock '{}' ({e}); continuing without the lock",
-                path.display()
-            )
-        }
-    }
-    Ok(lock)
 }
 
 /// What opening a database gives the worker.
@@ -119,7 +98,7 @@ pub(crate) fn open_store(
     .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
     // The key (if any) before any other statement touches the file.
     encryption::unlock(&conn, options.password.as_ref(), path)?;
-    let lock = lock(path)?;
+    let lock = crate::files::lock(path)?;
     conn.busy_timeout(Duration::from_secs(2))?;
     schema::configure(&conn)?;
     if let Some(pages) = options.max_page_count {

@@ -17,8 +17,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::new_event::NewEvent;
-use aw_models::log_throttle::LogThrottle;
 use aw_models::raw_event::data_to_text;
+use aw_platform::log_throttle::LogThrottle;
 
 /// How often a failing rule is named in the log.
 const WARN_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
@@ -78,7 +78,7 @@ impl Rule {
 
 /// What a filter decided for one event.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Store the event (possibly redacted).
     Keep,
     /// Do not store it.
@@ -87,14 +87,14 @@ pub enum Verdict {
 
 /// The compiled, enabled rules.
 #[derive(Default)]
-pub struct PrivacyFilter {
+pub(crate) struct PrivacyFilter {
     rules: Vec<Rule>,
 }
 
 impl PrivacyFilter {
     /// Compiles the rules in `json` (the setting's value); returns the filter and one message
     /// per rule that was skipped.
-    pub fn from_json(json: &str) -> (PrivacyFilter, Vec<String>) {
+    pub(crate) fn from_json(json: &str) -> (PrivacyFilter, Vec<String>) {
         let mut problems = Vec::new();
         let items: Vec<Value> = match serde_json::from_str(json) {
             Ok(Value::Array(items)) => items,
@@ -116,12 +116,12 @@ impl PrivacyFilter {
     }
 
     /// Whether no rule is active (the common case: then events are not even parsed).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
 
     /// Applies the rules in order to an event bound for `bucket`, redacting it in place.
-    pub fn apply(&self, bucket: &str, event: &mut NewEvent) -> Verdict {
+    pub(crate) fn apply(&self, bucket: &str, event: &mut NewEvent) -> Verdict {
         let applicable: Vec<&Rule> = self
             .rules
             .iter()

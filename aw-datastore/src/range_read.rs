@@ -24,7 +24,7 @@ use rusqlite::{params, Connection};
 use std::time::Instant;
 
 use crate::error::Result;
-pub use crate::schema::LONG_EVENT_NS;
+pub(crate) use crate::schema::LONG_EVENT_NS;
 use aw_models::raw_event::{EventRows, RawEvent, TextRows};
 
 /// The first chunk: `?1` bucket row, `?2` hi, `?3` floor (`lo - LONG_EVENT_NS`), `?4` lo,
@@ -64,10 +64,10 @@ pub(crate) fn row_to_raw(row: &rusqlite::Row) -> rusqlite::Result<RawEvent> {
 }
 
 /// How often (in rows) a step checks its deadline.
-pub const DEADLINE_CHECK_ROWS: usize = 64;
+pub(crate) const DEADLINE_CHECK_ROWS: usize = 64;
 
 /// An event read in progress.
-pub struct RangeRead {
+pub(crate) struct RangeRead {
     bucketrow: i64,
     lo: i64,
     hi: i64,
@@ -85,7 +85,13 @@ pub struct RangeRead {
 
 impl RangeRead {
     /// A read of bucket row `bucketrow` for events overlapping `[lo, hi]`.
-    pub fn new(bucketrow: i64, lo: i64, hi: i64, limit: Option<u64>, clip: bool) -> RangeRead {
+    pub(crate) fn new(
+        bucketrow: i64,
+        lo: i64,
+        hi: i64,
+        limit: Option<u64>,
+        clip: bool,
+    ) -> RangeRead {
         RangeRead {
             bucketrow,
             lo,
@@ -101,7 +107,7 @@ impl RangeRead {
     }
 
     /// Makes the read hand its rows over as [`TextRows`] ([`RangeRead::take_text_rows`]).
-    pub fn with_text_parts(mut self) -> RangeRead {
+    pub(crate) fn with_text_parts(mut self) -> RangeRead {
         self.texts = Some(TextRows::default());
         self
     }
@@ -138,20 +144,20 @@ impl RangeRead {
     }
 
     /// Whether every wanted row has been read.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.done
     }
 
     /// Reads up to `max_rows` more rows (tests; the worker uses [`RangeRead::step_until`]).
     #[cfg(test)]
-    pub fn step(&mut self, conn: &Connection, max_rows: usize) -> Result<()> {
+    pub(crate) fn step(&mut self, conn: &Connection, max_rows: usize) -> Result<()> {
         self.step_until(conn, max_rows, None)
     }
 
     /// Reads up to `max_rows` more rows, stopping early once `deadline` has passed (checked
     /// every [`DEADLINE_CHECK_ROWS`] rows), so a step costs about the same time on a slow
     /// machine as on a fast one.
-    pub fn step_until(
+    pub(crate) fn step_until(
         &mut self,
         conn: &Connection,
         max_rows: usize,
@@ -234,7 +240,7 @@ impl RangeRead {
 
     /// Reads everything left at once (tests: the worker reads in steps).
     #[cfg(test)]
-    pub fn run(mut self, conn: &Connection) -> Result<EventRows> {
+    pub(crate) fn run(mut self, conn: &Connection) -> Result<EventRows> {
         while !self.done {
             self.step(conn, usize::MAX / 2)?;
         }
@@ -242,7 +248,7 @@ impl RangeRead {
     }
 
     /// The rows read, clipped to the range if asked.
-    pub fn finish(mut self) -> EventRows {
+    pub(crate) fn finish(mut self) -> EventRows {
         if self.clip {
             for r in &mut self.rows {
                 r.clip(self.lo, self.hi);
@@ -253,7 +259,7 @@ impl RangeRead {
 
     /// The rows read since the last call, with their texts, clipped to the range if asked
     /// (reads made [`RangeRead::with_text_parts`]; the read goes on where it was).
-    pub fn take_text_rows(&mut self) -> TextRows {
+    pub(crate) fn take_text_rows(&mut self) -> TextRows {
         let Some(out) = self.texts.as_mut() else {
             return TextRows::default();
         };

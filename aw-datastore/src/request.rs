@@ -9,10 +9,10 @@ use crate::schedule::Commit;
 use aw_models::raw_event::{EventRows, RawEvent, TextRows};
 
 /// Where the worker sends a reply; the caller awaits or blocks on the other end.
-pub type Reply<T> = oneshot::Sender<Result<T>>;
+pub(crate) type Reply<T> = oneshot::Sender<Result<T>>;
 
 /// Where the rows of an event read go.
-pub enum RowSink {
+pub(crate) enum RowSink {
     /// All of them in one answer.
     Whole(Reply<EventRows>),
     /// Each step's rows as soon as they are read, with their data texts as stored, so the
@@ -23,7 +23,7 @@ pub enum RowSink {
 
 impl RowSink {
     /// Ends the read with `error` (a caller that went away is no error).
-    pub fn fail(self, error: DatastoreError) {
+    pub(crate) fn fail(self, error: DatastoreError) {
         match self {
             RowSink::Whole(reply) => {
                 let _ = reply.send(Err(error));
@@ -36,7 +36,7 @@ impl RowSink {
 }
 
 /// One operation for the worker, with the channel its answer goes back on.
-pub enum Request {
+pub(crate) enum Request {
     /// Creates the bucket and inserts its events (ids ignored) in one step.
     CreateBucket(Box<Bucket>, Vec<NewEvent>, Reply<()>),
     /// Creates missing buckets; merges events into existing ones, skipping duplicates.
@@ -74,7 +74,7 @@ impl Request {
     /// the answer, and the worker poll its queue afterwards (`handoff.rs`), since clients
     /// send them back to back. (A count over a time range walks the range: milliseconds for
     /// a month, so it is not quick.)
-    pub fn is_quick(&self) -> bool {
+    pub(crate) fn is_quick(&self) -> bool {
         match self {
             Request::Heartbeat(..)
             | Request::GetEvent(..)
@@ -97,7 +97,7 @@ impl Request {
 
 impl Request {
     /// What the request's changes mean for the commit (the policy is in `schedule.rs`).
-    pub fn commit(&self) -> Commit {
+    pub(crate) fn commit(&self) -> Commit {
         match self {
             Request::Heartbeat(..) | Request::InsertEvents(..) => Commit::Counted,
             Request::CreateBucket(..) | Request::DeleteBucket(..) | Request::Import(..) => {
@@ -118,7 +118,7 @@ impl Request {
 
     /// Whether the request writes to the database (and so must wait while acknowledged
     /// writes are not in a transaction: see `transaction.rs`).
-    pub fn is_write(&self) -> bool {
+    pub(crate) fn is_write(&self) -> bool {
         match self {
             Request::CreateBucket(..)
             | Request::Import(..)
@@ -140,7 +140,7 @@ impl Request {
 
     /// Answers the request with `error` without running it (a caller that went away is no
     /// error).
-    pub fn refuse(self, error: DatastoreError) {
+    pub(crate) fn refuse(self, error: DatastoreError) {
         match self {
             Request::CreateBucket(_, _, r)
             | Request::Import(_, r)

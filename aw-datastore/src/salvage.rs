@@ -117,7 +117,7 @@ pub fn damage_marker(db: &Path) -> std::path::PathBuf {
 }
 
 /// Whether `e` says the file is damaged (as opposed to busy, full, or missing).
-pub fn is_damage(e: &rusqlite::Error) -> bool {
+pub(crate) fn is_damage(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)

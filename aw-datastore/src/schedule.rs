@@ -17,12 +17,12 @@ use crate::handoff::QUEUE_POLL;
 /// a fifth of the worker). Counted in time, not requests: a count of 16 made every 17th
 /// heartbeat of a back-to-back stream wait behind a job step (p95 0.5 ms with one 1-year
 /// query loop), although the 16 before it had taken well under a millisecond.
-pub const JOB_WAIT_LIMIT: Duration = Duration::from_millis(2);
+pub(crate) const JOB_WAIT_LIMIT: Duration = Duration::from_millis(2);
 
 /// How long the worker polls its queue after a quick request of a stream while a long job
 /// waits, before its next step: shorter than [`QUEUE_POLL`], since the job is work waiting
 /// too (and gets its turn after [`JOB_WAIT_LIMIT`] anyway).
-pub const JOB_GAP_POLL: Duration = Duration::from_micros(100);
+pub(crate) const JOB_GAP_POLL: Duration = Duration::from_micros(100);
 
 /// Whether requests arrive back to back: a stream (a script, a watcher's queue being
 /// flushed, a dashboard's burst) sends its next request within [`QUEUE_POLL`] of the last
@@ -30,7 +30,7 @@ pub const JOB_GAP_POLL: Duration = Duration::from_micros(100);
 /// row make a stream; one longer gap ends it, so watchers at one heartbeat a second never
 /// make the worker poll.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StreamGuess {
+pub(crate) struct StreamGuess {
     /// Gaps within [`QUEUE_POLL`] in a row, up to [`StreamGuess::ENOUGH`].
     short_gaps: u8,
 }
@@ -40,7 +40,7 @@ impl StreamGuess {
     const ENOUGH: u8 = 2;
 
     /// Notes the time from answering a quick request to the next request's arrival.
-    pub fn note_gap(&mut self, gap: Duration) {
+    pub(crate) fn note_gap(&mut self, gap: Duration) {
         self.short_gaps = if gap <= QUEUE_POLL {
             (self.short_gaps + 1).min(Self::ENOUGH)
         } else {
@@ -49,22 +49,22 @@ impl StreamGuess {
     }
 
     /// Whether the next request is expected within [`QUEUE_POLL`].
-    pub fn is_stream(&self) -> bool {
+    pub(crate) fn is_stream(&self) -> bool {
         self.short_gaps >= Self::ENOUGH
     }
 }
 
 /// Quick requests this close together are a stream (a watcher's queue, a script): long jobs
 /// then run in [`BUSY_STEP_TIME`] steps instead of [`STEP_TIME`] ones.
-pub const QUICK_STREAM_GAP: Duration = Duration::from_millis(2);
+pub(crate) const QUICK_STREAM_GAP: Duration = Duration::from_millis(2);
 
 /// The time one step of a long read may take: what a heartbeat may wait behind it.
-pub const STEP_TIME: Duration = Duration::from_micros(500);
+pub(crate) const STEP_TIME: Duration = Duration::from_micros(500);
 
 /// The same while small requests are streaming in: shorter steps cost a long read a few
 /// percent more index seeks, and keep a back-to-back heartbeat that arrives during a step
 /// from waiting a whole [`STEP_TIME`].
-pub const BUSY_STEP_TIME: Duration = Duration::from_micros(200);
+pub(crate) const BUSY_STEP_TIME: Duration = Duration::from_micros(200);
 
 /// The longest a write waits for its commit while requests keep arriving.
 pub const COMMIT_INTERVAL: Duration = Duration::from_secs(15);
@@ -78,11 +78,11 @@ pub const MAX_UNCOMMITTED_EVENTS: usize = 100;
 /// Memory the batch of uncommitted changes may hold before it is committed (it keeps a copy
 /// of every written event's data until then; an import of a year would otherwise keep them
 /// all).
-pub const MAX_BATCH_BYTES: usize = 8 << 20;
+pub(crate) const MAX_BATCH_BYTES: usize = 8 << 20;
 
 /// What the worker knows when it chooses its next step.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Situation {
+pub(crate) struct Situation {
     /// How long the oldest waiting long job has waited for a step; `None` without jobs.
     pub job_waited: Option<Duration>,
     /// Whether the last turn answered a quick request of a stream ([`StreamGuess`]): its
@@ -96,7 +96,7 @@ pub struct Situation {
 
 /// How to look at the request queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Receive {
+pub(crate) enum Receive {
     /// Do not look: a job has waited long enough.
     Skip,
     /// Take a request if one is queued, else go on at once.
@@ -111,7 +111,7 @@ pub enum Receive {
 
 /// What to do when no request came.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Otherwise {
+pub(crate) enum Otherwise {
     /// Give the oldest job its next step.
     StepJob,
     /// Commit the open transaction.
@@ -122,7 +122,7 @@ pub enum Otherwise {
 
 /// The next step: how to receive, and what to do if nothing came.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// How to look at the queue.
     pub receive: Receive,
     /// What to do when it gave nothing.
@@ -134,7 +134,7 @@ pub struct Plan {
 /// briefly instead of sleeping; with uncommitted writes it sleeps only until the idle
 /// commit or the commit interval is due (not before a failed commit may be retried), and
 /// without them until a request comes.
-pub fn plan(s: &Situation) -> Plan {
+pub(crate) fn plan(s: &Situation) -> Plan {
     let (receive, otherwise) = match s.job_waited {
         Some(waited) if waited >= JOB_WAIT_LIMIT => (Receive::Skip, Otherwise::StepJob),
         // The next small request is probably microseconds away: do not start a step just
@@ -156,7 +156,7 @@ pub fn plan(s: &Situation) -> Plan {
 /// What a request's changes mean for the commit: the store's operations only record the
 /// rows they changed (`batch.rs`); which requests make a commit due is decided here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Commit {
+pub(crate) enum Commit {
     /// Its changes count towards [`MAX_UNCOMMITTED_EVENTS`]: heartbeats and inserts, the
     /// writes that arrive in streams.
     Counted,
@@ -172,7 +172,7 @@ pub enum Commit {
 }
 
 /// Notes what the changes a request made since batch mark `mark` mean for the commit.
-pub fn note_changes(batch: &mut Batch, commit: Commit, mark: usize) {
+pub(crate) fn note_changes(batch: &mut Batch, commit: Commit, mark: usize) {
     let changes = batch.len().saturating_sub(mark);
     match commit {
         Commit::Counted => batch.count_events(changes),
@@ -186,7 +186,7 @@ pub fn note_changes(batch: &mut Batch, commit: Commit, mark: usize) {
 /// for it (bucket create/delete, an import's end), or more than [`MAX_UNCOMMITTED_EVENTS`]
 /// events or [`MAX_BATCH_BYTES`] were written, or its oldest write is [`COMMIT_INTERVAL`]
 /// old; never while a failed commit's retry delay runs.
-pub fn commit_due(batch: &Batch, age: Duration, may_retry: bool) -> bool {
+pub(crate) fn commit_due(batch: &Batch, age: Duration, may_retry: bool) -> bool {
     may_retry
         && (batch.commit_requested()
             || batch.counted_events() > MAX_UNCOMMITTED_EVENTS
@@ -196,7 +196,7 @@ pub fn commit_due(batch: &Batch, age: Duration, may_retry: bool) -> bool {
 
 /// The time budget of a long job's next step, given how long ago a quick request was last
 /// answered.
-pub fn step_time(since_quick: Option<Duration>) -> Duration {
+pub(crate) fn step_time(since_quick: Option<Duration>) -> Duration {
     if since_quick.is_some_and(|d| d < QUICK_STREAM_GAP) {
         BUSY_STEP_TIME
     } else {

@@ -12,7 +12,7 @@ pub const SCHEMA_VERSION: i64 = 5;
 
 /// Sets the connection pragmas: WAL (so a crash never leaves a half-written page) with
 /// `synchronous=FULL` (so a committed transaction survives power loss).
-pub fn configure(conn: &Connection) -> Result<()> {
+pub(crate) fn configure(conn: &Connection) -> Result<()> {
     let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         log::warn!("SQLite refused WAL mode (journal_mode is {mode}); continuing");
@@ -37,7 +37,7 @@ pub fn configure(conn: &Connection) -> Result<()> {
 /// step and the long-events index in one transaction (one commit, so one pair of fsyncs
 /// instead of seven: startup on an empty database took 17 ms against the reference's 5),
 /// which leaves exactly the schema the steps one by one leave.
-pub fn migrate(conn: &mut Connection) -> Result<i64> {
+pub(crate) fn migrate(conn: &mut Connection) -> Result<i64> {
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found > SCHEMA_VERSION {
         return Err(DatastoreError::UnsupportedDbVersion(found, SCHEMA_VERSION));
@@ -115,13 +115,13 @@ pub fn migrate(conn: &mut Connection) -> Result<i64> {
 /// [`LONG_EVENTS_INDEX`] instead of walking the main index back to their start (see
 /// `range_read.rs`). The number also stands, as a literal, in `long_event_condition!`
 /// (SQLite uses a partial index only for a query that repeats its condition).
-pub const LONG_EVENT_NS: i64 = 3_600_000_000_000;
+pub(crate) const LONG_EVENT_NS: i64 = 3_600_000_000_000;
 
 /// A partial index of the long events only, by bucket and end: a handful of rows per day at
 /// most (AFK nights, a window left open), so it costs writes almost nothing. Not part of the
 /// reference's schema; the reference opens and maintains a file that has it like any other
 /// index, and `user_version` stays 5.
-pub const LONG_EVENTS_INDEX: &str = concat!(
+pub(crate) const LONG_EVENTS_INDEX: &str = concat!(
     "CREATE INDEX IF NOT EXISTS events_long_by_end
      ON events(bucketrow, endtime, starttime) WHERE ",
     long_event_condition!()
@@ -129,14 +129,14 @@ pub const LONG_EVENTS_INDEX: &str = concat!(
 
 /// Creates [`LONG_EVENTS_INDEX`] if the file lacks it (once per file: a new database, or one
 /// written by the reference, where building it reads every event once).
-pub fn ensure_long_events_index(conn: &Connection) -> Result<()> {
+pub(crate) fn ensure_long_events_index(conn: &Connection) -> Result<()> {
     conn.execute_batch(LONG_EVENTS_INDEX)?;
     Ok(())
 }
 
 /// Event ids above this are never handed out: far enough from `i64::MAX` that the
 /// `AUTOINCREMENT` sequence can never run out (2^62 ids leave 2^62 more inserts).
-pub const MAX_EVENT_ID: i64 = 1 << 62;
+pub(crate) const MAX_EVENT_ID: i64 = 1 << 62;
 
 /// Undoes what a client-chosen id may have done to the event id sequence in a file written
 /// by another server (HAZARDS 18: the reference stores any unused id it is given, and an
@@ -146,7 +146,7 @@ pub const MAX_EVENT_ID: i64 = 1 << 62;
 /// kept; only the id changes, and this is logged), and the sequence is set back to the
 /// highest id in use. Costs two index look-ups when there is nothing to repair, so it runs
 /// at every open.
-pub fn repair_id_sequence(conn: &mut Connection) -> Result<()> {
+pub(crate) fn repair_id_sequence(conn: &mut Connection) -> Result<()> {
     let seq: Option<i64> = conn
         .query_row(
             "SELECT seq FROM sqlite_sequence WHERE name = 'events'",

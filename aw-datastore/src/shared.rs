@@ -22,7 +22,7 @@ const UNKNOWN: u64 = u64::MAX;
 
 /// One bucket as readers see it.
 #[derive(Debug)]
-pub struct BucketShared {
+pub(crate) struct BucketShared {
     bucket: Bucket,
     /// Number of events, or [`UNKNOWN`].
     count: AtomicU64,
@@ -34,7 +34,7 @@ pub struct BucketShared {
 
 impl BucketShared {
     /// A bucket whose events are not counted yet.
-    pub fn new(mut bucket: Bucket) -> BucketShared {
+    pub(crate) fn new(mut bucket: Bucket) -> BucketShared {
         bucket.metadata = BucketMetadata::default();
         bucket.events = None;
         BucketShared {
@@ -46,22 +46,22 @@ impl BucketShared {
     }
 
     /// The bucket's fixed fields (row id, name, type, …).
-    pub fn bucket(&self) -> &Bucket {
+    pub(crate) fn bucket(&self) -> &Bucket {
         &self.bucket
     }
 
     /// Number of events; `None` until it was counted (see the module docs).
-    pub fn count(&self) -> Option<u64> {
+    pub(crate) fn count(&self) -> Option<u64> {
         Some(self.count.load(Ordering::Acquire)).filter(|&n| n != UNKNOWN)
     }
 
     /// Sets the number of events (worker only).
-    pub fn set_count(&self, n: u64) {
+    pub(crate) fn set_count(&self, n: u64) {
         self.count.store(n, Ordering::Release);
     }
 
     /// Adds `n` to the number of events, if it is known (worker only).
-    pub fn add_count(&self, n: u64) {
+    pub(crate) fn add_count(&self, n: u64) {
         let _ = self
             .count
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
@@ -70,7 +70,7 @@ impl BucketShared {
     }
 
     /// Subtracts `n` from the number of events, not below zero, if it is known (worker only).
-    pub fn sub_count(&self, n: u64) {
+    pub(crate) fn sub_count(&self, n: u64) {
         let _ = self
             .count
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
@@ -80,13 +80,13 @@ impl BucketShared {
 
     /// Widens the time span to include `[start, end]` (worker only). Like the reference, the
     /// span never shrinks when events are deleted, until the next start.
-    pub fn widen(&self, start: i64, end: i64) {
+    pub(crate) fn widen(&self, start: i64, end: i64) {
         self.start.fetch_min(start, Ordering::AcqRel);
         self.end.fetch_max(end, Ordering::AcqRel);
     }
 
     /// The bucket with its metadata as the API shows it.
-    pub fn to_bucket(&self) -> Bucket {
+    pub(crate) fn to_bucket(&self) -> Bucket {
         let mut b = self.bucket.clone();
         let (start, end) = (
             self.start.load(Ordering::Acquire),
@@ -103,11 +103,11 @@ impl BucketShared {
 }
 
 /// The published buckets by name.
-pub type BucketMap = HashMap<String, Arc<BucketShared>>;
+pub(crate) type BucketMap = HashMap<String, Arc<BucketShared>>;
 
 /// The state the worker publishes and handles read.
 #[derive(Debug, Default)]
-pub struct Shared {
+pub(crate) struct Shared {
     /// The current buckets.
     pub buckets: ArcSwap<BucketMap>,
     /// Cleared when the worker stops, so snapshot reads then fail like every other call.

@@ -22,15 +22,15 @@ use crate::store::Store;
 
 /// How long after a failed commit or replay the worker waits before trying again, so a disk
 /// that stays full costs one attempt per interval, not one per request.
-pub const RETRY_DELAY: Duration = Duration::from_secs(1);
+pub(crate) const RETRY_DELAY: Duration = Duration::from_secs(1);
 
 /// While commits fail for a full disk, acknowledged writes are held in memory up to this
 /// much; past it new writes are refused ([`DatastoreError::DiskFull`]) so that the clients
 /// keep them and send them again, and the server's memory stays bounded.
-pub const MAX_HELD_BYTES: usize = 16 << 20;
+pub(crate) const MAX_HELD_BYTES: usize = 16 << 20;
 
 /// The open transaction: its state, and the writes it holds.
-pub struct Transaction {
+pub(crate) struct Transaction {
     /// What was written since the last commit: the commit policy reads it, and it is
     /// applied again if SQLite rolls the transaction back (see `batch.rs`). The store's
     /// write operations record into it (`Store::heartbeat(tx.writes(), …)`); only the
@@ -55,7 +55,7 @@ pub struct Transaction {
 
 impl Transaction {
     /// Begins the first transaction.
-    pub fn begin(store: &Store) -> Transaction {
+    pub(crate) fn begin(store: &Store) -> Transaction {
         let mut tx = Transaction {
             batch: Batch::default(),
             started: Instant::now(),
@@ -79,27 +79,27 @@ impl Transaction {
     }
 
     /// The writes since the last commit.
-    pub fn batch(&self) -> &Batch {
+    pub(crate) fn batch(&self) -> &Batch {
         &self.batch
     }
 
     /// Where a write operation of the store records its changes.
-    pub fn writes(&mut self) -> &mut Batch {
+    pub(crate) fn writes(&mut self) -> &mut Batch {
         &mut self.batch
     }
 
     /// How long the oldest uncommitted write has waited.
-    pub fn age(&self) -> Duration {
+    pub(crate) fn age(&self) -> Duration {
         self.started.elapsed()
     }
 
     /// Whether a commit may be tried now (not within [`RETRY_DELAY`] of a failure).
-    pub fn may_retry(&self) -> bool {
+    pub(crate) fn may_retry(&self) -> bool {
         self.retry_at.is_none_or(|t| Instant::now() >= t)
     }
 
     /// How long until a commit may be tried again after a failure (zero when it may now).
-    pub fn retry_in(&self) -> Duration {
+    pub(crate) fn retry_in(&self) -> Duration {
         self.retry_at.map_or(Duration::ZERO, |t| {
             t.saturating_duration_since(Instant::now())
         })
@@ -107,7 +107,7 @@ impl Transaction {
 
     /// After a request or job step whose changes begin at batch mark `mark`: if SQLite
     /// rolled the transaction back, applies the batch up to `mark` again.
-    pub fn check(&mut self, store: &mut Store, mark: usize) {
+    pub(crate) fn check(&mut self, store: &mut Store, mark: usize) {
         if !self.open || !store.conn().is_autocommit() {
             return;
         }
@@ -127,7 +127,7 @@ impl Transaction {
     /// `Ok` when writes may run: nothing acknowledged is waiting to be applied again (after
     /// trying once more, if the retry delay allows), and while commits fail for a full
     /// disk, less than [`MAX_HELD_BYTES`] is held.
-    pub fn writable(&mut self, store: &mut Store) -> Result<()> {
+    pub(crate) fn writable(&mut self, store: &mut Store) -> Result<()> {
         if self.unsaved.is_some() && self.may_retry() {
             let _ = self.restore(store);
         }
@@ -158,7 +158,7 @@ impl Transaction {
 
     /// After the store's file changed under the transaction (a salvage: `live_salvage.rs`):
     /// begins a transaction on it and applies the whole batch again.
-    pub fn carry_over(&mut self, store: &mut Store) {
+    pub(crate) fn carry_over(&mut self, store: &mut Store) {
         self.open = false;
         self.unsaved = Some("the database file was replaced by its salvaged copy".into());
         if let Err(e) = self.restore(store) {
@@ -168,7 +168,7 @@ impl Transaction {
 
     /// Commits the batch and begins the next transaction. On failure the batch is applied
     /// again in a new transaction and kept for the next commit.
-    pub fn commit(&mut self, store: &mut Store) -> Result<()> {
+    pub(crate) fn commit(&mut self, store: &mut Store) -> Result<()> {
         if self.unsaved.is_some() {
             self.restore(store)?;
         }

@@ -39,7 +39,7 @@ use crate::transaction::Transaction;
 ///
 /// Each turn asks [`schedule::plan`] what to do next and carries it out: receive a request
 /// (and answer it, or start a long job), give a job its next step, or commit.
-pub fn run(
+pub(crate) fn run(
     mut store: Store,
     requests: Receiver<Request>,
     shared: &std::sync::Arc<Shared>,

@@ -1,4 +1,11 @@
 //! Event reads and writes: ordering, limits, ranges, clipping, counts, ids.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 mod common;
 

@@ -1,5 +1,12 @@
 //! The single worker is not monopolised: long reads and imports run in steps, and small
 //! requests are answered between them.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 mod common;
 

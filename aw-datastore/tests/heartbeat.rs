@@ -1,4 +1,11 @@
 //! Heartbeat merging: the rule, its boundaries, and the cache's invalidation.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 mod common;
 

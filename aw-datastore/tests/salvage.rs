@@ -3,6 +3,13 @@
 //! every event that a point lookup by id still reaches in the damaged file (the oracle),
 //! with its fields unchanged, put events of a lost bucket into a recovery bucket, and write
 //! a file that opens as a datastore.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 mod common;
 #[path = "common/damage.rs"]

@@ -18,17 +18,13 @@
 
 mod bucket;
 pub mod canonical;
-pub mod dirs;
 pub mod duration;
 mod event;
 mod export;
-pub mod fxhash;
 mod info;
 mod key_value;
-pub mod log_throttle;
 mod query;
 pub mod raw_event;
-pub mod sched;
 mod time_interval;
 pub mod timestamp;
 
@@ -40,3 +36,9 @@ pub use key_value::KeyValue;
 pub use query::Query;
 pub use raw_event::{EventRows, RawEvent, TextRow, TextRows};
 pub use time_interval::{TimeInterval, TimeIntervalError};
+
+/// The port an ActivityWatch server listens on, where watchers and the dashboard find it.
+pub const DEFAULT_PORT: u16 = 5600;
+
+/// The port of a server started with `--testing`, where watchers in testing mode report.
+pub const TESTING_PORT: u16 = 5666;

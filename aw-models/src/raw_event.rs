@@ -245,7 +245,7 @@ impl EventRows {
     }
 
     /// [`EventRows::write_json`] in `parts` parts, written in parallel on the current rayon
-    /// pool (the server calls this on its CPU pool, `aw_query::cpu_pool`).
+    /// pool (the server calls this on its CPU pool).
     fn write_json_in(&self, out: &mut String, parts: usize) {
         use rayon::prelude::*;
         out.push('[');

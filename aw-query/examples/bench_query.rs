@@ -6,6 +6,13 @@
 //! AFK events and ~155k browser events (Firefox and Chrome buckets) in a
 //! [`MemoryDataSource`], then times the full desktop query (categorize with 13 regex rules,
 //! both browsers) over 1 day, 1 week, 30 days and 365 days, plus two multi-period queries.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

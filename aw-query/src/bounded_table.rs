@@ -12,14 +12,14 @@ use crate::fxhash::FxHashMap;
 
 /// A map of at most `max` entries behind a lock held only to look up or insert (never while
 /// computing a value: two queries may compute the same new value at once, and keep either).
-pub struct BoundedTable<K, V> {
+pub(crate) struct BoundedTable<K, V> {
     max: usize,
     map: Mutex<FxHashMap<K, V>>,
 }
 
 impl<K: Eq + Hash, V: Clone> BoundedTable<K, V> {
     /// An empty table of at most `max` entries.
-    pub fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         BoundedTable {
             max,
             map: Mutex::new(FxHashMap::default()),
@@ -27,7 +27,7 @@ impl<K: Eq + Hash, V: Clone> BoundedTable<K, V> {
     }
 
     /// A copy of the value kept for `key`.
-    pub fn get<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<V>
+    pub(crate) fn get<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
     {
@@ -35,7 +35,7 @@ impl<K: Eq + Hash, V: Clone> BoundedTable<K, V> {
     }
 
     /// Keeps `value` for `key`, emptying the table first if it is full and `key` is new.
-    pub fn insert(&self, key: K, value: V) {
+    pub(crate) fn insert(&self, key: K, value: V) {
         if let Ok(mut map) = self.map.lock() {
             if map.len() >= self.max && !map.contains_key(&key) {
                 map.clear();
@@ -46,7 +46,7 @@ impl<K: Eq + Hash, V: Clone> BoundedTable<K, V> {
 
     /// Number of entries.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.map.lock().map_or(0, |m| m.len())
     }
 }

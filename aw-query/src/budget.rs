@@ -21,7 +21,7 @@ thread_local! {
 }
 
 /// Restores the previous budget of the thread when dropped.
-pub struct Guard {
+pub(crate) struct Guard {
     previous: Option<Instant>,
 }
 
@@ -33,7 +33,7 @@ impl Drop for Guard {
 }
 
 /// Sets the deadline of evaluations on this thread until the guard is dropped.
-pub fn enter(deadline: Option<Instant>) -> Guard {
+pub(crate) fn enter(deadline: Option<Instant>) -> Guard {
     EXPIRED.set(false);
     Guard {
         previous: DEADLINE.replace(deadline),
@@ -43,7 +43,7 @@ pub fn enter(deadline: Option<Instant>) -> Guard {
 /// Called once per item of a long loop: whether the deadline has passed (the clock is read
 /// every [`CHECK_EVERY`] calls; once it has, every later call says so at once).
 #[inline]
-pub fn expired() -> bool {
+pub(crate) fn expired() -> bool {
     if EXPIRED.get() {
         return true;
     }
@@ -59,17 +59,17 @@ pub fn expired() -> bool {
 
 /// The deadline of the evaluation on this thread (to give parts of its work run on other
 /// threads the same one).
-pub fn deadline() -> Option<Instant> {
+pub(crate) fn deadline() -> Option<Instant> {
     DEADLINE.get()
 }
 
 /// Records that the deadline has passed (found by work done for this thread elsewhere).
-pub fn mark_expired() {
+pub(crate) fn mark_expired() {
     EXPIRED.set(true);
 }
 
 /// Whether a loop on this thread found the deadline passed.
-pub fn has_expired() -> bool {
+pub(crate) fn has_expired() -> bool {
     EXPIRED.get()
 }
 

@@ -6,7 +6,7 @@ macro_rules! builtins {
     ($($variant:ident => $name:literal),* $(,)?) => {
         /// A built-in function.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum Builtin {
+        pub(crate) enum Builtin {
             $(
                 #[doc = concat!("`", $name, "`")]
                 $variant,
@@ -16,17 +16,17 @@ macro_rules! builtins {
         impl Builtin {
             /// Every built-in.
             #[cfg(test)]
-            pub const ALL: &'static [Builtin] = &[$(Builtin::$variant),*];
+            pub(crate) const ALL: &'static [Builtin] = &[$(Builtin::$variant),*];
 
             /// The name programs call it by.
-            pub fn name(self) -> &'static str {
+            pub(crate) fn name(self) -> &'static str {
                 match self {
                     $(Builtin::$variant => $name,)*
                 }
             }
 
             /// The built-in called `name`, if any.
-            pub fn from_name(name: &str) -> Option<Builtin> {
+            pub(crate) fn from_name(name: &str) -> Option<Builtin> {
                 match name {
                     $($name => Some(Builtin::$variant),)*
                     _ => None,

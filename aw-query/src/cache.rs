@@ -46,7 +46,7 @@ pub(crate) struct Key {
 
 impl Key {
     /// The key of `code` over `[start, end]`.
-    pub fn new(code: &Arc<str>, start: DateTime<Utc>, end: DateTime<Utc>) -> Key {
+    pub(crate) fn new(code: &Arc<str>, start: DateTime<Utc>, end: DateTime<Utc>) -> Key {
         Key {
             code: code.clone(),
             start,

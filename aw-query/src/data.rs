@@ -18,11 +18,11 @@ use serde_json::{Map, Number, Value};
 
 use crate::fxhash::{FxHashMap, FxHasher};
 
-pub use crate::key::Key;
+pub(crate) use crate::key::Key;
 
 /// A JSON value inside event data.
 #[derive(Clone, Debug)]
-pub enum Val {
+pub(crate) enum Val {
     /// `null`
     Null,
     /// `true` / `false`
@@ -39,11 +39,11 @@ pub enum Val {
 
 /// The size of a `serde_json::Value` (and of a map entry's overhead), for estimates of
 /// JSON forms (here and in `value.rs`).
-pub const JSON_SLOT: usize = std::mem::size_of::<serde_json::Value>() + 16;
+pub(crate) const JSON_SLOT: usize = std::mem::size_of::<serde_json::Value>() + 16;
 
 impl Val {
     /// Roughly how many bytes a `serde_json` copy of this value takes.
-    pub fn json_weight(&self) -> usize {
+    pub(crate) fn json_weight(&self) -> usize {
         match self {
             Val::Null | Val::Bool(_) | Val::Num(_) => JSON_SLOT,
             Val::Str(s) => JSON_SLOT + s.len(),
@@ -60,7 +60,7 @@ impl Val {
 /// Immutable and cheap to clone (a reference count); changes build a new object
 /// ([`Obj::patched`]).
 #[derive(Clone, Debug)]
-pub struct Obj {
+pub(crate) struct Obj {
     entries: Arc<[(Key, Val)]>,
 }
 
@@ -75,7 +75,7 @@ impl Default for Obj {
 /// Deduplicates strings (keys and string values) while converting the objects of one bucket
 /// query.
 #[derive(Default)]
-pub struct Interner {
+pub(crate) struct Interner {
     /// By hash ([`crate::fxhash::hash_str`]), so growing the map never hashes a string again.
     strings: FxHashMap<u64, Arc<str>>,
     /// Keys seen lately, by [`key_slot`]: the objects of one bucket have the same few keys,
@@ -121,7 +121,7 @@ fn sort_keys_last_wins(entries: &mut Vec<(Key, Val)>) {
 
 impl Interner {
     /// The object key `s` (see [`Key`]), found at once when it repeats object after object.
-    pub fn key(&mut self, s: &str) -> Key {
+    pub(crate) fn key(&mut self, s: &str) -> Key {
         let slot = key_slot(s);
         if let Some(Some(known)) = self.recent_keys.get(slot) {
             if **known == *s {
@@ -141,7 +141,7 @@ impl Interner {
 
     /// The shared string equal to `s` (a string whose 64-bit hash another has is simply not
     /// shared).
-    pub fn get(&mut self, s: &str) -> Arc<str> {
+    pub(crate) fn get(&mut self, s: &str) -> Arc<str> {
         use std::collections::hash_map::Entry;
         match self.strings.entry(crate::fxhash::hash_str(s)) {
             Entry::Occupied(known) if **known.get() == *s => Arc::clone(known.get()),
@@ -153,29 +153,29 @@ impl Interner {
 
 impl Obj {
     /// An empty object.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Obj::default()
     }
 
     /// Number of entries.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Whether there are no entries.
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// The value of `key`.
-    pub fn get(&self, key: &str) -> Option<&Val> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Val> {
         self.entry(key).map(|(_, v)| v)
     }
 
     /// The key as this object stores it: the same text, and possibly a particular shared
     /// allocation (`split_url_events` marks the objects it makes this way).
-    pub fn key(&self, key: &str) -> Option<&Key> {
+    pub(crate) fn key(&self, key: &str) -> Option<&Key> {
         self.entry(key).map(|(k, _)| k)
     }
 
@@ -189,13 +189,13 @@ impl Obj {
 
     /// Whether `key` is present.
     #[cfg(test)]
-    pub fn contains_key(&self, key: &str) -> bool {
+    pub(crate) fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 
     /// A copy of this object with the given keys set (replaced or added; of keys repeated in
     /// `patch` the last wins). One merge of two sorted lists.
-    pub fn patched(&self, mut patch: Vec<(Key, Val)>) -> Obj {
+    pub(crate) fn patched(&self, mut patch: Vec<(Key, Val)>) -> Obj {
         sort_keys_last_wins(&mut patch);
         let mut entries: Vec<(Key, Val)> = Vec::with_capacity(self.entries.len() + patch.len());
         let mut old = self.entries.iter().peekable();
@@ -215,40 +215,40 @@ impl Obj {
 
     /// Roughly how many bytes a `serde_json` copy of this object takes (for the memory
     /// budget: the JSON answer copies the data of every event it holds).
-    pub fn json_weight(&self) -> usize {
+    pub(crate) fn json_weight(&self) -> usize {
         self.entries.iter().fold(JSON_SLOT, |sum, (k, v)| {
             sum.saturating_add(JSON_SLOT + k.len() + v.json_weight())
         })
     }
 
     /// Whether both are the same object (not just equal).
-    pub fn ptr_eq(a: &Obj, b: &Obj) -> bool {
+    pub(crate) fn ptr_eq(a: &Obj, b: &Obj) -> bool {
         Arc::ptr_eq(&a.entries, &b.entries)
     }
 
     /// The object's address: an identity for memoising per-object work during one call
     /// (only while the object is alive).
-    pub fn addr(&self) -> usize {
+    pub(crate) fn addr(&self) -> usize {
         Arc::as_ptr(&self.entries) as *const u8 as usize
     }
 
     /// Whether other clones of this object exist.
-    pub fn is_shared(&self) -> bool {
+    pub(crate) fn is_shared(&self) -> bool {
         Arc::strong_count(&self.entries) > 1
     }
 
     /// Entries in key order.
-    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Val)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&Key, &Val)> {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
     /// Values in key order.
-    pub fn values(&self) -> impl Iterator<Item = &Val> {
+    pub(crate) fn values(&self) -> impl Iterator<Item = &Val> {
         self.entries.iter().map(|(_, v)| v)
     }
 
     /// Converts a `serde_json` object, sharing strings through `strings`.
-    pub fn from_json(map: &Map<String, Value>, strings: &mut Interner) -> Obj {
+    pub(crate) fn from_json(map: &Map<String, Value>, strings: &mut Interner) -> Obj {
         // Already sorted unless serde_json's `preserve_order` feature is enabled.
         Obj::from_entries(
             map.iter()
@@ -259,7 +259,7 @@ impl Obj {
 
     /// An object from entries in any order; of repeated keys the last wins (as in a parsed
     /// JSON map).
-    pub fn from_entries(mut entries: Vec<(Key, Val)>) -> Obj {
+    pub(crate) fn from_entries(mut entries: Vec<(Key, Val)>) -> Obj {
         sort_keys_last_wins(&mut entries);
         Obj {
             entries: Arc::from(entries),
@@ -267,7 +267,7 @@ impl Obj {
     }
 
     /// Converts back to a `serde_json` object (keys inserted in sorted order).
-    pub fn to_json(&self) -> Map<String, Value> {
+    pub(crate) fn to_json(&self) -> Map<String, Value> {
         let mut map = Map::new();
         for (k, v) in self.entries.iter() {
             map.insert(k.to_string(), v.to_json());
@@ -276,7 +276,7 @@ impl Obj {
     }
 
     /// Whether both objects serialise to the same JSON text.
-    pub fn text_eq(&self, other: &Obj) -> bool {
+    pub(crate) fn text_eq(&self, other: &Obj) -> bool {
         self.entries.len() == other.entries.len()
             && self
                 .entries
@@ -286,7 +286,7 @@ impl Obj {
     }
 
     /// Whether this object serialises to the same JSON text as a `serde_json` object.
-    pub fn text_eq_json(&self, other: &Map<String, Value>) -> bool {
+    pub(crate) fn text_eq_json(&self, other: &Map<String, Value>) -> bool {
         self.entries.len() == other.len()
             && self
                 .entries
@@ -296,7 +296,7 @@ impl Obj {
     }
 
     /// A hash consistent with [`Obj::text_eq`].
-    pub fn hash_into(&self, h: &mut FxHasher) {
+    pub(crate) fn hash_into(&self, h: &mut FxHasher) {
         h.write_usize(self.entries.len());
         for (k, v) in self.entries.iter() {
             h.write(k.as_bytes());
@@ -307,7 +307,7 @@ impl Obj {
 
     /// Builds an object from string pairs (tests).
     #[cfg(test)]
-    pub fn from_pairs(pairs: &[(&str, Val)]) -> Obj {
+    pub(crate) fn from_pairs(pairs: &[(&str, Val)]) -> Obj {
         Obj::new().patched(
             pairs
                 .iter()
@@ -328,13 +328,13 @@ impl std::ops::Index<&str> for Obj {
 
 impl Val {
     /// A string value.
-    pub fn str(s: &str) -> Val {
+    pub(crate) fn str(s: &str) -> Val {
         Val::Str(Arc::from(s))
     }
 
     /// The string, if this is one.
     #[cfg(test)]
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Val::Str(s) => Some(s),
             _ => None,
@@ -342,7 +342,7 @@ impl Val {
     }
 
     /// Converts a `serde_json` value, sharing strings through `strings`.
-    pub fn from_json(v: &Value, strings: &mut Interner) -> Val {
+    pub(crate) fn from_json(v: &Value, strings: &mut Interner) -> Val {
         match v {
             Value::Null => Val::Null,
             Value::Bool(b) => Val::Bool(*b),
@@ -356,7 +356,7 @@ impl Val {
     }
 
     /// Converts to a `serde_json` value.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         match self {
             Val::Null => Value::Null,
             Val::Bool(b) => Value::Bool(*b),
@@ -369,7 +369,7 @@ impl Val {
 
     /// Whether both values serialise to the same JSON text: integers never equal floats
     /// (`1` vs `1.0`), floats compare by bits (`0.0` vs `-0.0`).
-    pub fn text_eq(&self, other: &Val) -> bool {
+    pub(crate) fn text_eq(&self, other: &Val) -> bool {
         match (self, other) {
             (Val::Null, Val::Null) => true,
             (Val::Bool(a), Val::Bool(b)) => a == b,
@@ -400,7 +400,7 @@ impl Val {
 
     /// Equality where numbers compare by value (`1 == 1.0`), recursively; used by
     /// `filter_keyvals` (HAZARDS #10).
-    pub fn value_eq(&self, other: &Val) -> bool {
+    pub(crate) fn value_eq(&self, other: &Val) -> bool {
         match (self, other) {
             (Val::Num(a), Val::Num(b)) => number_value_eq(a, b),
             (Val::Arr(a), Val::Arr(b)) => {
@@ -416,7 +416,7 @@ impl Val {
     }
 
     /// A hash consistent with [`Val::text_eq`].
-    pub fn hash_into(&self, h: &mut FxHasher) {
+    pub(crate) fn hash_into(&self, h: &mut FxHasher) {
         match self {
             Val::Null => h.write_u8(0),
             Val::Bool(b) => h.write_u8(1 + u8::from(*b)),
@@ -492,7 +492,7 @@ fn float_is_integer(f: f64, i: i128) -> bool {
 }
 
 /// Hash of a `serde_json` object, for interning whole objects before converting them.
-pub fn hash_json_object(map: &Map<String, Value>) -> u64 {
+pub(crate) fn hash_json_object(map: &Map<String, Value>) -> u64 {
     let mut h = FxHasher::default();
     hash_json_entries(&mut h, map);
     h.finish()

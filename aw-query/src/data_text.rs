@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 /// Parses `text`, which must be a JSON object, into an [`Obj`] whose keys and strings come
 /// from `strings`. Fails like `serde_json::from_str::<Map<String, Value>>` would.
-pub fn parse_obj(text: &str, strings: &mut Interner) -> serde_json::Result<Obj> {
+pub(crate) fn parse_obj(text: &str, strings: &mut Interner) -> serde_json::Result<Obj> {
     let mut de = serde_json::Deserializer::from_str(text);
     let obj = ObjSeed(strings).deserialize(&mut de)?;
     de.end()?;

@@ -46,7 +46,7 @@ impl fmt::Display for QueryError {
 impl std::error::Error for QueryError {}
 
 /// Shorthand used throughout the crate.
-pub type QueryResult<T> = Result<T, QueryError>;
+pub(crate) type QueryResult<T> = Result<T, QueryError>;
 
 #[cfg(test)]
 mod tests {

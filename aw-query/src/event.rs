@@ -13,11 +13,11 @@ use crate::data::{hash_json_object, Interner, Key, Obj, Val};
 use crate::fxhash::FxHashMap;
 
 /// The data object of an event.
-pub type Data = Obj;
+pub(crate) type Data = Obj;
 
 /// One event inside the interpreter: like [`aw_models::Event`] but cheap to copy.
 #[derive(Clone, Debug)]
-pub struct QEvent {
+pub(crate) struct QEvent {
     /// Database id; `None` for events synthesised by a transform.
     pub id: Option<i64>,
     /// Start, nanoseconds since the Unix epoch.
@@ -31,7 +31,7 @@ pub struct QEvent {
 impl QEvent {
     /// An event without an id.
     #[cfg(test)]
-    pub fn new(start: i64, duration: i64, data: Data) -> Self {
+    pub(crate) fn new(start: i64, duration: i64, data: Data) -> Self {
         QEvent {
             id: None,
             start,
@@ -41,28 +41,28 @@ impl QEvent {
     }
 
     /// The end instant (`start + duration`), saturating.
-    pub fn end(&self) -> i64 {
+    pub(crate) fn end(&self) -> i64 {
         self.start.saturating_add(self.duration)
     }
 
     /// Sets the end, keeping the start.
-    pub fn set_end(&mut self, end: i64) {
+    pub(crate) fn set_end(&mut self, end: i64) {
         self.duration = end.saturating_sub(self.start);
     }
 
     /// Whether two events have equal data (cheap when they share it).
-    pub fn same_data(&self, other: &QEvent) -> bool {
+    pub(crate) fn same_data(&self, other: &QEvent) -> bool {
         Data::ptr_eq(&self.data, &other.data) || self.data.text_eq(&other.data)
     }
 
     /// Equality as the `==` operator defines it: timestamp, duration and data, not the id.
-    pub fn query_eq(&self, other: &QEvent) -> bool {
+    pub(crate) fn query_eq(&self, other: &QEvent) -> bool {
         self.start == other.start && self.duration == other.duration && self.same_data(other)
     }
 
     /// The JSON form `{"data", "duration", "id", "timestamp"}` (keys in that sorted order;
     /// data keys sorted as well).
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut ts = String::with_capacity(32);
         timestamp::write_ns(&mut ts, self.start);
         let mut obj = Map::new();
@@ -89,8 +89,8 @@ impl QEvent {
 /// data by address, lets `categorize`/`split_url_events` work once per distinct object and
 /// lets `merge_events_by_keys` group by address. Sharing is invisible to the language: data
 /// objects are immutable.
-pub fn intern(events: Vec<Event>) -> Vec<QEvent> {
-    let parts = crate::cpu_pool::threads()
+pub(crate) fn intern(events: Vec<Event>) -> Vec<QEvent> {
+    let parts = crate::parts::threads()
         .min(events.len() / PARALLEL_CHUNK)
         .max(1);
     intern_in(events, parts)
@@ -105,8 +105,7 @@ fn intern_in(events: Vec<Event>, parts: usize) -> Vec<QEvent> {
         // part shares objects only within itself, which costs little sharing.
         use rayon::prelude::*;
         let chunk = events.len().div_ceil(parts);
-        let done: Vec<Vec<QEvent>> =
-            crate::cpu_pool::install(|| events.par_chunks(chunk).map(intern_slice).collect());
+        let done: Vec<Vec<QEvent>> = events.par_chunks(chunk).map(intern_slice).collect();
         done.into_iter().flatten().collect()
     };
     // The source's objects are no longer needed; freeing them is slow, so not here.
@@ -120,7 +119,7 @@ fn intern_in(events: Vec<Event>, parts: usize) -> Vec<QEvent> {
 /// a JSON object are skipped with a warning per distinct text, and rows whose text is not
 /// UTF-8 with a warning each (one damaged row must not fail a query). Returns the events and
 /// the bytes of data text they came from.
-pub fn intern_rows(
+pub(crate) fn intern_rows(
     parts: impl Iterator<Item = Result<aw_models::TextRows, crate::DataSourceError>>,
 ) -> Result<(Vec<QEvent>, usize), crate::DataSourceError> {
     use std::collections::hash_map::Entry;
@@ -243,16 +242,16 @@ fn intern_slice(events: &[Event]) -> Vec<QEvent> {
 /// Objects held by one event only (most browser events) are not remembered: no later event
 /// can have them, and the map stays small. Use it within one call that allocates no data
 /// objects, so a remembered address is never that of a new object.
-pub struct PerObject<T>(FxHashMap<usize, T>);
+pub(crate) struct PerObject<T>(FxHashMap<usize, T>);
 
 impl<T: Copy> PerObject<T> {
     /// An empty memo.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         PerObject(FxHashMap::default())
     }
 
     /// `compute(data)`, remembered for a shared `data`.
-    pub fn get(&mut self, data: &Data, compute: impl FnOnce(&Data) -> T) -> T {
+    pub(crate) fn get(&mut self, data: &Data, compute: impl FnOnce(&Data) -> T) -> T {
         if data.is_shared() {
             *self.0.entry(data.addr()).or_insert_with(|| compute(data))
         } else {
@@ -262,12 +261,12 @@ impl<T: Copy> PerObject<T> {
 }
 
 /// Fields to set in an event's data.
-pub type Patch = Vec<(Key, Val)>;
+pub(crate) type Patch = Vec<(Key, Val)>;
 
 /// Applies `patch_for` to the data of every event, computing it once per distinct shared data
 /// object: events that shared data before share the patched data after. `patch_for` returns
 /// `None` when the data should stay as it is.
-pub fn patch_data(events: &mut [QEvent], mut patch_for: impl FnMut(&Data) -> Option<Patch>) {
+pub(crate) fn patch_data(events: &mut [QEvent], mut patch_for: impl FnMut(&Data) -> Option<Patch>) {
     // Address of an original shared object → (that object, kept alive so its address cannot
     // be reused during the call; its patched replacement, if any).
     let mut done: FxHashMap<usize, (Data, Option<Data>)> = FxHashMap::default();

@@ -18,7 +18,7 @@ use crate::value::{DataType, MAX_VALUE_DEPTH};
 /// Built-in functions are not stored in the environment; a name that is not a variable
 /// falls back to the built-in of that name, which gives the same semantics (assigning to the
 /// name shadows the built-in) without filling a map for every period.
-pub struct Interpreter<'a> {
+pub(crate) struct Interpreter<'a> {
     vars: HashMap<String, DataType>,
     ds: &'a dyn DataSource,
     state: RunState,
@@ -41,7 +41,11 @@ pub struct Interpreter<'a> {
 impl<'a> Interpreter<'a> {
     /// A fresh environment for `period`: `TIMEINTERVAL` is set to it with `+00:00` offsets.
     /// What it holds is charged to `budget`, the request's.
-    pub fn new(ds: &'a dyn DataSource, period: &TimeInterval, budget: Arc<MemoryBudget>) -> Self {
+    pub(crate) fn new(
+        ds: &'a dyn DataSource,
+        period: &TimeInterval,
+        budget: Arc<MemoryBudget>,
+    ) -> Self {
         let mut vars = HashMap::new();
         vars.insert(
             "TIMEINTERVAL".to_string(),
@@ -64,7 +68,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Stops evaluation with [`QueryError::Timeout`] once `deadline` has passed.
-    pub fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
+    pub(crate) fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
         self.deadline = deadline;
         self
     }
@@ -84,7 +88,7 @@ impl<'a> Interpreter<'a> {
     ///
     /// The returned [`Charge`] holds the estimated size of the answer's JSON form (checked
     /// against the budget): keep it until the JSON is built and sent on.
-    pub fn run(mut self, program: &[Stmt]) -> QueryResult<(DataType, Charge)> {
+    pub(crate) fn run(mut self, program: &[Stmt]) -> QueryResult<(DataType, Charge)> {
         // The transforms' loops check the same deadline (`budget.rs`).
         let _budget = crate::budget::enter(self.deadline);
         self.block(program)?;
@@ -287,7 +291,7 @@ fn check_depth(v: DataType) -> QueryResult<DataType> {
 
 /// The `==` operator: values of the same type compare deeply; None == None is false;
 /// different types are an error.
-pub fn equals(a: &DataType, b: &DataType) -> QueryResult<bool> {
+pub(crate) fn equals(a: &DataType, b: &DataType) -> QueryResult<bool> {
     use DataType as D;
     match (a, b) {
         (D::None, D::None) => Ok(false),

@@ -18,14 +18,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// At most this many distinct keys are interned for the life of the process.
-pub const MAX_KEYS: usize = 16_384;
+pub(crate) const MAX_KEYS: usize = 16_384;
 
 /// Keys longer than this are not interned.
-pub const MAX_KEY_LEN: usize = 64;
+pub(crate) const MAX_KEY_LEN: usize = 64;
 
 /// An object key. Compare with `==` (by text); [`Key::same`] tells allocations apart.
 #[derive(Clone, Debug)]
-pub enum Key {
+pub(crate) enum Key {
     /// A key of the process-wide table, or one of a transform's own ([`Key::distinct`]).
     Interned(&'static String),
     /// A key beyond the table's bound.
@@ -44,7 +44,7 @@ fn table() -> &'static Mutex<HashMap<&'static str, &'static String>> {
 impl Key {
     /// The key `s`: from the process-wide table while it has room. (Callers on hot paths go
     /// through `data::Interner::key`, which asks here once per distinct key.)
-    pub fn new(s: &str) -> Key {
+    pub(crate) fn new(s: &str) -> Key {
         if s.len() <= MAX_KEY_LEN {
             if let Ok(mut known) = table().lock() {
                 if let Some(k) = known.get(s) {
@@ -64,12 +64,12 @@ impl Key {
     /// [`Key::same`] tells apart (`split_url_events` marks the objects it makes with such
     /// keys). Each call keeps a copy of `s` for the life of the process: call it once per
     /// key, from a `static`.
-    pub fn distinct(s: &str) -> Key {
+    pub(crate) fn distinct(s: &str) -> Key {
         Key::Interned(Box::leak(Box::new(s.to_string())))
     }
 
     /// Whether both are the very same key (the same allocation), not just equal texts.
-    pub fn same(a: &Key, b: &Key) -> bool {
+    pub(crate) fn same(a: &Key, b: &Key) -> bool {
         let (a, b): (&str, &str) = (a, b);
         std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()
     }

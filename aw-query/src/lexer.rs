@@ -8,7 +8,7 @@ use std::fmt;
 
 /// A token kind with its payload.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Tok {
+pub(crate) enum Tok {
     /// `if`
     If,
     /// `elif`
@@ -61,7 +61,7 @@ pub enum Tok {
 
 impl Tok {
     /// The kind's name as shown in "expected …" lists.
-    pub fn kind_name(&self) -> &'static str {
+    pub(crate) fn kind_name(&self) -> &'static str {
         match self {
             Tok::If => "If",
             Tok::Elif => "Elif",
@@ -105,7 +105,7 @@ impl fmt::Display for Tok {
 
 /// A token with its byte span and 1-based line.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Token {
+pub(crate) struct Token {
     /// What was read.
     pub tok: Tok,
     /// First byte.
@@ -117,7 +117,7 @@ pub struct Token {
 }
 
 /// Splits `src` into tokens, stopping silently at the first unrecognised character.
-pub fn tokenize(src: &str) -> Vec<Token> {
+pub(crate) fn tokenize(src: &str) -> Vec<Token> {
     let bytes = src.as_bytes();
     let mut tokens = Vec::new();
     let mut i = 0;

@@ -20,20 +20,21 @@
 //! * every recursive walk is bounded by [`MAX_NESTING`] (syntax) and a value depth limit, and
 //!   runs on a thread with [`EVAL_STACK`], so no input can overflow the stack; no input makes
 //!   the interpreter panic;
-//! * several periods are evaluated in parallel on the process's one CPU pool (see
-//!   [`cpu_pool`]), which the server also uses for the queries themselves.
+//! * several periods, and long lists within a period, are worked on in parallel on the
+//!   rayon pool the caller runs the query on (the server's CPU pool, `aw-server/src/cpu.rs`);
+//!   called from any other thread, a query runs on that thread alone (see `parts::threads`).
 
 mod bounded_table;
 mod budget;
 mod builtin;
 mod cache;
-pub mod cpu_pool;
 mod data;
 mod data_text;
 mod datasource;
 mod error;
 mod event;
 mod functions;
+mod fxhash;
 mod interpreter;
 mod key;
 mod lexer;
@@ -48,8 +49,6 @@ mod regex_cache;
 mod transforms;
 mod value;
 
-use aw_models::fxhash;
-
 pub use cache::{CacheStats, ResultCache, DEFAULT_CACHE_BYTES};
 pub use datasource::{DataSource, DataSourceError, MemoryDataSource, RowChunks};
 pub use error::QueryError;
@@ -58,7 +57,7 @@ pub use parser::MAX_NESTING;
 pub use value::MAX_VALUE_DEPTH;
 
 /// The stack size of every thread that parses, evaluates, serialises or drops query values
-/// (the server's query pool, the per-period threads, the reaper). The recursive walks are
+/// (the server's CPU pool, the reaper, the parser's thread for deep input). The recursive walks are
 /// bounded by [`MAX_NESTING`] and the value depth limit, which need a few MB at most in a
 /// release build; debug builds use far larger frames, hence the margin. It is reserved
 /// address space: only the pages a walk touches are ever committed.

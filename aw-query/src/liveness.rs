@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use crate::parser::{Expr, Stmt};
 
 /// Sets `movable` on every variable read that is the last use of its value.
-pub fn mark_last_uses(program: &mut [Stmt]) {
+pub(crate) fn mark_last_uses(program: &mut [Stmt]) {
     let mut live = HashSet::new();
     block(program, &mut live);
 }

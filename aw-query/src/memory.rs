@@ -26,23 +26,23 @@ pub const MAX_QUERY_MEMORY: usize = 1 << 30;
 
 /// What the evaluations of one request hold, together.
 #[derive(Debug, Default)]
-pub struct MemoryBudget {
+pub(crate) struct MemoryBudget {
     used: AtomicUsize,
 }
 
 impl MemoryBudget {
     /// A budget for one request.
-    pub fn new() -> Arc<MemoryBudget> {
+    pub(crate) fn new() -> Arc<MemoryBudget> {
         Arc::default()
     }
 
     /// The bytes charged now (for tests and logs).
-    pub fn used(&self) -> usize {
+    pub(crate) fn used(&self) -> usize {
         self.used.load(Ordering::Acquire)
     }
 
     /// Whether `more` bytes would fit beside what is charged now.
-    pub fn check(&self, more: usize) -> QueryResult<()> {
+    pub(crate) fn check(&self, more: usize) -> QueryResult<()> {
         let total = self.used().saturating_add(more);
         if total > MAX_QUERY_MEMORY {
             return Err(QueryError::MemoryLimit(format!(
@@ -58,19 +58,19 @@ impl MemoryBudget {
 /// One evaluation's share of a [`MemoryBudget`]: set to what the evaluation holds now, and
 /// given back when it ends (dropped).
 #[derive(Debug)]
-pub struct Charge {
+pub(crate) struct Charge {
     budget: Arc<MemoryBudget>,
     bytes: usize,
 }
 
 impl Charge {
     /// A share of `budget`, holding nothing yet.
-    pub fn new(budget: Arc<MemoryBudget>) -> Charge {
+    pub(crate) fn new(budget: Arc<MemoryBudget>) -> Charge {
         Charge { budget, bytes: 0 }
     }
 
     /// Sets the share to `bytes` and checks that `more` bytes would still fit.
-    pub fn set(&mut self, bytes: usize, more: usize) -> QueryResult<()> {
+    pub(crate) fn set(&mut self, bytes: usize, more: usize) -> QueryResult<()> {
         if bytes >= self.bytes {
             self.budget
                 .used

@@ -17,7 +17,7 @@ pub const MAX_NESTING: usize = 10_000;
 
 /// A binary operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
+pub(crate) enum BinOp {
     /// `+`
     Add,
     /// `-`
@@ -34,7 +34,7 @@ pub enum BinOp {
 
 /// An expression.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Expr {
+pub(crate) enum Expr {
     /// A number literal.
     Number(f64),
     /// A boolean literal.
@@ -71,7 +71,7 @@ pub enum Expr {
 
 /// A statement.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Stmt {
+pub(crate) enum Stmt {
     /// `name = expr;`
     Assign(String, Expr),
     /// `expr;`, evaluated for its effect.
@@ -93,7 +93,7 @@ pub enum Stmt {
 }
 
 /// Parses a whole program.
-pub fn parse(src: &str) -> QueryResult<Vec<Stmt>> {
+pub(crate) fn parse(src: &str) -> QueryResult<Vec<Stmt>> {
     let mut p = Parser {
         toks: tokenize(src),
         pos: 0,

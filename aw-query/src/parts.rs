@@ -1,4 +1,5 @@
-//! Per-event transforms over a year of events, split over the CPU pool's threads.
+//! Per-event transforms over a year of events, split over the threads of the rayon pool the
+//! query runs on (the server's CPU pool).
 //!
 //! `categorize`, `split_url_events` and `merge_events_by_keys` each walk every event of a
 //! long list on one thread while the other cores wait (a cold 365-day desktop query spent
@@ -12,14 +13,39 @@ use rayon::prelude::*;
 
 use crate::event::QEvent;
 
+/// The number of threads parallel work is split over: those of the rayon pool the calling
+/// thread belongs to, or 1 on any other thread. The caller chooses the pool by running the
+/// query on it, and a query called elsewhere (an async worker, a test) never starts rayon's
+/// global pool beside the server's one.
+pub(crate) fn threads() -> usize {
+    match rayon::current_thread_index() {
+        Some(_) => rayon::current_num_threads(),
+        None => 1,
+    }
+}
+
+/// Runs `f` on a pool of four threads, as the server runs a query on its CPU pool, so that
+/// tests reach the parallel paths on any machine.
+#[cfg(test)]
+pub(crate) fn on_test_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .expect("a test pool")
+    })
+    .install(f)
+}
+
 /// Below this many events a list is worked on in one part, on the calling thread: the
 /// hand-over to other threads would cost more than it saves.
-pub const MIN_PARALLEL_EVENTS: usize = 20_000;
+pub(crate) const MIN_PARALLEL_EVENTS: usize = 20_000;
 
 /// Runs `work` on contiguous parts of `events`, in parallel on the CPU pool, each part with
 /// a state from `state`; returns the states in the order of the parts. If a part finds the
 /// deadline passed, the calling thread sees it too ([`crate::budget::has_expired`]).
-pub fn for_parts<S: Send>(
+pub(crate) fn for_parts<S: Send>(
     events: &mut [QEvent],
     state: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, &mut [QEvent]) + Sync,
@@ -31,7 +57,7 @@ pub fn for_parts<S: Send>(
 }
 
 /// [`for_parts`] for work that only reads the events (a list shared with a variable).
-pub fn for_read_parts<S: Send>(
+pub(crate) fn for_read_parts<S: Send>(
     events: &[QEvent],
     state: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, &[QEvent]) + Sync,
@@ -46,14 +72,14 @@ pub fn for_read_parts<S: Send>(
 /// events, in parallel on the CPU pool: one share per pool thread, or one on the calling
 /// thread for a short list. For work divided by something other than position, such as
 /// a group's hash, where every share reads the whole list and keeps its own items.
-pub fn for_shares<S: Send>(
+pub(crate) fn for_shares<S: Send>(
     n: usize,
     state: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, usize, usize) + Sync,
 ) -> Vec<S> {
     match part_len(n) {
         Some(_) => {
-            let shares = crate::cpu_pool::threads();
+            let shares = threads();
             in_parallel((0..shares).into_par_iter(), state, |s, share| {
                 work(s, share, shares)
             })
@@ -65,7 +91,7 @@ pub fn for_shares<S: Send>(
 /// The length of the parts a list of `n` events is cut into, or `None` for one part on the
 /// calling thread.
 fn part_len(n: usize) -> Option<usize> {
-    let threads = crate::cpu_pool::threads();
+    let threads = threads();
     (threads > 1 && n >= MIN_PARALLEL_EVENTS).then(|| n.div_ceil(threads))
 }
 
@@ -83,16 +109,14 @@ fn in_parallel<P: IndexedParallelIterator, S: Send>(
     work: impl Fn(&mut S, P::Item) + Sync,
 ) -> Vec<S> {
     let deadline = crate::budget::deadline();
-    let done: Vec<(S, bool)> = crate::cpu_pool::install(|| {
-        parts
-            .map(|part| {
-                let _budget = crate::budget::enter(deadline);
-                let mut s = state();
-                work(&mut s, part);
-                (s, crate::budget::has_expired())
-            })
-            .collect()
-    });
+    let done: Vec<(S, bool)> = parts
+        .map(|part| {
+            let _budget = crate::budget::enter(deadline);
+            let mut s = state();
+            work(&mut s, part);
+            (s, crate::budget::has_expired())
+        })
+        .collect();
     if done.iter().any(|(_, expired)| *expired) {
         crate::budget::mark_expired();
     }
@@ -156,6 +180,11 @@ mod tests {
 
     #[test]
     fn long_lists_give_what_one_thread_gives() {
+        on_test_pool(long_lists_give_what_one_thread_gives_on_a_pool);
+    }
+
+    fn long_lists_give_what_one_thread_gives_on_a_pool() {
+        assert_eq!(threads(), 4);
         let rules = RuleSet::new(vec![
             Rule {
                 regex: Some(fancy_regex::Regex::new("code|title 1").unwrap()),
@@ -227,6 +256,13 @@ mod tests {
 
     #[test]
     fn every_event_is_worked_on_once_in_order_of_parts() {
+        on_test_pool(every_event_is_worked_on_once_on_a_pool);
+        // Off a pool: one part, on this thread.
+        assert_eq!(threads(), 1);
+        every_event_is_worked_on_once_on_a_pool();
+    }
+
+    fn every_event_is_worked_on_once_on_a_pool() {
         for n in [0, 5, MIN_PARALLEL_EVENTS + 7] {
             let mut events: Vec<QEvent> = (0..n).map(|i| ev(i as f64, 1.0, &[])).collect();
             let states = for_parts(

@@ -26,7 +26,7 @@ pub(crate) struct Program {
 
 impl Program {
     /// Parses `code` (the request's lines joined with `"\n"`).
-    pub fn parse(code: &str) -> QueryResult<Program> {
+    pub(crate) fn parse(code: &str) -> QueryResult<Program> {
         let mut stmts = parse(code)?;
         mark_last_uses(&mut stmts);
         Ok(Program { stmts })
@@ -35,7 +35,7 @@ impl Program {
     /// Evaluates the program for one period in a fresh environment and serialises `RETURN`;
     /// fails with [`QueryError::Timeout`] once `deadline` passes, and with
     /// [`QueryError::MemoryLimit`] when the request would pass its memory `budget`.
-    pub fn run_until(
+    pub(crate) fn run_until(
         &self,
         period: &TimeInterval,
         ds: &dyn DataSource,
@@ -55,7 +55,7 @@ impl Program {
     /// several) and returns the results in period order. The first failing period (in
     /// period order) fails the whole call; later periods are then not started. Fails with
     /// [`QueryError::Timeout`] once `deadline` passes.
-    pub fn run_all_until(
+    pub(crate) fn run_all_until(
         &self,
         periods: &[TimeInterval],
         ds: &dyn DataSource,
@@ -71,7 +71,7 @@ impl Program {
     /// (`cache.rs`). Every period is looked up first, and `code` is parsed only if one is
     /// missing: a dashboard reload whose periods are all cached parses nothing. (Only
     /// programs that parsed are ever stored, so a cached program is a valid one.)
-    pub fn run_all_cached(
+    pub(crate) fn run_all_cached(
         code: &str,
         periods: &[TimeInterval],
         ds: &dyn DataSource,
@@ -113,33 +113,31 @@ pub(crate) fn to_text(value: &Value) -> QueryResult<Arc<str>> {
         .map_err(|e| QueryError::InvalidType(format!("result is not serialisable: {e}")))
 }
 
-/// Runs `run` for every period (in parallel on the CPU pool when there are several) and
+/// Runs `run` for every period (in parallel on the caller's rayon pool when there are several) and
 /// returns the results in period order. The first failing period (in period order) fails
 /// the whole call; later periods are then not started.
 fn each_period<P: Sync, T: Send>(
     periods: &[P],
     run: impl Fn(&P) -> QueryResult<T> + Sync,
 ) -> QueryResult<Vec<T>> {
-    if periods.len() <= 1 || crate::cpu_pool::threads() <= 1 {
+    if periods.len() <= 1 || crate::parts::threads() <= 1 {
         return periods.iter().map(run).collect();
     }
     let first_error = AtomicUsize::new(usize::MAX);
-    let results: Vec<Option<QueryResult<T>>> = crate::cpu_pool::install(|| {
-        periods
-            .par_iter()
-            .enumerate()
-            .map(|(i, period)| {
-                if i > first_error.load(Ordering::Relaxed) {
-                    return None;
-                }
-                let r = run(period);
-                if r.is_err() {
-                    first_error.fetch_min(i, Ordering::Relaxed);
-                }
-                Some(r)
-            })
-            .collect()
-    });
+    let results: Vec<Option<QueryResult<T>>> = periods
+        .par_iter()
+        .enumerate()
+        .map(|(i, period)| {
+            if i > first_error.load(Ordering::Relaxed) {
+                return None;
+            }
+            let r = run(period);
+            if r.is_err() {
+                first_error.fetch_min(i, Ordering::Relaxed);
+            }
+            Some(r)
+        })
+        .collect();
     let mut out = Vec::with_capacity(results.len());
     for r in results {
         match r {

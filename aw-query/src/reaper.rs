@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 type Garbage = Box<dyn Send>;
 
 /// Below this many elements, dropping inline is cheaper than handing over.
-pub const DEFER_THRESHOLD: usize = 4096;
+pub(crate) const DEFER_THRESHOLD: usize = 4096;
 
 static REAPER: OnceLock<Option<Sender<Garbage>>> = OnceLock::new();
 
@@ -38,7 +38,7 @@ fn reaper() -> Option<&'static Sender<Garbage>> {
 }
 
 /// Drops `value` on the background thread (or right here if there is none).
-pub fn drop_later<T: Send + 'static>(value: T) {
+pub(crate) fn drop_later<T: Send + 'static>(value: T) {
     if let Some(tx) = reaper() {
         // A send only fails if the thread is gone; the value then drops here.
         let _ = tx.send(Box::new(value));
@@ -46,7 +46,7 @@ pub fn drop_later<T: Send + 'static>(value: T) {
 }
 
 /// [`drop_later`] for vectors large enough to be worth it; small ones drop inline.
-pub fn drop_vec_later<T: Send + 'static>(v: Vec<T>) {
+pub(crate) fn drop_vec_later<T: Send + 'static>(v: Vec<T>) {
     if v.len() >= DEFER_THRESHOLD {
         drop_later(v);
     }

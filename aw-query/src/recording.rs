@@ -32,7 +32,7 @@ pub(crate) struct Recording<'a> {
 
 impl<'a> Recording<'a> {
     /// Records the reads made from `inner`.
-    pub fn new(inner: &'a dyn DataSource) -> Recording<'a> {
+    pub(crate) fn new(inner: &'a dyn DataSource) -> Recording<'a> {
         Recording {
             inner,
             reads: Mutex::new(Vec::new()),
@@ -40,7 +40,7 @@ impl<'a> Recording<'a> {
     }
 
     /// The reads made so far.
-    pub fn into_reads(self) -> Vec<Read> {
+    pub(crate) fn into_reads(self) -> Vec<Read> {
         self.reads.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 

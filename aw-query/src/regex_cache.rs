@@ -18,10 +18,10 @@ use fancy_regex::Regex;
 use crate::bounded_table::BoundedTable;
 
 /// The most patterns kept.
-pub const MAX_PATTERNS: usize = 256;
+pub(crate) const MAX_PATTERNS: usize = 256;
 
 /// Longer patterns are compiled each time and not kept.
-pub const MAX_PATTERN_BYTES: usize = 4096;
+pub(crate) const MAX_PATTERN_BYTES: usize = 4096;
 
 fn table() -> &'static BoundedTable<String, Regex> {
     static TABLE: OnceLock<BoundedTable<String, Regex>> = OnceLock::new();
@@ -29,7 +29,7 @@ fn table() -> &'static BoundedTable<String, Regex> {
 }
 
 /// `pattern` compiled, from the table when it was compiled before.
-pub fn compiled(pattern: &str) -> Result<Regex, Box<fancy_regex::Error>> {
+pub(crate) fn compiled(pattern: &str) -> Result<Regex, Box<fancy_regex::Error>> {
     let keep = pattern.len() <= MAX_PATTERN_BYTES;
     if keep {
         if let Some(known) = table().get(pattern) {

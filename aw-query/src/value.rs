@@ -19,7 +19,7 @@ const DESCRIBE_BUDGET: usize = 1000;
 
 /// A query-language value.
 #[derive(Clone, Debug)]
-pub enum DataType {
+pub(crate) enum DataType {
     /// The result of `print` (there is no literal for it).
     None,
     /// `true` / `false`.
@@ -49,12 +49,12 @@ pub enum DataType {
 
 impl DataType {
     /// A list of events.
-    pub fn from_events(events: Vec<QEvent>) -> DataType {
+    pub(crate) fn from_events(events: Vec<QEvent>) -> DataType {
         DataType::Events(Arc::new(events))
     }
 
     /// The elements of a `List` or `Events` value as general values; `None` for other types.
-    pub fn into_list(self) -> Result<Vec<DataType>, DataType> {
+    pub(crate) fn into_list(self) -> Result<Vec<DataType>, DataType> {
         match self {
             DataType::List(items) => Ok(items),
             DataType::Events(events) => Ok(Arc::unwrap_or_clone(events)
@@ -66,7 +66,7 @@ impl DataType {
     }
 
     /// Short rendering for error messages, e.g. `Number(1)`, `String("a")`, `List([…])`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut out = String::new();
         self.describe_into(&mut out);
         if out.len() > DESCRIBE_BUDGET {
@@ -151,7 +151,7 @@ impl DataType {
     /// Structural equality as used inside lists and dicts and by `contains`: values of
     /// different types are simply unequal; numbers compare as floats (NaN ≠ NaN); events
     /// compare timestamp, duration and data but not id.
-    pub fn deep_eq(&self, other: &DataType) -> bool {
+    pub(crate) fn deep_eq(&self, other: &DataType) -> bool {
         match (self, other) {
             (DataType::None, DataType::None) => true,
             (DataType::Bool(a), DataType::Bool(b)) => a == b,
@@ -185,7 +185,7 @@ impl DataType {
     /// (`interpreter.rs`). Events count a fixed size each: their data is shared between
     /// copies and with equal data, so a copy of an event list costs its slots, not its data.
     /// Events lists are O(1); other lists and dicts walk their elements.
-    pub fn weight(&self) -> usize {
+    pub(crate) fn weight(&self) -> usize {
         /// A value's own slot.
         const SLOT: usize = std::mem::size_of::<DataType>();
         /// An event: id, start, duration and the pointer to its shared data.
@@ -208,7 +208,7 @@ impl DataType {
 
     /// Roughly how many bytes the JSON form ([`DataType::to_json`]) takes: unlike the value,
     /// it holds a copy of each event's data per occurrence. For the query memory budget.
-    pub fn json_weight(&self) -> usize {
+    pub(crate) fn json_weight(&self) -> usize {
         /// An event's own JSON object: four keys, the timestamp text, the numbers.
         const EVENT: usize = 320;
         use crate::data::JSON_SLOT as SLOT;
@@ -231,7 +231,7 @@ impl DataType {
     }
 
     /// Nesting depth of lists/dicts (scalars and events are 0).
-    pub fn depth(&self) -> usize {
+    pub(crate) fn depth(&self) -> usize {
         match self {
             DataType::List(items) => 1 + items.iter().map(DataType::depth).max().unwrap_or(0),
             DataType::Events(_) => 1,
@@ -243,7 +243,7 @@ impl DataType {
     /// The JSON form of a query result: numbers are always floats (NaN/±inf → null), None is
     /// `[]`, objects have sorted keys. Function values cannot be serialised and give an
     /// `InvalidType` error (the reference panics there).
-    pub fn to_json(&self) -> QueryResult<Value> {
+    pub(crate) fn to_json(&self) -> QueryResult<Value> {
         Ok(match self {
             DataType::None => Value::Array(Vec::new()),
             DataType::Bool(b) => Value::Bool(*b),

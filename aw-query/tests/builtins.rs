@@ -1,4 +1,11 @@
 //! Edge cases of every built-in function (spec §6), through `query`.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 mod common;
 

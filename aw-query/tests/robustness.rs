@@ -1,4 +1,11 @@
 //! No input may crash the process (HAZARDS #2, #11): deep nesting, deep values, random text.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 mod common;
 

@@ -1,4 +1,11 @@
 //! The observed results of QUERY.md §9, one test each.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 mod common;
 

@@ -26,12 +26,12 @@ use crossbeam_channel::{Receiver, Sender};
 use serde::{Deserialize, Serialize};
 
 /// How long after the start the first automatic backup may run.
-pub const FIRST_DELAY: Duration = Duration::from_secs(600);
+pub(crate) const FIRST_DELAY: Duration = Duration::from_secs(600);
 
 /// The `[backup]` table of config.toml.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
-pub struct BackupConfig {
+pub(crate) struct BackupConfig {
     /// Automatic backups on (the off-switch); on-demand backups work either way.
     pub enabled: bool,
     /// Where backups go (absolute, or `~/…`); default `backups` beside the database.
@@ -61,7 +61,7 @@ impl Default for BackupConfig {
 
 /// One backup file, as `GET /api/0/backups` lists it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct BackupEntry {
+pub(crate) struct BackupEntry {
     /// Its file name in the backup folder.
     pub file: String,
     /// Its size in bytes.
@@ -77,7 +77,7 @@ pub struct BackupEntry {
 
 /// The last attempt to take a backup.
 #[derive(Clone, Debug, Serialize)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     /// When it ended.
     pub time: DateTime<Utc>,
     /// The backup it wrote, if it did.
@@ -88,7 +88,7 @@ pub struct Attempt {
 
 /// What `GET /api/0/backups` answers.
 #[derive(Clone, Debug, Serialize)]
-pub struct BackupStatus {
+pub(crate) struct BackupStatus {
     /// Whether automatic backups are on.
     pub enabled: bool,
     /// The backup folder.
@@ -109,7 +109,7 @@ pub struct BackupStatus {
 
 /// Why a backup was not taken.
 #[derive(Debug, thiserror::Error)]
-pub enum BackupError {
+pub(crate) enum BackupError {
     /// Less free space than the floor would be left.
     #[error("not enough free space in {folder}: {available_mb} MiB free, the backup needs about {needed_mb} MiB and {floor_mb} MiB must stay free")]
     NoSpace {
@@ -133,7 +133,7 @@ pub enum BackupError {
 type Reply = Sender<Result<BackupEntry, BackupError>>;
 
 /// The backups of one database: settings, status and the thread.
-pub struct Backups {
+pub(crate) struct Backups {
     config: BackupConfig,
     folder: PathBuf,
     database: PathBuf,
@@ -145,9 +145,9 @@ pub struct Backups {
 }
 
 /// The backup folder for `config` and the database at `database`.
-pub fn folder_of(config: &BackupConfig, database: &Path) -> PathBuf {
+pub(crate) fn folder_of(config: &BackupConfig, database: &Path) -> PathBuf {
     match &config.folder {
-        Some(folder) => aw_models::dirs::expand_home(folder),
+        Some(folder) => aw_platform::dirs::expand_home(folder),
         None => database
             .parent()
             .unwrap_or(Path::new("."))
@@ -156,9 +156,9 @@ pub fn folder_of(config: &BackupConfig, database: &Path) -> PathBuf {
 }
 
 /// Checks `[backup]` (an error stops the start, like other bad settings).
-pub fn check_config(config: &BackupConfig) -> Result<(), String> {
+pub(crate) fn check_config(config: &BackupConfig) -> Result<(), String> {
     if let Some(folder) = &config.folder {
-        if !aw_models::dirs::expand_home(folder).is_absolute() {
+        if !aw_platform::dirs::expand_home(folder).is_absolute() {
             return Err(format!(
                 "[backup] folder '{}' is not an absolute path",
                 folder.display()
@@ -178,7 +178,7 @@ pub fn check_config(config: &BackupConfig) -> Result<(), String> {
 
 impl Backups {
     /// The backups of the database at `database` with `config` (already checked).
-    pub fn new(config: &BackupConfig, database: &Path) -> Backups {
+    pub(crate) fn new(config: &BackupConfig, database: &Path) -> Backups {
         let (requests, received) = crossbeam_channel::unbounded();
         Backups {
             folder: folder_of(config, database),
@@ -193,7 +193,7 @@ impl Backups {
     }
 
     /// The status `GET /api/0/backups` shows.
-    pub fn status(&self) -> BackupStatus {
+    pub(crate) fn status(&self) -> BackupStatus {
         BackupStatus {
             enabled: self.config.enabled,
             folder: self.folder.clone(),
@@ -212,7 +212,7 @@ impl Backups {
 
     /// Starts the thread that owns the datastore's backup connection: automatic backups
     /// when enabled, and the ones asked for. A datastore opened without one has no backups.
-    pub fn start(self: &Arc<Self>, datastore: aw_datastore::Datastore) {
+    pub(crate) fn start(self: &Arc<Self>, datastore: aw_datastore::Datastore) {
         let Some(source) = datastore.take_backup_source() else {
             return;
         };
@@ -229,7 +229,7 @@ impl Backups {
     }
 
     /// Takes a backup now, on the backup thread; waits for it.
-    pub fn take_now(&self) -> Result<BackupEntry, BackupError> {
+    pub(crate) fn take_now(&self) -> Result<BackupEntry, BackupError> {
         let (reply, answer) = crossbeam_channel::bounded(1);
         self.requests
             .send(Some(reply))
@@ -240,7 +240,7 @@ impl Backups {
     }
 
     /// Stops the thread (after the backup it is writing, if any) and waits for it.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         let _ = self.requests.send(None);
         let handle = self
             .thread
@@ -258,7 +258,7 @@ impl Backups {
     }
 
     fn run(&self, mut source: BackupSource, datastore: &aw_datastore::Datastore) {
-        aw_query::cpu_pool::lower_priority();
+        aw_platform::sched::lower_priority();
         let interval = self.interval();
         // Due: an interval after the newest backup, and not before FIRST_DELAY (or half an
         // interval, when the interval is that short).
@@ -322,7 +322,7 @@ impl Backups {
 }
 
 /// Writes one verified backup of `source`'s database into `folder` and rotates the folder.
-pub fn take_backup(
+pub(crate) fn take_backup(
     source: &BackupSource,
     folder: &Path,
     config: &BackupConfig,
@@ -379,7 +379,7 @@ fn parse_time(path: &Path, database: &Path) -> Option<(DateTime<Utc>, &'static s
 }
 
 /// The backups of `database` in `folder`, newest first.
-pub fn list(folder: &Path, database: &Path) -> Vec<BackupEntry> {
+pub(crate) fn list(folder: &Path, database: &Path) -> Vec<BackupEntry> {
     let mut found: Vec<BackupEntry> = std::fs::read_dir(folder)
         .into_iter()
         .flatten()

@@ -8,7 +8,7 @@ use crate::error::{ApiError, EarlyError};
 
 /// The catch-all catcher.
 #[rocket::catch(default)]
-pub fn default(status: Status, req: &Request<'_>) -> ApiError {
+pub(crate) fn default(status: Status, req: &Request<'_>) -> ApiError {
     if let Some(early) = &req.local_cache(EarlyError::default).0 {
         if early.status == status {
             return early.clone();

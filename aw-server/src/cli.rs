@@ -6,7 +6,7 @@ use std::path::PathBuf;
 /// A fast, drop-in ActivityWatch server.
 #[derive(Parser, Debug, Clone, Default)]
 #[command(name = "aw-server", version, about)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Run in testing mode: port 5666, a separate database and config file.
     #[arg(long)]
     pub testing: bool,
@@ -49,7 +49,7 @@ pub struct Cli {
 
 /// What to do instead of serving.
 #[derive(clap::Subcommand, Debug, Clone, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     /// Take a verified backup of the database now: through the running server when one
     /// runs on it, directly otherwise. It goes to the `[backup]` folder (default: `backups`
     /// beside the database).
@@ -81,7 +81,7 @@ fn parse_password(text: &str) -> Result<aw_datastore::DbPassword, String> {
 
 /// The database file: `--dbpath`, else `sqlite.db` (`sqlite-testing.db` with `--testing`)
 /// in the data directory.
-pub fn db_path(cli: &Cli) -> PathBuf {
+pub(crate) fn db_path(cli: &Cli) -> PathBuf {
     cli.dbpath.clone().unwrap_or_else(|| {
         crate::dirs::data_dir().join(if cli.testing {
             "sqlite-testing.db"
@@ -93,7 +93,7 @@ pub fn db_path(cli: &Cli) -> PathBuf {
 
 /// The config file: `--config`, else `config.toml` (`config-testing.toml` with
 /// `--testing`) in the config directory.
-pub fn config_path(cli: &Cli) -> PathBuf {
+pub(crate) fn config_path(cli: &Cli) -> PathBuf {
     cli.config.clone().unwrap_or_else(|| {
         crate::dirs::config_dir().join(if cli.testing {
             "config-testing.toml"
@@ -104,7 +104,7 @@ pub fn config_path(cli: &Cli) -> PathBuf {
 }
 
 /// Parses `name1=/path1,name2=/path2`; an item without `=` is an error.
-pub fn parse_custom_static(text: &str) -> Result<Vec<(String, PathBuf)>, String> {
+pub(crate) fn parse_custom_static(text: &str) -> Result<Vec<(String, PathBuf)>, String> {
     text.split(',')
         .filter(|item| !item.trim().is_empty())
         .map(|item| match item.split_once('=') {

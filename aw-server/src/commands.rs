@@ -34,7 +34,7 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 }
 
 /// `aw-server backup`.
-pub fn backup(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
+pub(crate) fn backup(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
     let (db, config, folder) = match context(cli) {
         Ok(context) => context,
         Err(e) => return fail(e),
@@ -118,7 +118,7 @@ fn ask_server(server: &instance::Announcement, api_key: Option<&str>) -> Result<
 }
 
 /// `aw-server salvage`: the server must be stopped; the report is printed as JSON.
-pub fn salvage(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
+pub(crate) fn salvage(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
     let db = crate::cli::db_path(cli);
     if !db.exists() {
         return fail(format!("There is no database at {}", db.display()));
@@ -144,7 +144,7 @@ pub fn salvage(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
 }
 
 /// `aw-server restore [BACKUP]`.
-pub fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&Path>) -> ExitCode {
+pub(crate) fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&Path>) -> ExitCode {
     let (db, _, folder) = match context(cli) {
         Ok(context) => context,
         Err(e) => return fail(e),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// The server configuration file. Unknown keys are ignored; CLI flags override these.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default)]
-pub struct Config {
+pub(crate) struct Config {
     /// Bind address, an IP literal.
     pub address: String,
     /// Port.
@@ -39,7 +39,7 @@ pub struct Config {
 /// `aw_sync` crate) every `interval` seconds. Off while `folder` is unset.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
-pub struct SyncConfig {
+pub(crate) struct SyncConfig {
     /// The shared folder (absolute; `~/` is the home directory).
     pub folder: Option<PathBuf>,
     /// Seconds between passes (at least 1).
@@ -53,7 +53,7 @@ pub struct SyncConfig {
 }
 
 /// The default seconds between sync passes (the reference aw-sync daemon's).
-pub const DEFAULT_SYNC_INTERVAL: u64 = 300;
+pub(crate) const DEFAULT_SYNC_INTERVAL: u64 = 300;
 
 impl Default for SyncConfig {
     fn default() -> Self {
@@ -72,7 +72,7 @@ impl Config {
     /// infinity, or a number of seconds too large to represent (e.g. `1e300`); the query
     /// handler also treats a budget too large to add to the clock as no limit, so no
     /// setting can overflow.
-    pub fn query_budget(&self) -> Option<std::time::Duration> {
+    pub(crate) fn query_budget(&self) -> Option<std::time::Duration> {
         (self.query_timeout > 0.0)
             .then(|| std::time::Duration::try_from_secs_f64(self.query_timeout).ok())
             .flatten()
@@ -82,27 +82,28 @@ impl Config {
 /// The `[auth]` table.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default)]
-pub struct AuthConfig {
+pub(crate) struct AuthConfig {
     /// When set and non-empty, `/api/` requests need `Authorization: Bearer <key>`.
     pub api_key: Option<String>,
 }
 
 /// The default query time budget in seconds: far above what a year-long dashboard query
 /// takes, low enough that a runaway query does not occupy a core for long.
-pub const DEFAULT_QUERY_TIMEOUT: f64 = 120.0;
+pub(crate) const DEFAULT_QUERY_TIMEOUT: f64 = 120.0;
 
-/// The default port: 5600, or 5666 in testing mode.
-pub fn default_port(testing: bool) -> u16 {
+/// The default port: [`aw_models::DEFAULT_PORT`], or [`aw_models::TESTING_PORT`] in
+/// testing mode.
+pub(crate) fn default_port(testing: bool) -> u16 {
     if testing {
-        5666
+        aw_models::TESTING_PORT
     } else {
-        5600
+        aw_models::DEFAULT_PORT
     }
 }
 
 impl Config {
     /// The defaults for the mode.
-    pub fn defaults(testing: bool) -> Config {
+    pub(crate) fn defaults(testing: bool) -> Config {
         Config {
             address: "127.0.0.1".to_string(),
             port: default_port(testing),
@@ -118,7 +119,7 @@ impl Config {
     }
 
     /// Reads the file at `path`, first writing the commented-out defaults when it is missing.
-    pub fn load(path: &Path, testing: bool) -> Result<Config, String> {
+    pub(crate) fn load(path: &Path, testing: bool) -> Result<Config, String> {
         if !path.exists() {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)
@@ -133,7 +134,7 @@ impl Config {
     }
 
     /// Parses config text over the mode's defaults.
-    pub fn parse(text: &str, testing: bool) -> Result<Config, String> {
+    pub(crate) fn parse(text: &str, testing: bool) -> Result<Config, String> {
         let mut value: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
         // `testing` is never read from the file; the port default depends on the mode.
         value.remove("testing");
@@ -155,7 +156,7 @@ impl Default for Config {
 }
 
 /// The file written on first start: every default, commented out.
-pub fn default_file(testing: bool) -> String {
+pub(crate) fn default_file(testing: bool) -> String {
     format!(
         "### DEFAULT SETTINGS ###\n#address = \"127.0.0.1\"\n#port = {}\n#cors = []\n#cors_regex = []\n#\n#[auth]\n#\n#[custom_static]\n",
         default_port(testing)

@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use aw_datastore::{DbPassword, SalvageReport};
 
 /// The marker that asks the next start to salvage `db`.
-pub fn marker(db: &Path) -> PathBuf {
+pub(crate) fn marker(db: &Path) -> PathBuf {
     aw_datastore::damage_marker(db)
 }
 
 /// Salvages `db` into a fresh file, keeps the damaged one (and its WAL) aside and puts the
 /// fresh one in its place. The caller holds no connection to `db`.
-pub fn salvage_in_place(
+pub(crate) fn salvage_in_place(
     db: &Path,
     password: Option<&DbPassword>,
 ) -> Result<(SalvageReport, PathBuf), String> {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// Reads the device id from `path`, creating it with a new random UUID v4 when absent.
 /// The file's content is used verbatim, as the reference does.
-pub fn load_or_create(path: &Path) -> io::Result<String> {
+pub(crate) fn load_or_create(path: &Path) -> io::Result<String> {
     match std::fs::read_to_string(path) {
         Ok(id) => Ok(id),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {

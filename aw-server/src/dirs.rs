@@ -1,22 +1,20 @@
-//! Where the server's files live, under the platform's directories (`aw_models::dirs`).
+//! Where the server's files live, under the platform's directories ([`aw_platform::dirs`]).
 
-use aw_models::dirs::{cache_root, config_root, data_root, home, APP};
+use aw_platform::dirs::{app_dir, cache_root, config_root, data_root, home, APP, SERVER};
 use std::path::PathBuf;
 
-const SERVER: &str = "aw-server-rust";
-
 /// `<data>/activitywatch/aw-server-rust`: the database and the device id.
-pub fn data_dir() -> PathBuf {
-    data_root().join(APP).join(SERVER)
+pub(crate) fn data_dir() -> PathBuf {
+    app_dir(data_root(), SERVER)
 }
 
 /// `<config>/activitywatch/aw-server-rust`: config.toml.
-pub fn config_dir() -> PathBuf {
-    config_root().join(APP).join(SERVER)
+pub(crate) fn config_dir() -> PathBuf {
+    app_dir(config_root(), SERVER)
 }
 
 /// The log directory (`$XDG_CACHE_HOME/activitywatch/log/aw-server-rust` on Linux).
-pub fn log_dir() -> PathBuf {
+pub(crate) fn log_dir() -> PathBuf {
     if cfg!(target_os = "macos") {
         home().join("Library/Logs").join(APP).join(SERVER)
     } else if cfg!(windows) {
@@ -27,9 +25,6 @@ pub fn log_dir() -> PathBuf {
 }
 
 /// The Python aw-server's database, the source of the one-time legacy import.
-pub fn legacy_db_path() -> PathBuf {
-    data_root()
-        .join(APP)
-        .join("aw-server")
-        .join("peewee-sqlite.v2.db")
+pub(crate) fn legacy_db_path() -> PathBuf {
+    app_dir(data_root(), "aw-server").join("peewee-sqlite.v2.db")
 }

@@ -105,4 +105,4 @@ impl<'r> Responder<'r, 'static> for ApiError {
 pub struct EarlyError(pub Option<ApiError>);
 
 /// Result type of handlers.
-pub type ApiResult<T> = Result<T, ApiError>;
+pub(crate) type ApiResult<T> = Result<T, ApiError>;

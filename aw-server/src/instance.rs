@@ -15,11 +15,11 @@ use serde::{Deserialize, Serialize};
 /// The exit code of a server that found its database in use by another one. The systemd
 /// unit does not restart on it (`RestartPreventExitStatus=3`): restarting cannot help, and
 /// aw-qt may have started the other server on purpose.
-pub const EXIT_IN_USE: u8 = 3;
+pub(crate) const EXIT_IN_USE: u8 = 3;
 
 /// What a running server says about itself beside its database.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Announcement {
+pub(crate) struct Announcement {
     /// Its process id.
     pub pid: u32,
     /// The address it listens on.
@@ -34,7 +34,7 @@ fn announcement_path(db: &Path) -> PathBuf {
 }
 
 /// Writes this server's announcement beside `db` (aside, then renamed into place).
-pub fn announce(db: &Path, address: &str, port: u16) {
+pub(crate) fn announce(db: &Path, address: &str, port: u16) {
     let me = Announcement {
         pid: std::process::id(),
         address: address.to_string(),
@@ -52,7 +52,7 @@ pub fn announce(db: &Path, address: &str, port: u16) {
 }
 
 /// Removes the announcement beside `db` if it is this process's.
-pub fn withdraw(db: &Path) {
+pub(crate) fn withdraw(db: &Path) {
     let path = announcement_path(db);
     if read(&path).is_some_and(|a| a.pid == std::process::id()) {
         let _ = std::fs::remove_file(path);
@@ -65,7 +65,7 @@ fn read(path: &Path) -> Option<Announcement> {
 
 /// The server running on `db`, if one does: the process holding its lock, with where it
 /// listens when its announcement is there.
-pub fn running(db: &Path) -> Option<(u32, Option<Announcement>)> {
+pub(crate) fn running(db: &Path) -> Option<(u32, Option<Announcement>)> {
     let announced = read(&announcement_path(db));
     match lock_holder(db) {
         Some(pid) => Some((pid, announced.filter(|a| a.pid == pid))),
@@ -76,7 +76,7 @@ pub fn running(db: &Path) -> Option<(u32, Option<Announcement>)> {
 }
 
 /// What to tell the user when `db` is in use by another process.
-pub fn in_use_message(db: &Path) -> String {
+pub(crate) fn in_use_message(db: &Path) -> String {
     let who = match running(db) {
         Some((pid, Some(a))) => format!(
             "another aw-server (pid {pid}, listening on http://{}:{}/)",

@@ -16,10 +16,10 @@ use crate::error::{ApiError, EarlyError};
 const INLINE_PARSE_LIMIT: usize = 256 * 1024;
 
 /// A request body parsed from JSON into `T`.
-pub struct JsonBody<T>(pub T);
+pub(crate) struct JsonBody<T>(pub T);
 
 /// Reads the whole body as text within the `json` limit; 413 when it is larger.
-pub async fn read_body_text(
+pub(crate) async fn read_body_text(
     limits: &Limits,
     data: Data<'_>,
     limit_name: &str,
@@ -38,7 +38,9 @@ pub async fn read_body_text(
 }
 
 /// Parses JSON text, classifying errors as 400 (syntax) or 422 (shape).
-pub async fn parse_json<T: DeserializeOwned + Send + 'static>(text: String) -> Result<T, ApiError> {
+pub(crate) async fn parse_json<T: DeserializeOwned + Send + 'static>(
+    text: String,
+) -> Result<T, ApiError> {
     let parsed = if text.len() > INLINE_PARSE_LIMIT {
         crate::cpu::run(move || serde_json::from_str::<T>(&text)).await?
     } else {
@@ -48,7 +50,7 @@ pub async fn parse_json<T: DeserializeOwned + Send + 'static>(text: String) -> R
 }
 
 /// 422 for JSON of the wrong shape, 400 for JSON that does not parse (as Rocket's `Json`).
-pub fn json_error(e: serde_json::Error) -> ApiError {
+pub(crate) fn json_error(e: serde_json::Error) -> ApiError {
     let status = if e.classify() == serde_json::error::Category::Data {
         Status::UnprocessableEntity
     } else {

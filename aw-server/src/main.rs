@@ -17,7 +17,6 @@ mod endpoints;
 mod error;
 mod instance;
 mod json_body;
-mod logging;
 mod memory;
 mod normalize;
 mod params;
@@ -70,16 +69,38 @@ fn convert(
     }
 }
 
+/// Logs to stdout and to a new file per start in the server's log folder; Rocket's own
+/// chatter (launch banners, a line per request) only at debug level.
+fn init_logging(cli: &cli::Cli) {
+    use aw_platform::logging::{self, Logger};
+    use log::LevelFilter;
+    let level = logging::level(cli.testing, cli.verbose);
+    let framework = if level >= LevelFilter::Debug {
+        LevelFilter::Info
+    } else {
+        LevelFilter::Error
+    };
+    logging::init(Logger {
+        level,
+        levels: &[
+            ("rocket", framework),
+            ("_", framework),
+            ("hyper", LevelFilter::Warn),
+        ],
+        dir: &dirs::log_dir(),
+        file_stem: if cli.testing {
+            "aw-server-rust-testing"
+        } else {
+            "aw-server-rust"
+        },
+    });
+}
+
 fn main() -> ExitCode {
     memory::configure();
     #[cfg_attr(not(feature = "encryption"), allow(unused_mut))]
     let mut cli = cli::Cli::parse();
-    let log_dir = dirs::log_dir();
-    logging::init(
-        logging::level(cli.testing, cli.verbose),
-        &log_dir,
-        cli.testing,
-    );
+    init_logging(&cli);
     // The password was read into a `DbPassword` (wiped when dropped); it leaves the
     // environment at once, so nothing this process starts can see it. (The copies clap and
     // the C library made on the way are theirs: not wiped.)

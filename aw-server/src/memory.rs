@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Requests or responses with a body at least this large count as heavy.
-pub const HEAVY_BODY: u64 = 256 << 10;
+pub(crate) const HEAVY_BODY: u64 = 256 << 10;
 
 /// How long after a heavy request the collection runs: late enough that the request's own
 /// memory is freed (the query threads free large results in the background), and that a
@@ -35,7 +35,7 @@ pub const HEAVY_BODY: u64 = 256 << 10;
 const COLLECT_DELAY: Duration = Duration::from_secs(1);
 
 /// Sets process-wide memory behaviour; call first thing in `main`.
-pub fn configure() {
+pub(crate) fn configure() {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl with PR_SET_THP_DISABLE takes plain integers and affects only this
     // process's page policy.
@@ -56,7 +56,7 @@ pub fn configure() {
 
 /// The fairing that schedules a collection after heavy requests.
 #[derive(Clone, Default)]
-pub struct ReturnMemory {
+pub(crate) struct ReturnMemory {
     /// A collection is scheduled and has not run yet.
     scheduled: Arc<AtomicBool>,
 }

@@ -6,10 +6,10 @@ use rocket::http::uri::Origin;
 use rocket::{Data, Request};
 
 /// Rewrites request paths without empty segments (percent-encoding is kept as sent).
-pub struct NormalizePath;
+pub(crate) struct NormalizePath;
 
 /// `path` without empty segments; `None` when it is already normal.
-pub fn normalized(path: &str) -> Option<String> {
+pub(crate) fn normalized(path: &str) -> Option<String> {
     if path == "/" || (!path.contains("//") && !path.ends_with('/')) {
         return None;
     }

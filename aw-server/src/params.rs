@@ -8,7 +8,7 @@ use crate::error::ApiError;
 /// The one value of a query-string parameter that may be absent. Rocket reads `?a=1&a=2`
 /// into an `Option` as absent, which silently dropped a repeated `start`/`end`/`limit` and
 /// answered the whole bucket; a repeated parameter is a 400 instead.
-pub fn single<'a>(values: &[&'a str], name: &str) -> Result<Option<&'a str>, ApiError> {
+pub(crate) fn single<'a>(values: &[&'a str], name: &str) -> Result<Option<&'a str>, ApiError> {
     match values {
         [] => Ok(None),
         [one] => Ok(Some(one)),
@@ -20,7 +20,10 @@ pub fn single<'a>(values: &[&'a str], name: &str) -> Result<Option<&'a str>, Api
 
 /// Parses an optional `start`/`end` parameter: strict RFC 3339 with an offset, within the
 /// storable range. `what` is `starttime` or `endtime`, as in the reference's message.
-pub fn parse_time(value: Option<&str>, what: &str) -> Result<Option<DateTime<Utc>>, ApiError> {
+pub(crate) fn parse_time(
+    value: Option<&str>,
+    what: &str,
+) -> Result<Option<DateTime<Utc>>, ApiError> {
     let Some(text) = value else { return Ok(None) };
     let dt = timestamp::parse_rfc3339(text).map_err(|e| {
         ApiError::bad_request(format!(
@@ -36,6 +39,6 @@ pub fn parse_time(value: Option<&str>, what: &str) -> Result<Option<DateTime<Utc
 }
 
 /// `limit`: a non-negative integer; anything else (`-1`, `abc`) means no limit.
-pub fn parse_limit(value: Option<&str>) -> Option<u64> {
+pub(crate) fn parse_limit(value: Option<&str>) -> Option<u64> {
     value.and_then(|v| v.parse::<u64>().ok())
 }

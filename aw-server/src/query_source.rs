@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// Serves `query_bucket`/`find_bucket` from the datastore. Used on the CPU pool's threads
 /// (query evaluation never runs on the async thread), so it may wait for the worker.
-pub struct DatastoreSource(pub Datastore);
+pub(crate) struct DatastoreSource(pub Datastore);
 
 fn source_error(e: DatastoreError) -> DataSourceError {
     match e {
@@ -67,7 +67,7 @@ impl ChangeListener for DropStaleResults {
 
 /// The query-result cache of `budget` bytes, kept correct by `datastore`'s writes; `None`
 /// when the budget is 0 (the cache is off).
-pub fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<ResultCache>> {
+pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<ResultCache>> {
     if budget == 0 {
         return None;
     }

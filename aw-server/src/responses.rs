@@ -15,7 +15,7 @@ const MAX_CHUNK: usize = 1 << 20;
 /// writes each chunk to the socket as it arrives: a 15 KB list of 100 events went out in four
 /// writes, and the client woke up for each. In one chunk it is one write; a 90 MB export
 /// takes 90 writes instead of 22,000.
-pub fn in_memory<T>(body: T) -> response::Builder<'static>
+pub(crate) fn in_memory<T>(body: T) -> response::Builder<'static>
 where
     T: AsRef<[u8]> + Send + Sync + Unpin + 'static,
 {
@@ -28,7 +28,7 @@ where
 }
 
 /// A JSON body already serialised (often spliced from stored event text, never re-parsed).
-pub struct JsonText(pub String);
+pub(crate) struct JsonText(pub String);
 
 impl<'r> Responder<'r, 'static> for JsonText {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
@@ -37,7 +37,7 @@ impl<'r> Responder<'r, 'static> for JsonText {
 }
 
 /// A success with no payload: the given status and an empty body (`Content-Length: 0`).
-pub struct Empty(pub Status);
+pub(crate) struct Empty(pub Status);
 
 impl<'r> Responder<'r, 'static> for Empty {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
@@ -47,7 +47,7 @@ impl<'r> Responder<'r, 'static> for Empty {
 
 /// An export document offered as a download (`Content-Disposition: attachment`), with no
 /// content type, as the reference sends it.
-pub struct Attachment {
+pub(crate) struct Attachment {
     /// The file name offered to the browser.
     pub filename: String,
     /// The JSON text.
@@ -69,7 +69,7 @@ impl<'r> Responder<'r, 'static> for Attachment {
 /// non-ASCII text or a control character, which hyper would refuse in a header) gets an
 /// ASCII `filename="…"` with those characters replaced by `_`, and the exact name as
 /// RFC 6266 / RFC 8187 `filename*=UTF-8''<percent-encoded>`, which browsers prefer.
-pub fn content_disposition(filename: &str) -> String {
+pub(crate) fn content_disposition(filename: &str) -> String {
     let is_token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if !filename.is_empty() && filename.bytes().all(is_token) {
         return format!("attachment; filename={filename}");

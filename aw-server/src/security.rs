@@ -36,7 +36,7 @@ use rocket::{Data, Request, Response};
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::time::Duration;
 
-use aw_models::log_throttle::LogThrottle;
+use aw_platform::log_throttle::LogThrottle;
 use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, ApiResult, EarlyError};
@@ -46,7 +46,7 @@ use crate::responses::Empty;
 const REJECTED_PATH: &str = "/__aw-server/rejected";
 
 /// The filter settings, fixed at startup.
-pub struct Security {
+pub(crate) struct Security {
     /// Host check on: the server is bound to exactly `127.0.0.1` or `localhost`.
     pub check_host: bool,
     /// The port the server is bound to (learned at liftoff: with `--port 0` it is not the
@@ -69,7 +69,7 @@ struct CorsAllowed(bool);
 impl Security {
     /// The allow-lists of the reference: the server's own origins, the official browser
     /// watchers, the config's entries, and in testing mode the web UI's dev server.
-    pub fn new(
+    pub(crate) fn new(
         address: &str,
         port: u16,
         testing: bool,
@@ -192,7 +192,7 @@ impl Security {
 }
 
 /// Cross-site requests refused since the server started (HAZARDS 20).
-pub static CROSS_SITE_REFUSED: AtomicU64 = AtomicU64::new(0);
+pub(crate) static CROSS_SITE_REFUSED: AtomicU64 = AtomicU64::new(0);
 
 /// Logs a refused cross-site request at most every 10 s, with the count in between.
 static CROSS_SITE_LOG: LogThrottle = LogThrottle::new(Duration::from_secs(10));
@@ -322,7 +322,7 @@ impl Fairing for Security {
 /// Makes `req` answer with `error` instead of running its handler (a fairing cannot answer
 /// itself): the error goes to the local cache and the request to [`rejected`]. The first
 /// rejection of a request wins.
-pub fn reject(req: &mut Request<'_>, error: ApiError) {
+pub(crate) fn reject(req: &mut Request<'_>, error: ApiError) {
     req.local_cache(|| EarlyError(Some(error)));
     req.set_method(Method::Get);
     req.set_uri(Origin::path_only(REJECTED_PATH));
@@ -330,7 +330,7 @@ pub fn reject(req: &mut Request<'_>, error: ApiError) {
 
 /// Answers a request a filter rejected, with the filter's error.
 #[rocket::get("/__aw-server/rejected")]
-pub fn rejected(early: &EarlyError) -> ApiResult<Empty> {
+pub(crate) fn rejected(early: &EarlyError) -> ApiResult<Empty> {
     Err(early
         .0
         .clone()
@@ -340,7 +340,7 @@ pub fn rejected(early: &EarlyError) -> ApiResult<Empty> {
 /// Answers every `OPTIONS` request (CORS preflight) with an empty 200; the fairing adds the
 /// CORS headers.
 #[rocket::options("/<_..>")]
-pub fn preflight() -> Empty {
+pub(crate) fn preflight() -> Empty {
     Empty(Status::Ok)
 }
 

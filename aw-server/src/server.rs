@@ -24,7 +24,7 @@ use crate::{catchers, device_id, dirs};
 
 /// Everything the server needs to start, resolved from flags, config and defaults.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Testing mode.
     pub testing: bool,
     /// Bind address as configured (the Host check depends on its exact text).
@@ -54,7 +54,7 @@ pub struct Settings {
 impl Settings {
     /// Resolves settings; the error is a message for the user (startup aborts). The
     /// password, taken out of the command line, moves on to the datastore.
-    pub fn resolve(
+    pub(crate) fn resolve(
         cli: &Cli,
         password: Option<aw_datastore::DbPassword>,
     ) -> Result<Settings, String> {
@@ -126,15 +126,8 @@ impl Settings {
     }
 }
 
-/// The machine's host name (`unknown` when it is not UTF-8).
-fn hostname() -> String {
-    gethostname::gethostname()
-        .into_string()
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 /// Builds the Rocket instance: routes, catchers, fairings and state. `signals` stop it.
-pub fn build(
+pub(crate) fn build(
     settings: &Settings,
     datastore: Datastore,
     signals: StopSignals,
@@ -181,7 +174,7 @@ pub fn build(
         ..rocket::Config::default()
     };
     let info = Info {
-        hostname: hostname(),
+        hostname: aw_platform::hostname(),
         version: format!("v{} (rust)", env!("CARGO_PKG_VERSION")),
         testing: settings.testing,
         device_id: settings.device_id.clone(),
@@ -283,7 +276,7 @@ fn ended_after_a_stop(error: &rocket::Error) -> bool {
 
 /// Why the server could not run, and the process's exit code for it.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// What to tell the user.
     pub message: String,
     /// 1, or [`crate::instance::EXIT_IN_USE`] when another process holds the database.
@@ -300,7 +293,7 @@ impl From<String> for Failure {
 }
 
 /// Runs the server until SIGINT/SIGTERM, then commits every pending write before returning.
-pub fn run(mut settings: Settings) -> Result<(), Failure> {
+pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
     if settings.password.is_some() && settings.config.sync.folder.is_some() {
         log::warn!(
             "[sync] copies this encrypted database's data into the sync folder (and a working \
@@ -376,7 +369,7 @@ pub fn run(mut settings: Settings) -> Result<(), Failure> {
     let rocket = build(&settings, datastore.clone(), signals)?;
     let sync = rocket.state::<AppState>().map(|s| s.sync.clone());
     if let Some(sync) = &sync {
-        sync.start(datastore.clone(), hostname());
+        sync.start(datastore.clone(), aw_platform::hostname());
     }
     let backups = rocket.state::<AppState>().map(|s| s.backups.clone());
     if let Some(backups) = &backups {

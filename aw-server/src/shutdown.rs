@@ -36,11 +36,11 @@ use crate::error::ApiError;
 
 /// How long a stop waits for requests in flight (a long query or export) before it closes
 /// their connections anyway.
-pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+pub(crate) const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 
 /// Counts the requests Rocket is handling, and refuses new ones once the server is stopping.
 #[derive(Default)]
-pub struct InFlight {
+pub(crate) struct InFlight {
     count: Arc<AtomicUsize>,
     /// Told when the count falls to zero (the drain waits on it; no polling).
     idle: Arc<Notify>,
@@ -51,7 +51,7 @@ pub struct InFlight {
 
 impl InFlight {
     /// A counter whose stop task waits on `signals` (installed earlier by the caller).
-    pub fn new(signals: StopSignals) -> InFlight {
+    pub(crate) fn new(signals: StopSignals) -> InFlight {
         InFlight {
             signals: Mutex::new(Some(signals)),
             ..InFlight::default()
@@ -144,7 +144,7 @@ async fn drain(in_flight: &AtomicUsize, idle: &Notify, deadline: Instant) {
 /// SIGTERM and SIGINT (Ctrl-C), caught from the moment [`StopSignals::listen`] returns: a
 /// signal that arrives before anyone waits is kept, and [`StopSignals::recv`] returns at
 /// once for it.
-pub struct StopSignals {
+pub(crate) struct StopSignals {
     #[cfg(unix)]
     handlers: Option<(
         rocket::tokio::signal::unix::Signal,
@@ -156,7 +156,7 @@ impl StopSignals {
     /// Installs the handlers. Must run inside the Tokio runtime (`Runtime::enter`). If they
     /// cannot be installed, says so; the process can still be killed, and its last commit is
     /// then the idle commit's.
-    pub fn listen() -> StopSignals {
+    pub(crate) fn listen() -> StopSignals {
         #[cfg(unix)]
         {
             use rocket::tokio::signal::unix::{signal, SignalKind};
@@ -180,7 +180,7 @@ impl StopSignals {
     }
 
     /// Resolves on the next SIGTERM or SIGINT (never, if the handlers are missing).
-    pub async fn recv(&mut self) {
+    pub(crate) async fn recv(&mut self) {
         #[cfg(unix)]
         match &mut self.handlers {
             Some((term, int)) => {

@@ -5,7 +5,7 @@ use aw_models::Info;
 
 /// Rocket managed state. The datastore handle is a channel sender; the query cache has
 /// its own short lock (held for map look-ups only); the rest is read-only.
-pub struct AppState {
+pub(crate) struct AppState {
     /// The handle to the datastore worker.
     pub datastore: Datastore,
     /// Hostname, version, testing flag and device id, as `GET /api/0/info` shows them.

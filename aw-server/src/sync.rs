@@ -21,7 +21,7 @@ use crate::config::SyncConfig;
 
 /// What `GET /api/0/sync` shows.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct SyncStatus {
+pub(crate) struct SyncStatus {
     /// Whether `[sync]` names a folder.
     pub enabled: bool,
     /// The shared folder.
@@ -50,7 +50,7 @@ pub struct SyncStatus {
 
 /// Another device, as the passes saw it.
 #[derive(Clone, Debug, Serialize)]
-pub struct DeviceStatus {
+pub(crate) struct DeviceStatus {
     /// Its device id.
     pub device_id: String,
     /// The hosts its data was recorded on.
@@ -69,7 +69,7 @@ pub struct DeviceStatus {
 }
 
 /// The background sync: its settings, status and thread.
-pub struct BackgroundSync {
+pub(crate) struct BackgroundSync {
     options: Option<(SyncOptions, Duration)>,
     status: Mutex<SyncStatus>,
     stop: Arc<AtomicBool>,
@@ -81,7 +81,7 @@ pub struct BackgroundSync {
 impl BackgroundSync {
     /// Checks the `[sync]` settings (an error is a message for the user: startup aborts).
     /// `work_dir` holds the working copy of this device's file and the resume points.
-    pub fn configure(
+    pub(crate) fn configure(
         config: &SyncConfig,
         device_id: &str,
         work_dir: PathBuf,
@@ -93,7 +93,7 @@ impl BackgroundSync {
         let options = match &config.folder {
             None => None,
             Some(folder) => {
-                let folder = aw_models::dirs::expand_home(folder);
+                let folder = aw_platform::dirs::expand_home(folder);
                 if !folder.is_absolute() {
                     return Err(format!(
                         "[sync] folder '{}' is not an absolute path",
@@ -131,7 +131,7 @@ impl BackgroundSync {
     }
 
     /// A copy of the status.
-    pub fn status(&self) -> SyncStatus {
+    pub(crate) fn status(&self) -> SyncStatus {
         self.status
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -139,7 +139,7 @@ impl BackgroundSync {
     }
 
     /// Starts the thread (when enabled): a pass at once, then one every interval.
-    pub fn start(self: &Arc<Self>, datastore: Datastore, hostname: String) {
+    pub(crate) fn start(self: &Arc<Self>, datastore: Datastore, hostname: String) {
         let Some((options, _)) = &self.options else {
             return;
         };
@@ -166,7 +166,7 @@ impl BackgroundSync {
     }
 
     fn run(&self, mut syncer: Syncer, datastore: &Datastore) {
-        aw_query::cpu_pool::lower_priority();
+        aw_platform::sched::lower_priority();
         let interval = self.options.as_ref().map_or(Duration::MAX, |(_, i)| *i);
         while !self.stop.load(Ordering::Relaxed) {
             self.update(|s| s.running = true);
@@ -186,7 +186,7 @@ impl BackgroundSync {
 
     /// Stops the thread between pages of the pass in progress and waits for it: its files
     /// are closed before the datastore is.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.wake.try_send(());
         let handle = self

@@ -3,6 +3,13 @@
 //! and with the sync built into a server. Prints wall time, CPU time and peak RSS of each.
 //!
 //! `cargo build --release -p aw-server -p aw-sync && cargo run --release -p aw-sync --example bench_sync [days]`
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -23,6 +23,16 @@ use crate::error::{Result, SyncError};
 /// The file name every device writes its data to.
 pub const FILE_NAME: &str = "test.db";
 
+/// This device, as the sync folder knows it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Device {
+    /// The server's device id: the name of this device's folder.
+    pub device_id: String,
+    /// The hostname written into pushed buckets' data as `$aw.sync.origin`
+    /// (`pass::ORIGIN_KEY`).
+    pub hostname: String,
+}
+
 /// A sync folder, shared between devices by a folder-sync engine.
 #[derive(Clone, Debug)]
 pub struct SyncFolder {

@@ -56,6 +56,7 @@ pub mod server;
 pub mod transfer;
 
 pub use error::{Result, SyncError};
+pub use folder::Device;
 pub use folder::SyncFolder;
-pub use pass::{parse_list, Device, Mode, PassReport, PeerReport, SyncOptions, Syncer};
+pub use pass::{parse_list, Mode, PassReport, PeerReport, SyncOptions, Syncer};
 pub use server::Server;

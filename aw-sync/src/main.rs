@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use aw_client_rust::blocking::AwClient;
-use aw_models::dirs;
+use aw_platform::dirs;
 use aw_sync::peer::PeerFile;
 use aw_sync::{parse_list, Device, Mode, Server, SyncError, SyncFolder, SyncOptions, Syncer};
 use chrono::{NaiveDate, TimeZone, Utc};
@@ -232,7 +232,7 @@ fn device(client: &AwClient) -> Result<Device, SyncError> {
     let info = client.get_info()?;
     Ok(Device {
         device_id: info.device_id,
-        hostname: gethostname::gethostname().to_string_lossy().into_owned(),
+        hostname: aw_platform::hostname(),
     })
 }
 
@@ -343,24 +343,19 @@ fn sync_root(cli: &Cli) -> Result<PathBuf, SyncError> {
         .unwrap_or_else(|| dirs::home().join("ActivityWatchSync")))
 }
 
-/// `<root>/activitywatch/<leaf>`.
-fn app_dir(root: PathBuf, leaf: &str) -> PathBuf {
-    root.join(dirs::APP).join(leaf)
-}
-
 /// Where the working copy of this device's file and the resume points live.
 fn work_dir() -> PathBuf {
-    app_dir(dirs::data_root(), "aw-sync")
+    dirs::app_dir(dirs::data_root(), "aw-sync")
 }
 
 /// The port in aw-server-rust's config file: a top-level integer `port`, else the default.
 fn configured_port(testing: bool) -> Result<u16, SyncError> {
     let (name, default) = if testing {
-        ("config-testing.toml", 5666)
+        ("config-testing.toml", aw_models::TESTING_PORT)
     } else {
-        ("config.toml", 5600)
+        ("config.toml", aw_models::DEFAULT_PORT)
     };
-    let path = app_dir(dirs::config_root(), "aw-server-rust").join(name);
+    let path = dirs::app_dir(dirs::config_root(), dirs::SERVER).join(name);
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(default);
     };
@@ -375,7 +370,7 @@ fn configured_port(testing: bool) -> Result<u16, SyncError> {
 
 /// One aw-sync per server: the lock is held while the returned file is open.
 fn lock(host: &str, port: u16) -> Result<File, SyncError> {
-    let dir = app_dir(dirs::cache_root(), "client_locks");
+    let dir = dirs::app_dir(dirs::cache_root(), "client_locks");
     std::fs::create_dir_all(&dir).map_err(SyncError::io("cannot create", &dir))?;
     let path = dir.join(format!("aw-sync-at-{host}-on-{port}"));
     let file = File::create(&path).map_err(SyncError::io("cannot create", &path))?;
@@ -386,35 +381,18 @@ fn lock(host: &str, port: u16) -> Result<File, SyncError> {
     }
 }
 
+/// Logs aw-sync's own lines at the chosen level (others at warnings) to stdout and to a new
+/// file per start in `<cache>/activitywatch/log/aw-sync`.
 fn setup_logging(cli: &Cli) {
-    let level = std::env::var("LOG_LEVEL")
-        .ok()
-        .and_then(|l| l.parse().ok())
-        .unwrap_or(if cli.verbose || cli.testing {
-            log::LevelFilter::Debug
+    use aw_platform::logging::{self, Logger};
+    logging::init(Logger {
+        level: log::LevelFilter::Warn,
+        levels: &[("aw_sync", logging::level(cli.testing, cli.verbose))],
+        dir: &dirs::app_dir(dirs::cache_root(), "log").join("aw-sync"),
+        file_stem: if cli.testing {
+            "aw-sync-testing"
         } else {
-            log::LevelFilter::Info
-        });
-    let mut dispatch = fern::Dispatch::new()
-        .format(|out, message, record| {
-            out.finish(format_args!(
-                "[{}][{}]: {}",
-                chrono::Local::now().format("%Y-%m-%d %H:%M:%S"),
-                record.level(),
-                message
-            ))
-        })
-        .level(log::LevelFilter::Warn)
-        .level_for("aw_sync", level)
-        .chain(std::io::stdout());
-    let dir = app_dir(dirs::cache_root(), "log").join("aw-sync");
-    let name = format!(
-        "aw-sync{}_{}.log",
-        if cli.testing { "-testing" } else { "" },
-        chrono::Local::now().format("%Y-%m-%dT%H-%M-%S%z")
-    );
-    if let Ok(file) = std::fs::create_dir_all(&dir).and_then(|_| fern::log_file(dir.join(name))) {
-        dispatch = dispatch.chain(file);
-    }
-    let _ = dispatch.apply();
+            "aw-sync"
+        },
+    });
 }

@@ -21,8 +21,7 @@ use std::path::{Path, PathBuf};
 use aw_datastore::{with_suffix, Datastore};
 
 use crate::error::{Result, SyncError};
-use crate::folder::{SyncFolder, FILE_NAME};
-use crate::pass::Device;
+use crate::folder::{Device, SyncFolder, FILE_NAME};
 
 /// This device's file: where it is built and where it is published.
 pub struct Outbox {

@@ -21,7 +21,7 @@ mod pull;
 mod push;
 
 use crate::error::{Result, SyncError};
-use crate::folder::SyncFolder;
+use crate::folder::{Device, SyncFolder};
 use crate::server::Server;
 
 /// Bucket data key: the hostname of the device the data was recorded on (the reference's).
@@ -113,15 +113,6 @@ pub fn parse_list(text: &str) -> Option<Vec<String>> {
     } else {
         Some(items)
     }
-}
-
-/// This device, as the sync folder knows it.
-#[derive(Clone, Debug, Serialize)]
-pub struct Device {
-    /// The server's device id: the name of this device's folder.
-    pub device_id: String,
-    /// The hostname written into pushed buckets' data as [`ORIGIN_KEY`].
-    pub hostname: String,
 }
 
 /// What one pass did.

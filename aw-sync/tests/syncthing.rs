@@ -6,6 +6,13 @@
 //! Needs the `syncthing` binary (Debian package `syncthing`); `tests/syncthing/run.sh`
 //! installs it and runs this test with `AW_REQUIRE_SYNCTHING=1`. Without the binary and
 //! that variable, the test says it is skipped and passes.
+// Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

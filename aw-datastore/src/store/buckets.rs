@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{created_to_text, Store};
-use crate::batch::{Batch, Change};
+use crate::batch::{Batch, Change, INSERT_BUCKET_SQL, NEW_ROW};
 use crate::changes::Touched;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
@@ -17,7 +17,7 @@ use aw_models::raw_event::EventRows;
 impl Store {
     /// Creates a bucket and inserts `events` into it as new events (their ids are ignored,
     /// so a bucket document can never overwrite another bucket's events).
-    pub fn create_bucket(
+    pub(crate) fn create_bucket(
         &mut self,
         batch: &mut Batch,
         mut bucket: Bucket,
@@ -35,12 +35,12 @@ impl Store {
             created_to_text(&created),
             serde_json::to_string(&bucket.data).unwrap_or_else(|_| "{}".into()),
         ];
+        let [name, type_, client, hostname, created, data] = &columns;
         self.conn
-            .prepare_cached(
-                "INSERT INTO buckets (name, type, client, hostname, created, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(rusqlite::params_from_iter(&columns))?;
+            .prepare_cached(INSERT_BUCKET_SQL)?
+            .execute(rusqlite::params![
+                NEW_ROW, name, type_, client, hostname, created, data
+            ])?;
         let row = self.conn.last_insert_rowid();
         batch.record(Change::CreateBucket { row, columns });
         bucket.bid = Some(row);
@@ -63,7 +63,7 @@ impl Store {
     /// the events already stored in the imported span, whose copies the import then drops
     /// (see [`ImportBucket::drop_present`]), so that importing a file twice changes nothing.
     /// Event ids are cleared (an imported id must never address another bucket's event).
-    pub fn prepare_import(
+    pub(crate) fn prepare_import(
         &mut self,
         batch: &mut Batch,
         buckets: Vec<(Bucket, Vec<NewEvent>)>,
@@ -93,7 +93,7 @@ impl Store {
     }
 
     /// Deletes a bucket and all its events.
-    pub fn delete_bucket(&mut self, batch: &mut Batch, name: &str) -> Result<()> {
+    pub(crate) fn delete_bucket(&mut self, batch: &mut Batch, name: &str) -> Result<()> {
         let bid = self.bucketrow(name)?;
         batch.apply(&self.conn, Change::DeleteBucket { row: bid })?;
         self.buckets.remove(name);
@@ -105,7 +105,7 @@ impl Store {
 }
 
 /// One bucket of an import in progress.
-pub struct ImportBucket {
+pub(crate) struct ImportBucket {
     /// The bucket's id.
     pub name: String,
     /// The events still to insert.
@@ -117,7 +117,7 @@ pub struct ImportBucket {
 
 impl ImportBucket {
     /// Drops the events already stored (same start, end and data) from `events`.
-    pub fn drop_present(&mut self, stored: &EventRows) {
+    pub(crate) fn drop_present(&mut self, stored: &EventRows) {
         let seen: HashSet<(i64, i64, &str)> = stored
             .0
             .iter()

@@ -3,8 +3,8 @@
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
 
-use super::{Store, INSERT_SQL};
-use crate::batch::{Batch, Change};
+use super::Store;
+use crate::batch::{Batch, Change, INSERT_EVENT_SQL, NEW_ROW};
 use crate::changes::Extent;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
@@ -30,7 +30,7 @@ impl Store {
     /// (HAZARDS 18: a client-chosen id must never move the id sequence, or one insert with
     /// id `i64::MAX` would make every later insert fail). Returns the stored events, with the
     /// ids they really have.
-    pub fn insert_events(
+    pub(crate) fn insert_events(
         &mut self,
         batch: &mut Batch,
         name: &str,
@@ -92,7 +92,7 @@ impl Store {
         stored: &mut Vec<RawEvent>,
         added: &mut u64,
     ) -> Result<()> {
-        let mut insert = self.conn.prepare_cached(INSERT_SQL)?;
+        let mut insert = self.conn.prepare_cached(INSERT_EVENT_SQL)?;
         for e in events {
             let id = match e.id {
                 Some(id) if replacing.contains(&id) => {
@@ -108,7 +108,7 @@ impl Store {
                     id
                 }
                 _ => {
-                    insert.execute(params![bid, e.start, e.end, e.data])?;
+                    insert.execute(params![NEW_ROW, bid, e.start, e.end, e.data])?;
                     *added += 1;
                     let id = self.conn.last_insert_rowid();
                     batch.record(Change::InsertEvent {
@@ -139,7 +139,7 @@ impl Store {
     /// index (`range_read.rs`), so its cost follows the answer, not the bucket's history.
     /// (Tests: the worker reads through [`Store::range_read`] in steps.)
     #[cfg(test)]
-    pub fn get_events(
+    pub(crate) fn get_events(
         &self,
         name: &str,
         lo: Option<i64>,
@@ -152,7 +152,7 @@ impl Store {
 
     /// A chunked read of [`Store::get_events`], for the worker to interleave with other
     /// requests (see `range_read.rs`).
-    pub fn range_read(
+    pub(crate) fn range_read(
         &self,
         name: &str,
         lo: Option<i64>,
@@ -171,7 +171,7 @@ impl Store {
     }
 
     /// One event of the bucket by id.
-    pub fn get_event(&self, name: &str, id: i64) -> Result<RawEvent> {
+    pub(crate) fn get_event(&self, name: &str, id: i64) -> Result<RawEvent> {
         let bid = self.bucketrow(name)?;
         self.conn
             .prepare_cached(EVENT_BY_ID_SQL)?
@@ -181,7 +181,12 @@ impl Store {
     }
 
     /// Deletes events of the bucket by id; ids that are not the bucket's are ignored.
-    pub fn delete_events(&mut self, batch: &mut Batch, name: &str, ids: &[i64]) -> Result<()> {
+    pub(crate) fn delete_events(
+        &mut self,
+        batch: &mut Batch,
+        name: &str,
+        ids: &[i64],
+    ) -> Result<()> {
         let bid = self.bucketrow(name)?;
         let mut deleted = 0u64;
         let mut extent = Extent::new();
@@ -230,7 +235,7 @@ impl Store {
     /// Like a range read: a walk of the main index back to `lo - LONG_EVENT_NS`, plus the long
     /// events that start before that from their own index. The total count of a bucket is
     /// taken once, when first asked for, and kept up to date from then on.
-    pub fn count_events(&self, name: &str, lo: Option<i64>, hi: Option<i64>) -> Result<u64> {
+    pub(crate) fn count_events(&self, name: &str, lo: Option<i64>, hi: Option<i64>) -> Result<u64> {
         let state = self.state(name)?;
         let bid = self.bucketrow(name)?;
         if lo.is_none() && hi.is_none() {

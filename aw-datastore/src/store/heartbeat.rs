@@ -4,8 +4,8 @@ use aw_models::canonical::canonical_object;
 use rusqlite::{params, OptionalExtension};
 use std::borrow::Cow;
 
-use super::{Store, INSERT_SQL};
-use crate::batch::{Batch, Change};
+use super::Store;
+use crate::batch::{Batch, Change, INSERT_EVENT_SQL, NEW_ROW};
 use crate::changes::Extent;
 use crate::error::Result;
 use crate::new_event::NewEvent;
@@ -23,7 +23,7 @@ const MAX_CACHED_DATA: usize = 64 << 10;
 impl Store {
     /// Merges a heartbeat into the bucket's last event or stores it as a new one (see the
     /// crate docs for the rule). Returns the resulting event.
-    pub fn heartbeat(
+    pub(crate) fn heartbeat(
         &mut self,
         batch: &mut Batch,
         name: &str,
@@ -73,8 +73,8 @@ impl Store {
             }
         }
         self.conn
-            .prepare_cached(INSERT_SQL)?
-            .execute(params![bid, hb.start, hb.end, hb.data])?;
+            .prepare_cached(INSERT_EVENT_SQL)?
+            .execute(params![NEW_ROW, bid, hb.start, hb.end, hb.data])?;
         let stored = RawEvent {
             id: self.conn.last_insert_rowid(),
             start: hb.start,

@@ -10,7 +10,7 @@ use crate::privacy::PRIVACY_FILTERS_KEY;
 
 impl Store {
     /// The JSON text stored under `key`.
-    pub fn get_key_value(&self, key: &str) -> Result<String> {
+    pub(crate) fn get_key_value(&self, key: &str) -> Result<String> {
         self.conn
             .prepare_cached("SELECT value FROM key_value WHERE key = ?1")?
             .query_row([key], |r| r.get::<_, Option<String>>(0))
@@ -20,7 +20,12 @@ impl Store {
     }
 
     /// Stores JSON text under `key`.
-    pub fn set_key_value(&mut self, batch: &mut Batch, key: &str, value: &str) -> Result<()> {
+    pub(crate) fn set_key_value(
+        &mut self,
+        batch: &mut Batch,
+        key: &str,
+        value: &str,
+    ) -> Result<()> {
         let modified = Utc::now().timestamp();
         batch.apply(
             &self.conn,
@@ -37,7 +42,7 @@ impl Store {
     }
 
     /// Deletes `key` (a missing key is not an error).
-    pub fn delete_key_value(&mut self, batch: &mut Batch, key: &str) -> Result<()> {
+    pub(crate) fn delete_key_value(&mut self, batch: &mut Batch, key: &str) -> Result<()> {
         batch.apply(
             &self.conn,
             Change::DeleteKeyValue {
@@ -51,7 +56,7 @@ impl Store {
     }
 
     /// Every `(key, JSON text)` whose key starts with `prefix`.
-    pub fn get_key_values(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+    pub(crate) fn get_key_values(&self, prefix: &str) -> Result<Vec<(String, String)>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT key, value FROM key_value WHERE substr(key, 1, ?2) = ?1")?;

@@ -16,7 +16,7 @@ mod key_value;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use buckets::ImportBucket;
+pub(crate) use buckets::ImportBucket;
 
 use aw_models::{Bucket, BucketMetadata};
 use chrono::{DateTime, NaiveDateTime, Utc};
@@ -32,7 +32,7 @@ use aw_models::raw_event::RawEvent;
 use std::sync::Arc;
 
 /// The worker's state: the connection and the caches that mirror it.
-pub struct Store {
+pub(crate) struct Store {
     conn: Connection,
     /// Each bucket's fields, count and span, shared with readers (see `shared.rs`).
     buckets: HashMap<String, Arc<BucketShared>>,
@@ -42,10 +42,6 @@ pub struct Store {
     last_heartbeat: HashMap<i64, RawEvent>,
     privacy: PrivacyFilter,
 }
-
-/// Inserts a new event with an automatic id.
-const INSERT_SQL: &str =
-    "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)";
 
 /// The text form of `buckets.created`: `YYYY-MM-DD HH:MM:SS[.fraction]+00:00`, as the
 /// reference writes it.
@@ -72,7 +68,7 @@ pub fn created_from_text(text: &str) -> Option<DateTime<Utc>> {
 
 impl Store {
     /// Wraps an open, migrated connection and loads the caches.
-    pub fn new(conn: Connection, shared: Arc<Shared>) -> Result<Store> {
+    pub(crate) fn new(conn: Connection, shared: Arc<Shared>) -> Result<Store> {
         let mut store = Store {
             conn,
             buckets: HashMap::new(),
@@ -85,7 +81,7 @@ impl Store {
     }
 
     /// The connection, for transaction control by the worker.
-    pub fn conn(&self) -> &Connection {
+    pub(crate) fn conn(&self) -> &Connection {
         &self.conn
     }
 
@@ -95,7 +91,7 @@ impl Store {
     ///
     /// The new caches are built apart and replace the old ones only when every read
     /// succeeded: a failure leaves the caches as they were, never half empty.
-    pub fn reload(&mut self) -> Result<()> {
+    pub(crate) fn reload(&mut self) -> Result<()> {
         let mut buckets = HashMap::new();
         let mut stmt = self
             .conn

@@ -10,20 +10,20 @@ use crate::event::QEvent;
 use crate::value::DataType;
 
 /// `Expected N parameters in function, got M`.
-pub fn count_error(expected: usize, got: usize) -> QueryError {
+pub(super) fn count_error(expected: usize, got: usize) -> QueryError {
     QueryError::InvalidFunctionParameters(format!(
         "Expected {expected} parameters in function, got {got}"
     ))
 }
 
 /// The arguments as an array of exactly `N`, or the count error.
-pub fn arity<const N: usize>(args: Vec<DataType>) -> QueryResult<[DataType; N]> {
+pub(super) fn arity<const N: usize>(args: Vec<DataType>) -> QueryResult<[DataType; N]> {
     let got = args.len();
     args.try_into().map_err(|_| count_error(N, got))
 }
 
 /// `Expected function parameter of type T, got X`.
-pub fn type_error(expected: &str, got: &DataType) -> QueryError {
+pub(super) fn type_error(expected: &str, got: &DataType) -> QueryError {
     QueryError::InvalidFunctionParameters(format!(
         "Expected function parameter of type {expected}, got {}",
         got.describe()
@@ -31,7 +31,7 @@ pub fn type_error(expected: &str, got: &DataType) -> QueryError {
 }
 
 /// `Expected function parameter of type List of T, list contains X`.
-pub fn element_error(expected: &str, got: &DataType) -> QueryError {
+pub(super) fn element_error(expected: &str, got: &DataType) -> QueryError {
     QueryError::InvalidFunctionParameters(format!(
         "Expected function parameter of type List of {expected}, list contains {}",
         got.describe()
@@ -39,18 +39,18 @@ pub fn element_error(expected: &str, got: &DataType) -> QueryError {
 }
 
 /// A list argument.
-pub fn list(v: DataType) -> QueryResult<Vec<DataType>> {
+pub(super) fn list(v: DataType) -> QueryResult<Vec<DataType>> {
     v.into_list().map_err(|other| type_error("List", &other))
 }
 
 /// An event-list argument, to be changed: taken apart without copying the events, unless
 /// the list is shared with a variable (then it is copied).
-pub fn events(v: DataType) -> QueryResult<Vec<QEvent>> {
+pub(super) fn events(v: DataType) -> QueryResult<Vec<QEvent>> {
     shared_events(v).map(Arc::unwrap_or_clone)
 }
 
 /// An event-list argument that is only read: the list a variable holds, not a copy.
-pub fn shared_events(v: DataType) -> QueryResult<Arc<Vec<QEvent>>> {
+pub(super) fn shared_events(v: DataType) -> QueryResult<Arc<Vec<QEvent>>> {
     let items = match v {
         DataType::Events(events) => return Ok(events),
         DataType::List(items) => items,
@@ -67,7 +67,7 @@ pub fn shared_events(v: DataType) -> QueryResult<Arc<Vec<QEvent>>> {
 }
 
 /// A string argument.
-pub fn string(v: DataType) -> QueryResult<String> {
+pub(super) fn string(v: DataType) -> QueryResult<String> {
     match v {
         DataType::String(s) => Ok(s),
         other => Err(type_error("String", &other)),
@@ -75,7 +75,7 @@ pub fn string(v: DataType) -> QueryResult<String> {
 }
 
 /// A number argument.
-pub fn number(v: &DataType) -> QueryResult<f64> {
+pub(super) fn number(v: &DataType) -> QueryResult<f64> {
     match v {
         DataType::Number(n) => Ok(*n),
         other => Err(type_error("Number", other)),
@@ -83,7 +83,7 @@ pub fn number(v: &DataType) -> QueryResult<f64> {
 }
 
 /// A list-of-strings argument.
-pub fn strings(v: DataType) -> QueryResult<Vec<String>> {
+pub(super) fn strings(v: DataType) -> QueryResult<Vec<String>> {
     list(v)?
         .into_iter()
         .map(|item| match item {
@@ -95,7 +95,7 @@ pub fn strings(v: DataType) -> QueryResult<Vec<String>> {
 
 /// A list of values to compare with event data, as JSON (None → null, numbers as floats,
 /// lists recursively). Dicts, events and functions are rejected.
-pub fn json_values(v: DataType) -> QueryResult<Vec<Val>> {
+pub(super) fn json_values(v: DataType) -> QueryResult<Vec<Val>> {
     list(v)?.into_iter().map(to_json_value).collect()
 }
 

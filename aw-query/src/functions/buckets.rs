@@ -25,7 +25,10 @@ fn current_interval(ctx: &CallContext<'_>) -> QueryResult<TimeInterval> {
 }
 
 /// `query_bucket(bucket_id)`: the bucket's events in the current interval, newest first.
-pub fn query_bucket(args: Vec<DataType>, ctx: &mut CallContext<'_>) -> QueryResult<DataType> {
+pub(super) fn query_bucket(
+    args: Vec<DataType>,
+    ctx: &mut CallContext<'_>,
+) -> QueryResult<DataType> {
     let [id] = arity::<1>(args)?;
     let id = string(id)?;
     let interval = current_interval(ctx)?;
@@ -44,7 +47,10 @@ pub fn query_bucket(args: Vec<DataType>, ctx: &mut CallContext<'_>) -> QueryResu
 }
 
 /// `query_bucket_names()`: all bucket ids (sorted, for stable output).
-pub fn query_bucket_names(args: Vec<DataType>, ctx: &CallContext<'_>) -> QueryResult<DataType> {
+pub(super) fn query_bucket_names(
+    args: Vec<DataType>,
+    ctx: &CallContext<'_>,
+) -> QueryResult<DataType> {
     let [] = arity::<0>(args)?;
     let buckets = ctx
         .ds
@@ -60,7 +66,7 @@ pub fn query_bucket_names(args: Vec<DataType>, ctx: &CallContext<'_>) -> QueryRe
 /// `find_bucket(prefix[, hostname])`: the bucket called exactly `prefix` if it exists,
 /// otherwise the (alphabetically first) bucket whose id starts with `prefix`; with a
 /// hostname, only buckets of that host qualify.
-pub fn find_bucket(args: Vec<DataType>, ctx: &CallContext<'_>) -> QueryResult<DataType> {
+pub(super) fn find_bucket(args: Vec<DataType>, ctx: &CallContext<'_>) -> QueryResult<DataType> {
     let n = args.len();
     if !(1..=2).contains(&n) {
         return Err(count_error(if n == 0 { 1 } else { 2 }, n));

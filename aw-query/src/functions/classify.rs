@@ -137,7 +137,7 @@ fn parse_pairs<T>(
 }
 
 /// `categorize(events, [[category, rule], …])`.
-pub fn categorize(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn categorize(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, classes] = arity::<2>(args)?;
     let e = events(e)?;
     let (categories, rules) = parse_pairs(classes, strings)?;
@@ -150,7 +150,7 @@ pub fn categorize(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `tag(events, [[tag, rule], …])`.
-pub fn tag(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn tag(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, tags] = arity::<2>(args)?;
     let e = events(e)?;
     let (names, rules) = parse_pairs(tags, string)?;
@@ -159,7 +159,7 @@ pub fn tag(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `filter_keyvals_regex(events, key, regex)`.
-pub fn filter_keyvals_regex(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn filter_keyvals_regex(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, key, pattern] = arity::<3>(args)?;
     let e = shared_events(e)?;
     let key = string(key)?;

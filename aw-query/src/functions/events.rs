@@ -6,13 +6,13 @@ use crate::transforms::{chunk, filter, flood as fl, merge, period, sort, split_u
 use crate::value::DataType;
 
 /// `flood(events)`.
-pub fn flood(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn flood(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e] = arity::<1>(args)?;
     Ok(DataType::from_events(fl::flood(events(e)?)))
 }
 
 /// `merge_events_by_keys(events, keys)`.
-pub fn merge_events_by_keys(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn merge_events_by_keys(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, keys] = arity::<2>(args)?;
     let e = shared_events(e)?;
     let keys = strings(keys)?;
@@ -22,7 +22,7 @@ pub fn merge_events_by_keys(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `chunk_events_by_key(events, key)`.
-pub fn chunk_events_by_key(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn chunk_events_by_key(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, key] = arity::<2>(args)?;
     let e = events(e)?;
     let key = string(key)?;
@@ -30,19 +30,19 @@ pub fn chunk_events_by_key(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `sort_by_duration(events)`.
-pub fn sort_by_duration(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn sort_by_duration(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e] = arity::<1>(args)?;
     Ok(DataType::from_events(sort::sort_by_duration(events(e)?)))
 }
 
 /// `sort_by_timestamp(events)`.
-pub fn sort_by_timestamp(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn sort_by_timestamp(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e] = arity::<1>(args)?;
     Ok(DataType::from_events(sort::sort_by_timestamp(events(e)?)))
 }
 
 /// `sum_durations(events)`.
-pub fn sum_durations(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn sum_durations(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e] = arity::<1>(args)?;
     let e = shared_events(e)?;
     let total = sort::sum_durations(&e);
@@ -52,7 +52,7 @@ pub fn sum_durations(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `limit_events(events, n)`.
-pub fn limit_events(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn limit_events(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, n] = arity::<2>(args)?;
     let e = events(e)?;
     let n = number(&n)?;
@@ -60,7 +60,7 @@ pub fn limit_events(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `filter_keyvals(events, key, values)` (`keep`) and `exclude_keyvals` (`!keep`).
-pub fn filter_keyvals(args: Vec<DataType>, keep: bool) -> QueryResult<DataType> {
+pub(super) fn filter_keyvals(args: Vec<DataType>, keep: bool) -> QueryResult<DataType> {
     let [e, key, values] = arity::<3>(args)?;
     let e = shared_events(e)?;
     let key = string(key)?;
@@ -71,7 +71,7 @@ pub fn filter_keyvals(args: Vec<DataType>, keep: bool) -> QueryResult<DataType> 
 }
 
 /// `filter_period_intersect(events, filter)`.
-pub fn filter_period_intersect(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn filter_period_intersect(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e, f] = arity::<2>(args)?;
     let e = events(e)?;
     let f = events(f)?;
@@ -79,7 +79,7 @@ pub fn filter_period_intersect(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `period_union(events1, events2)`.
-pub fn period_union(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn period_union(args: Vec<DataType>) -> QueryResult<DataType> {
     let [a, b] = arity::<2>(args)?;
     let a = events(a)?;
     let b = events(b)?;
@@ -87,7 +87,7 @@ pub fn period_union(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `union_no_overlap(events1, events2)`.
-pub fn union_no_overlap(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn union_no_overlap(args: Vec<DataType>) -> QueryResult<DataType> {
     let [a, b] = arity::<2>(args)?;
     let a = events(a)?;
     let b = events(b)?;
@@ -95,7 +95,7 @@ pub fn union_no_overlap(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `split_url_events(events)`.
-pub fn split_url_events(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn split_url_events(args: Vec<DataType>) -> QueryResult<DataType> {
     let [e] = arity::<1>(args)?;
     Ok(DataType::from_events(split_url::split_url_events(events(
         e,
@@ -103,7 +103,7 @@ pub fn split_url_events(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `concat(l1, l2, …)`: any number of event lists, concatenated in order.
-pub fn concat(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn concat(args: Vec<DataType>) -> QueryResult<DataType> {
     let mut out = Vec::new();
     for a in args {
         out.extend(events(a)?);

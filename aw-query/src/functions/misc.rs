@@ -5,7 +5,7 @@ use crate::error::{QueryError, QueryResult};
 use crate::value::DataType;
 
 /// `contains(list, x)`: deep membership; `contains(dict, key)`: key presence.
-pub fn contains(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn contains(args: Vec<DataType>) -> QueryResult<DataType> {
     let [container, x] = arity::<2>(args)?;
     match container {
         DataType::List(items) => Ok(DataType::Bool(items.iter().any(|i| i.deep_eq(&x)))),
@@ -25,7 +25,7 @@ pub fn contains(args: Vec<DataType>) -> QueryResult<DataType> {
 }
 
 /// `print(a, …)`: logs every argument at info level and returns None.
-pub fn print(args: Vec<DataType>) -> QueryResult<DataType> {
+pub(super) fn print(args: Vec<DataType>) -> QueryResult<DataType> {
     for a in &args {
         log::info!("query print: {}", a.describe());
     }

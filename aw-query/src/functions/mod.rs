@@ -12,13 +12,13 @@ mod classify;
 mod events;
 mod misc;
 
-pub use crate::builtin::Builtin;
+pub(crate) use crate::builtin::Builtin;
 use crate::datasource::DataSource;
 use crate::error::QueryResult;
 use crate::value::DataType;
 
 /// What a built-in may need besides its arguments.
-pub struct CallContext<'a> {
+pub(crate) struct CallContext<'a> {
     /// Where bucket data comes from.
     pub ds: &'a dyn DataSource,
     /// The current value of the `TIMEINTERVAL` variable, if any.
@@ -29,7 +29,7 @@ pub struct CallContext<'a> {
 
 /// Caches shared by the calls of one run (one time period).
 #[derive(Default)]
-pub struct RunState {
+pub(crate) struct RunState {
     /// Bytes of data text read from buckets by the last call, for the memory budget (the
     /// interpreter takes it after each call).
     pub loaded_bytes: usize,
@@ -37,7 +37,11 @@ pub struct RunState {
 
 impl Builtin {
     /// Calls the function with already evaluated arguments (which it consumes).
-    pub fn call(self, args: Vec<DataType>, ctx: &mut CallContext<'_>) -> QueryResult<DataType> {
+    pub(crate) fn call(
+        self,
+        args: Vec<DataType>,
+        ctx: &mut CallContext<'_>,
+    ) -> QueryResult<DataType> {
         match self {
             Builtin::QueryBucket => buckets::query_bucket(args, ctx),
             Builtin::QueryBucketNames => buckets::query_bucket_names(args, ctx),

@@ -30,7 +30,7 @@ use crate::parts::for_parts;
 
 /// One compiled rule.
 #[derive(Debug, Clone)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// The pattern; `None` for rules of type `none`, which never match.
     pub regex: Option<Regex>,
     /// Only these data keys are tested; `None` tests every data value.
@@ -39,7 +39,7 @@ pub struct Rule {
 
 /// How many distinct strings a call matches rule by rule before it compiles the one-pass
 /// set (which saves about 0.4 µs per string for the dashboard's thirteen rules).
-pub const ONE_PASS_AFTER: usize = 2048;
+pub(crate) const ONE_PASS_AFTER: usize = 2048;
 
 /// Most rule lists whose sets are kept between calls ([`BoundedTable`]). Each
 /// kept set holds its search caches too (lazy DFA states: typically a few hundred KB, at
@@ -185,7 +185,7 @@ fn is_plain(e: &Expr) -> bool {
 
 /// A list of rules with a per-string cache of which rules match.
 #[derive(Debug)]
-pub struct RuleSet {
+pub(crate) struct RuleSet {
     rules: Vec<Rule>,
     /// The plain rules, matched in one pass (shared by the copies of [`RuleSet::fresh`]).
     one_pass: Arc<LazyOnePass>,
@@ -201,7 +201,7 @@ pub struct RuleSet {
 
 impl RuleSet {
     /// Wraps compiled rules.
-    pub fn new(rules: Vec<Rule>) -> Self {
+    pub(crate) fn new(rules: Vec<Rule>) -> Self {
         let one_pass = Arc::new(LazyOnePass::for_rules(&rules));
         RuleSet::with_one_pass(rules, one_pass)
     }
@@ -223,22 +223,22 @@ impl RuleSet {
 
     /// The same rules with a cache of their own (for a part of the events worked on by
     /// another thread).
-    pub fn fresh(&self) -> RuleSet {
+    pub(crate) fn fresh(&self) -> RuleSet {
         RuleSet::with_one_pass(self.rules.clone(), self.one_pass.clone())
     }
 
     /// A bit set sized for [`RuleSet::matches`].
-    pub fn hit_buffer(&self) -> Vec<u64> {
+    pub(crate) fn hit_buffer(&self) -> Vec<u64> {
         vec![0; self.words]
     }
 
     /// Whether rule `i` is set in `hits`.
-    pub fn is_hit(hits: &[u64], i: usize) -> bool {
+    pub(crate) fn is_hit(hits: &[u64], i: usize) -> bool {
         hits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
     /// Fills `hits` with the rules matching an event's data.
-    pub fn matches(&mut self, data: &Data, hits: &mut [u64]) {
+    pub(crate) fn matches(&mut self, data: &Data, hits: &mut [u64]) {
         hits.fill(0);
         let RuleSet {
             rules,
@@ -351,7 +351,11 @@ fn set_by_rules(
 
 /// Sets `data["$category"]` of every event to the deepest matching category (ties: the later
 /// rule; `["Uncategorized"]` when none matches; an empty category never wins).
-pub fn categorize(events: Vec<QEvent>, categories: &[Vec<String>], rules: &RuleSet) -> Vec<QEvent> {
+pub(crate) fn categorize(
+    events: Vec<QEvent>,
+    categories: &[Vec<String>],
+    rules: &RuleSet,
+) -> Vec<QEvent> {
     // Built once per call and shared by every categorised event.
     let values: Vec<Val> = categories
         .iter()
@@ -376,7 +380,7 @@ pub fn categorize(events: Vec<QEvent>, categories: &[Vec<String>], rules: &RuleS
 
 /// Sets `data["$tags"]` of every event to the sorted, de-duplicated names of the matching
 /// rules.
-pub fn tag(events: Vec<QEvent>, names: &[String], rules: &RuleSet) -> Vec<QEvent> {
+pub(crate) fn tag(events: Vec<QEvent>, names: &[String], rules: &RuleSet) -> Vec<QEvent> {
     set_by_rules(events, rules, "$tags", |hits| {
         let mut tags: Vec<&String> = names
             .iter()

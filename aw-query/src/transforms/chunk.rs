@@ -5,7 +5,7 @@ use crate::event::QEvent;
 /// Folds runs of consecutive events with equal `data[key]` into the run's first event
 /// (durations summed; its timestamp, data and id kept). Events lacking `key` are dropped and
 /// do not break a run.
-pub fn chunk_events_by_key(events: Vec<QEvent>, key: &str) -> Vec<QEvent> {
+pub(crate) fn chunk_events_by_key(events: Vec<QEvent>, key: &str) -> Vec<QEvent> {
     let mut out: Vec<QEvent> = Vec::new();
     for e in events {
         if crate::budget::expired() {

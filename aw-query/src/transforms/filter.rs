@@ -11,7 +11,7 @@ use std::sync::Arc;
 /// match: dropped by the filter, kept by the exclusion.
 ///
 /// The decision for each shared data object is remembered ([`PerObject`]).
-pub fn filter_keyvals(
+pub(crate) fn filter_keyvals(
     events: Arc<Vec<QEvent>>,
     key: &str,
     values: &[Val],
@@ -27,7 +27,7 @@ pub fn filter_keyvals(
 
 /// Keeps the events whose `data[key]` is a string in which the single rule of `rules`
 /// matches.
-pub fn filter_keyvals_regex(events: Arc<Vec<QEvent>>, rules: &mut RuleSet) -> Vec<QEvent> {
+pub(crate) fn filter_keyvals_regex(events: Arc<Vec<QEvent>>, rules: &mut RuleSet) -> Vec<QEvent> {
     let mut hits = rules.hit_buffer();
     retain(events, |e| {
         rules.matches(&e.data, &mut hits);

@@ -3,12 +3,12 @@
 use crate::event::QEvent;
 
 /// Gaps shorter than this are filled (5 s, fixed as in the reference).
-pub const PULSETIME_NS: i64 = 5_000_000_000;
+pub(crate) const PULSETIME_NS: i64 = 5_000_000_000;
 
 /// Sorts ascending, merges same-data neighbours that overlap or are less than
 /// [`PULSETIME_NS`] apart, and splits smaller gaps between different-data neighbours in the
 /// middle. Overlapping different-data events and zero-duration events are left alone.
-pub fn flood(mut events: Vec<QEvent>) -> Vec<QEvent> {
+pub(crate) fn flood(mut events: Vec<QEvent>) -> Vec<QEvent> {
     events.sort_by_key(|e| e.start);
     // Compaction in place: `events[w]` is the current event, `events[..w]` are final, and
     // slots between `w` and the read position hold absorbed events, dropped at the end.

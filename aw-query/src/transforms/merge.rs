@@ -27,7 +27,7 @@ const END: usize = usize::MAX;
 /// Sharing by hash rather than by position matters for lists with many groups (a year of
 /// browser events has a distinct URL nearly per event): merged by position, every part's
 /// groups had to be merged once more on one thread, about as long as the parts took.
-pub fn merge_events_by_keys(events: &[QEvent], keys: &[String]) -> Vec<QEvent> {
+pub(crate) fn merge_events_by_keys(events: &[QEvent], keys: &[String]) -> Vec<QEvent> {
     if keys.is_empty() {
         return Vec::new();
     }
@@ -250,7 +250,8 @@ mod tests {
                 e
             })
             .collect();
-        let out = merge_events_by_keys(&events, &["url".to_string()]);
+        let out =
+            crate::parts::on_test_pool(|| merge_events_by_keys(&events, &["url".to_string()]));
         let mut expected: Vec<(String, i64, i64)> = Vec::new();
         let mut seen = std::collections::HashMap::new();
         for e in &events {

@@ -3,15 +3,15 @@
 //! Every transform takes its event lists by value and returns a new list, so owned events
 //! move through a chain of calls without copies.
 
-pub mod categorize;
-pub mod chunk;
-pub mod filter;
-pub mod flood;
-pub mod merge;
-pub mod period;
-pub mod sort;
-pub mod split_url;
-pub mod union;
+pub(crate) mod categorize;
+pub(crate) mod chunk;
+pub(crate) mod filter;
+pub(crate) mod flood;
+pub(crate) mod merge;
+pub(crate) mod period;
+pub(crate) mod sort;
+pub(crate) mod split_url;
+pub(crate) mod union;
 
 #[cfg(test)]
 mod proptests;
@@ -22,10 +22,10 @@ pub(crate) mod testutil {
     use crate::event::{Data, QEvent};
 
     /// Nanoseconds per second.
-    pub const S: i64 = 1_000_000_000;
+    pub(crate) const S: i64 = 1_000_000_000;
 
     /// An event from seconds and `key=value` string data.
-    pub fn ev(start_s: f64, dur_s: f64, data: &[(&str, &str)]) -> QEvent {
+    pub(crate) fn ev(start_s: f64, dur_s: f64, data: &[(&str, &str)]) -> QEvent {
         let pairs: Vec<(&str, Val)> = data.iter().map(|(k, v)| (*k, Val::str(v))).collect();
         let d = Data::from_pairs(&pairs);
         QEvent::new(
@@ -36,7 +36,7 @@ pub(crate) mod testutil {
     }
 
     /// (start, duration) in seconds.
-    pub fn spans(events: &[QEvent]) -> Vec<(f64, f64)> {
+    pub(crate) fn spans(events: &[QEvent]) -> Vec<(f64, f64)> {
         events
             .iter()
             .map(|e| (e.start as f64 / S as f64, e.duration as f64 / S as f64))

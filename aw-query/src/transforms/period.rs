@@ -9,7 +9,7 @@ use crate::event::{Data, QEvent};
 /// trimmed to begin at the piece's end, so overlapping filter periods never count the same
 /// time twice. Events with no positive duration are skipped, as are filter periods of negative
 /// duration (which cover no time).
-pub fn filter_period_intersect(events: Vec<QEvent>, filter: Vec<QEvent>) -> Vec<QEvent> {
+pub(crate) fn filter_period_intersect(events: Vec<QEvent>, filter: Vec<QEvent>) -> Vec<QEvent> {
     if events.is_empty() || filter.is_empty() {
         return Vec::new();
     }
@@ -57,7 +57,7 @@ pub fn filter_period_intersect(events: Vec<QEvent>, filter: Vec<QEvent>) -> Vec<
 
 /// The union of the periods of both lists: overlapping or touching events are joined, every
 /// result has empty data and keeps the id of the first event of its group. Ascending.
-pub fn period_union(events1: Vec<QEvent>, events2: Vec<QEvent>) -> Vec<QEvent> {
+pub(crate) fn period_union(events1: Vec<QEvent>, events2: Vec<QEvent>) -> Vec<QEvent> {
     let mut all = events1;
     all.extend(events2);
     all.sort_by_key(|e| e.start);

@@ -3,26 +3,26 @@
 use crate::event::QEvent;
 
 /// Stable sort, longest first.
-pub fn sort_by_duration(mut events: Vec<QEvent>) -> Vec<QEvent> {
+pub(crate) fn sort_by_duration(mut events: Vec<QEvent>) -> Vec<QEvent> {
     events.sort_by_key(|e| std::cmp::Reverse(e.duration));
     events
 }
 
 /// Stable sort, oldest first.
-pub fn sort_by_timestamp(mut events: Vec<QEvent>) -> Vec<QEvent> {
+pub(crate) fn sort_by_timestamp(mut events: Vec<QEvent>) -> Vec<QEvent> {
     events.sort_by_key(|e| e.start);
     events
 }
 
 /// Total duration in seconds, truncated (toward zero) to whole milliseconds as the
 /// reference does.
-pub fn sum_durations(events: &[QEvent]) -> f64 {
+pub(crate) fn sum_durations(events: &[QEvent]) -> f64 {
     let total: i128 = events.iter().map(|e| i128::from(e.duration)).sum();
     (total / 1_000_000) as f64 / 1000.0
 }
 
 /// The first `n` events; `n` is truncated toward zero, negative and NaN mean 0.
-pub fn limit_events(mut events: Vec<QEvent>, n: f64) -> Vec<QEvent> {
+pub(crate) fn limit_events(mut events: Vec<QEvent>, n: f64) -> Vec<QEvent> {
     // Float-to-int `as` saturates and maps NaN to 0, which is exactly the wanted rule.
     let n = n as usize;
     events.truncate(n);

@@ -45,7 +45,7 @@ fn already_split(data: &Data, keys: &[Key; 5]) -> bool {
 /// shared by all events with that URL; the parts' texts are shared too (a year has a few
 /// dozen domains and protocols, and paths and queries repeat). Objects this function made
 /// are left as they are without looking at their URL ([`split_keys`]).
-pub fn split_url_events(mut events: Vec<QEvent>) -> Vec<QEvent> {
+pub(crate) fn split_url_events(mut events: Vec<QEvent>) -> Vec<QEvent> {
     let keys = split_keys();
     for_parts(
         &mut events,

@@ -6,7 +6,7 @@ use crate::event::QEvent;
 /// taking precedence: where an event of `events2` overlaps one of `events1`, only the parts of
 /// it outside are kept. Split pieces are new events (id `None`) with the original data.
 /// Touching events do not overlap.
-pub fn union_no_overlap(events1: Vec<QEvent>, events2: Vec<QEvent>) -> Vec<QEvent> {
+pub(crate) fn union_no_overlap(events1: Vec<QEvent>, events2: Vec<QEvent>) -> Vec<QEvent> {
     let mut out = Vec::with_capacity(events1.len() + events2.len());
     let mut it1 = events1.into_iter();
     let mut it2 = events2.into_iter();

@@ -13,14 +13,14 @@ use crate::state::AppState;
 /// The backup settings, every backup (newest first, with size, time and verdict) and the
 /// last attempt.
 #[rocket::get("/api/0/backups")]
-pub fn list(state: &State<AppState>) -> Json<BackupStatus> {
+pub(crate) fn list(state: &State<AppState>) -> Json<BackupStatus> {
     Json(state.backups.status())
 }
 
 /// Takes a verified backup now and answers with it: 507 when the disk is too full for it,
 /// 500 when copying or verifying failed.
 #[rocket::post("/api/0/backups")]
-pub async fn take(state: &State<AppState>) -> ApiResult<Json<BackupEntry>> {
+pub(crate) async fn take(state: &State<AppState>) -> ApiResult<Json<BackupEntry>> {
     let backups = state.backups.clone();
     let taken = rocket::tokio::task::spawn_blocking(move || backups.take_now())
         .await

@@ -13,13 +13,13 @@ use crate::state::AppState;
 
 /// Every bucket, keyed by id.
 #[rocket::get("/api/0/buckets")]
-pub async fn list(state: &State<AppState>) -> ApiResult<Json<HashMap<String, Bucket>>> {
+pub(crate) async fn list(state: &State<AppState>) -> ApiResult<Json<HashMap<String, Bucket>>> {
     Ok(Json(state.datastore.get_buckets().await?))
 }
 
 /// One bucket.
 #[rocket::get("/api/0/buckets/<bucket_id>")]
-pub async fn get(bucket_id: &str, state: &State<AppState>) -> ApiResult<Json<Bucket>> {
+pub(crate) async fn get(bucket_id: &str, state: &State<AppState>) -> ApiResult<Json<Bucket>> {
     Ok(Json(state.datastore.get_bucket(bucket_id).await?))
 }
 
@@ -27,7 +27,7 @@ pub async fn get(bucket_id: &str, state: &State<AppState>) -> ApiResult<Json<Buc
 /// The path id wins over a body `id`; hostname `!local` becomes this server's hostname and
 /// the bucket's `data.device_id` this server's device id.
 #[rocket::post("/api/0/buckets/<bucket_id>", format = "json", data = "<body>")]
-pub async fn create(
+pub(crate) async fn create(
     bucket_id: &str,
     body: JsonBody<Bucket>,
     state: &State<AppState>,
@@ -46,7 +46,7 @@ pub async fn create(
 
 /// Deletes a bucket and its events (`?force=1` is accepted and not needed).
 #[rocket::delete("/api/0/buckets/<bucket_id>")]
-pub async fn delete(bucket_id: &str, state: &State<AppState>) -> ApiResult<Empty> {
+pub(crate) async fn delete(bucket_id: &str, state: &State<AppState>) -> ApiResult<Empty> {
     state.datastore.delete_bucket(bucket_id).await?;
     Ok(Empty(Status::Ok))
 }

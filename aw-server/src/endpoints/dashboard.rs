@@ -36,7 +36,7 @@ const FILES: &[Embedded] = embed![
 
 /// The embedded file at `path` (relative to `webui/`, e.g. `index.html` or `app.js`), with
 /// its content type from the extension.
-pub fn embedded(path: &str) -> Option<(ContentType, &'static [u8])> {
+pub(crate) fn embedded(path: &str) -> Option<(ContentType, &'static [u8])> {
     let file = FILES.iter().find(|f| f.path == path)?;
     let ext = path.rsplit('.').next().unwrap_or("");
     let content_type = ContentType::from_extension(ext).unwrap_or(ContentType::Binary);

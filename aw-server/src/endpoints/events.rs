@@ -16,7 +16,7 @@ const INLINE_JSON_ROWS: usize = 2_000;
 
 /// Events overlapping `[start, end]`, clipped, newest first, at most `limit`.
 #[rocket::get("/api/0/buckets/<bucket_id>/events?<start>&<end>&<limit>")]
-pub async fn list(
+pub(crate) async fn list(
     bucket_id: &str,
     start: Vec<&str>,
     end: Vec<&str>,
@@ -43,7 +43,7 @@ pub async fn list(
     format = "json",
     data = "<events>"
 )]
-pub async fn insert(
+pub(crate) async fn insert(
     bucket_id: &str,
     events: JsonBody<Vec<Event>>,
     state: &State<AppState>,
@@ -54,7 +54,7 @@ pub async fn insert(
 
 /// The number of events overlapping `[start, end]` (all without them), as a bare integer.
 #[rocket::get("/api/0/buckets/<bucket_id>/events/count?<start>&<end>")]
-pub async fn count(
+pub(crate) async fn count(
     bucket_id: &str,
     start: Vec<&str>,
     end: Vec<&str>,
@@ -71,7 +71,7 @@ pub async fn count(
 
 /// One event; 404 when the bucket has no such event.
 #[rocket::get("/api/0/buckets/<bucket_id>/events/<event_id>", rank = 2)]
-pub async fn get_one(
+pub(crate) async fn get_one(
     bucket_id: &str,
     event_id: i64,
     state: &State<AppState>,
@@ -88,7 +88,7 @@ fn event_json(row: &RawEvent) -> ApiResult<JsonText> {
 
 /// Deletes one event; deleting an id the bucket does not have is a success.
 #[rocket::delete("/api/0/buckets/<bucket_id>/events/<event_id>")]
-pub async fn delete_one(
+pub(crate) async fn delete_one(
     bucket_id: &str,
     event_id: i64,
     state: &State<AppState>,
@@ -107,7 +107,7 @@ pub async fn delete_one(
     format = "json",
     data = "<event>"
 )]
-pub async fn heartbeat(
+pub(crate) async fn heartbeat(
     bucket_id: &str,
     pulsetime: f64,
     event: JsonBody<Event>,

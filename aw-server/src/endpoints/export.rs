@@ -15,14 +15,14 @@ use crate::state::AppState;
 
 /// One bucket and all its events.
 #[rocket::get("/api/0/buckets/<bucket_id>/export")]
-pub async fn bucket(bucket_id: &str, state: &State<AppState>) -> ApiResult<Attachment> {
+pub(crate) async fn bucket(bucket_id: &str, state: &State<AppState>) -> ApiResult<Attachment> {
     let bucket = state.datastore.get_bucket(bucket_id).await?;
     export(&state.datastore, vec![bucket]).await
 }
 
 /// Every bucket and all their events.
 #[rocket::get("/api/0/export")]
-pub async fn all(state: &State<AppState>) -> ApiResult<Attachment> {
+pub(crate) async fn all(state: &State<AppState>) -> ApiResult<Attachment> {
     let mut buckets: Vec<Bucket> = state.datastore.get_buckets().await?.into_values().collect();
     buckets.sort_by(|a, b| a.id.cmp(&b.id));
     export(&state.datastore, buckets).await
@@ -43,7 +43,7 @@ async fn export(datastore: &Datastore, buckets: Vec<Bucket>) -> ApiResult<Attach
 }
 
 /// Writes the export document for buckets with their event rows.
-pub fn export_document(parts: &[(Bucket, EventRows)]) -> ApiResult<String> {
+pub(crate) fn export_document(parts: &[(Bucket, EventRows)]) -> ApiResult<String> {
     let size: usize = parts.iter().map(|(_, rows)| rows.json_capacity()).sum();
     let mut out = String::with_capacity(size + 64);
     out.push_str("{\"buckets\":{");

@@ -10,7 +10,7 @@ use crate::state::AppState;
 
 /// The answer of `GET /api/0/health`.
 #[derive(Serialize)]
-pub struct Health {
+pub(crate) struct Health {
     /// `ok`, or `salvaged` when the file was found damaged and replaced by its salvaged
     /// copy since the server started.
     pub database: &'static str,
@@ -20,7 +20,7 @@ pub struct Health {
 
 /// The database's state.
 #[rocket::get("/api/0/health")]
-pub fn health(state: &State<AppState>) -> Json<Health> {
+pub(crate) fn health(state: &State<AppState>) -> Json<Health> {
     let salvage = state.datastore.salvage_report();
     Json(Health {
         database: if salvage.is_some() { "salvaged" } else { "ok" },

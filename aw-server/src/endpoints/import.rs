@@ -27,7 +27,11 @@ use crate::state::AppState;
 
 /// `Content-Type: application/json`: the body is the export document.
 #[rocket::post("/api/0/import", format = "json", data = "<data>")]
-pub async fn json(data: Data<'_>, limits: &Limits, state: &State<AppState>) -> ApiResult<JsonText> {
+pub(crate) async fn json(
+    data: Data<'_>,
+    limits: &Limits,
+    state: &State<AppState>,
+) -> ApiResult<JsonText> {
     let text = read_body_text(limits, data, "json").await?;
     import(text, state).await
 }
@@ -35,7 +39,7 @@ pub async fn json(data: Data<'_>, limits: &Limits, state: &State<AppState>) -> A
 /// `Content-Type: multipart/form-data`: the field `buckets.json` (or `buckets`) holds the
 /// export document; any other field is a 422.
 #[rocket::post("/api/0/import", format = "multipart", data = "<data>", rank = 2)]
-pub async fn multipart(
+pub(crate) async fn multipart(
     content_type: &ContentType,
     data: Data<'_>,
     limits: &Limits,

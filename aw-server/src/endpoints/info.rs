@@ -7,6 +7,6 @@ use crate::state::AppState;
 
 /// Hostname, version, testing flag and device id. Exempt from the API key.
 #[rocket::get("/api/0/info")]
-pub fn info(state: &State<AppState>) -> Json<aw_models::Info> {
+pub(crate) fn info(state: &State<AppState>) -> Json<aw_models::Info> {
     Json(state.info.clone())
 }

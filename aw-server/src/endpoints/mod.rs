@@ -1,21 +1,21 @@
 //! The HTTP routes, one file per resource.
 
-pub mod backups;
-pub mod buckets;
-pub mod dashboard;
-pub mod events;
-pub mod export;
-pub mod health;
-pub mod import;
-pub mod info;
-pub mod openapi;
-pub mod query;
-pub mod settings;
-pub mod sync;
-pub mod webui;
+pub(crate) mod backups;
+pub(crate) mod buckets;
+pub(crate) mod dashboard;
+pub(crate) mod events;
+pub(crate) mod export;
+pub(crate) mod health;
+pub(crate) mod import;
+pub(crate) mod info;
+pub(crate) mod openapi;
+pub(crate) mod query;
+pub(crate) mod settings;
+pub(crate) mod sync;
+pub(crate) mod webui;
 
 /// Every API route, for mounting at `/`.
-pub fn api_routes() -> Vec<rocket::Route> {
+pub(crate) fn api_routes() -> Vec<rocket::Route> {
     rocket::routes![
         info::info,
         openapi::openapi,

@@ -8,11 +8,11 @@
 use crate::responses::JsonText;
 
 /// The document, embedded so the binary always serves the contract it was built with.
-pub const DOCUMENT: &str = include_str!("../openapi.json");
+pub(crate) const DOCUMENT: &str = include_str!("../openapi.json");
 
 /// The OpenAPI document (under `/api/`, so it needs the API key when one is set).
 #[rocket::get("/api/0/openapi.json")]
-pub fn openapi() -> JsonText {
+pub(crate) fn openapi() -> JsonText {
     JsonText(DOCUMENT.to_owned())
 }
 

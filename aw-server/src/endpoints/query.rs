@@ -19,7 +19,7 @@ use crate::state::AppState;
 /// evaluates longer than the config's `query_timeout` is stopped with
 /// `500 {"message": "Timeout(\"…\")"}`, in the shape of every other query error.
 #[rocket::post("/api/0/query", format = "json", data = "<body>")]
-pub async fn query(body: JsonBody<Query>, state: &State<AppState>) -> ApiResult<JsonText> {
+pub(crate) async fn query(body: JsonBody<Query>, state: &State<AppState>) -> ApiResult<JsonText> {
     let request = body.0;
     let source = DatastoreSource(state.datastore.clone());
     let budget = state.query_timeout;
@@ -45,7 +45,9 @@ pub async fn query(body: JsonBody<Query>, state: &State<AppState>) -> ApiResult<
 /// `GET /api/0/query/cache`: the query-result cache's size and hit rate (ours only; the
 /// reference has no cache). With the cache off (`query_cache_bytes = 0`), all zeros.
 #[rocket::get("/api/0/query/cache")]
-pub fn cache_stats(state: &State<AppState>) -> rocket::serde::json::Json<aw_query::CacheStats> {
+pub(crate) fn cache_stats(
+    state: &State<AppState>,
+) -> rocket::serde::json::Json<aw_query::CacheStats> {
     rocket::serde::json::Json(
         state
             .query_cache

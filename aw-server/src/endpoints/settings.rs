@@ -20,7 +20,7 @@ fn stored_key(key: &str) -> ApiResult<String> {
 
 /// Every setting as one object (`{}` when none).
 #[rocket::get("/api/0/settings")]
-pub async fn list(state: &State<AppState>) -> ApiResult<JsonText> {
+pub(crate) async fn list(state: &State<AppState>) -> ApiResult<JsonText> {
     let pairs = state.datastore.get_key_values(PREFIX).await?;
     let mut out = String::from("{");
     for (i, (key, value)) in pairs.iter().enumerate() {
@@ -38,7 +38,7 @@ pub async fn list(state: &State<AppState>) -> ApiResult<JsonText> {
 
 /// One setting's value; `null` when it is not set.
 #[rocket::get("/api/0/settings/<key>")]
-pub async fn get(key: &str, state: &State<AppState>) -> ApiResult<JsonText> {
+pub(crate) async fn get(key: &str, state: &State<AppState>) -> ApiResult<JsonText> {
     match state.datastore.get_key_value(&stored_key(key)?).await {
         Ok(value) => Ok(JsonText(value)),
         Err(aw_datastore::DatastoreError::NoSuchKey(_)) => Ok(JsonText("null".into())),
@@ -48,7 +48,7 @@ pub async fn get(key: &str, state: &State<AppState>) -> ApiResult<JsonText> {
 
 /// Stores any JSON value: 201 with an empty body.
 #[rocket::post("/api/0/settings/<key>", format = "json", data = "<value>")]
-pub async fn set(
+pub(crate) async fn set(
     key: &str,
     value: JsonBody<serde_json::Value>,
     state: &State<AppState>,
@@ -63,7 +63,7 @@ pub async fn set(
 
 /// Deletes a setting; a missing one is a success.
 #[rocket::delete("/api/0/settings/<key>")]
-pub async fn delete(key: &str, state: &State<AppState>) -> ApiResult<Empty> {
+pub(crate) async fn delete(key: &str, state: &State<AppState>) -> ApiResult<Empty> {
     state.datastore.delete_key_value(&stored_key(key)?).await?;
     Ok(Empty(Status::Ok))
 }

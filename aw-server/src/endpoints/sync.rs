@@ -10,6 +10,6 @@ use crate::sync::SyncStatus;
 /// Whether the server syncs, with which folder, the devices seen, the last push and pull,
 /// and the last pass's errors.
 #[rocket::get("/api/0/sync")]
-pub fn status(state: &State<AppState>) -> Json<SyncStatus> {
+pub(crate) fn status(state: &State<AppState>) -> Json<SyncStatus> {
     Json(state.sync.status())
 }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use super::dashboard;
 
 /// Where static files come from, fixed at startup.
-pub struct StaticFiles {
+pub(crate) struct StaticFiles {
     /// The web UI build directory, if one was given.
     pub webpath: Option<PathBuf>,
     /// Custom static directories by name.
@@ -36,7 +36,7 @@ async fn web_file(files: &StaticFiles, path: &Path) -> Option<NamedFile> {
 }
 
 /// A static file: from the web UI directory, or embedded in the binary.
-pub enum StaticFile {
+pub(crate) enum StaticFile {
     /// A file of the `--webpath` directory.
     File(NamedFile),
     /// A file of the built-in dashboard.
@@ -65,32 +65,41 @@ async fn ui_file(files: &StaticFiles, web_path: &Path, embedded_path: &Path) -> 
 
 /// The start page: the web UI's `index.html`, or the built-in dashboard's.
 #[rocket::get("/")]
-pub async fn index(files: &State<StaticFiles>) -> Option<StaticFile> {
+pub(crate) async fn index(files: &State<StaticFiles>) -> Option<StaticFile> {
     ui_file(files, Path::new("index.html"), Path::new("index.html")).await
 }
 
 /// Files under `/css/` of the web UI build.
 #[rocket::get("/css/<path..>")]
-pub async fn css(path: Segments<'_, UriPath>, files: &State<StaticFiles>) -> Option<NamedFile> {
+pub(crate) async fn css(
+    path: Segments<'_, UriPath>,
+    files: &State<StaticFiles>,
+) -> Option<NamedFile> {
     web_file(files, &Path::new("css").join(safe_path(path)?)).await
 }
 
 /// Files under `/fonts/` of the web UI build.
 #[rocket::get("/fonts/<path..>")]
-pub async fn fonts(path: Segments<'_, UriPath>, files: &State<StaticFiles>) -> Option<NamedFile> {
+pub(crate) async fn fonts(
+    path: Segments<'_, UriPath>,
+    files: &State<StaticFiles>,
+) -> Option<NamedFile> {
     web_file(files, &Path::new("fonts").join(safe_path(path)?)).await
 }
 
 /// Files under `/js/` of the web UI build.
 #[rocket::get("/js/<path..>")]
-pub async fn js(path: Segments<'_, UriPath>, files: &State<StaticFiles>) -> Option<NamedFile> {
+pub(crate) async fn js(
+    path: Segments<'_, UriPath>,
+    files: &State<StaticFiles>,
+) -> Option<NamedFile> {
     web_file(files, &Path::new("js").join(safe_path(path)?)).await
 }
 
 /// Files under `/static/`: of the web UI build, or of the built-in dashboard (whose files
 /// all live there).
 #[rocket::get("/static/<path..>")]
-pub async fn static_dir(
+pub(crate) async fn static_dir(
     path: Segments<'_, UriPath>,
     files: &State<StaticFiles>,
 ) -> Option<StaticFile> {
@@ -100,7 +109,7 @@ pub async fn static_dir(
 
 /// The top-level files of an aw-webui build.
 #[rocket::get("/<file>", rank = 20)]
-pub async fn top_level(file: &str, files: &State<StaticFiles>) -> Option<NamedFile> {
+pub(crate) async fn top_level(file: &str, files: &State<StaticFiles>) -> Option<NamedFile> {
     if !["favicon.ico", "dark.css", "logo.png", "manifest.json"].contains(&file) {
         return None;
     }
@@ -110,7 +119,7 @@ pub async fn top_level(file: &str, files: &State<StaticFiles>) -> Option<NamedFi
 /// `/pages/<name>/…` from the custom static directory `name` (`index.html` for the
 /// directory itself). Dotfiles and `..` are 404.
 #[rocket::get("/pages/<name>/<path..>")]
-pub async fn custom_page(
+pub(crate) async fn custom_page(
     name: &str,
     path: Segments<'_, UriPath>,
     files: &State<StaticFiles>,
@@ -131,6 +140,6 @@ pub async fn custom_page(
 }
 
 /// The static-file routes.
-pub fn routes() -> Vec<rocket::Route> {
+pub(crate) fn routes() -> Vec<rocket::Route> {
     rocket::routes![index, css, fonts, js, static_dir, top_level, custom_page]
 }

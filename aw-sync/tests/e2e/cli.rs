@@ -64,7 +64,7 @@ fn sync_host_and_sync_db_limit_what_is_pulled() {
     let c = Device::with_window_events("aw-watcher-window_tablet", "tablet", window_events(40, 0));
     a.sync(f, &["sync", "--mode", "push"]);
     c.sync(f, &["sync", "--mode", "push"]);
-    let this_host = gethostname::gethostname().to_string_lossy().into_owned();
+    let this_host = aw_platform::hostname();
 
     let b = Device::start();
     b.sync(f, &["sync", "--host", "no-such-host"]);

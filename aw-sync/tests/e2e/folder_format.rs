@@ -140,7 +140,7 @@ fn reference_files_in_both_layouts_are_pulled_and_left_untouched() {
     assert_eq!(pulled.data["$aw.sync.device"], "ref-device-1");
 
     // Nothing outside our own folders changed, and no side files anywhere.
-    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    let host = aw_platform::hostname();
     let host_layout = Path::new(&host).join(&b.device_id);
     let mut after = contents(f);
     after.retain(|p, _| !p.starts_with(&b.device_id) && !p.starts_with(&host_layout));
@@ -206,7 +206,7 @@ fn our_file_is_the_reference_format_and_the_reference_can_read_it() {
     );
     let path = own_dir.join("test.db");
     // The same file in the reference's host layout, which its `sync` and Android read.
-    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    let host = aw_platform::hostname();
     let host_layout = f.join(&host).join(&a.device_id);
     assert_eq!(
         files_under(&host_layout),
@@ -275,7 +275,7 @@ fn our_file_is_the_reference_format_and_the_reference_can_read_it() {
         "{created}"
     );
     let data: serde_json::Value = serde_json::from_str(&data).unwrap();
-    let this_host = gethostname::gethostname().to_string_lossy().into_owned();
+    let this_host = aw_platform::hostname();
     assert_eq!(data["$aw.sync.origin"], this_host);
     // `unknown` hostnames become the device id (as the reference's push does).
     let afk_host: String = conn

@@ -12,7 +12,7 @@ const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 /// The Fx hasher state.
 #[derive(Default, Clone, Copy)]
-pub struct FxHasher {
+pub(crate) struct FxHasher {
     hash: u64,
 }
 
@@ -64,12 +64,12 @@ impl Hasher for FxHasher {
 }
 
 /// A `HashMap` using [`FxHasher`].
-pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+pub(crate) type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// The [`FxHasher`] hash of a string. Maps of many long strings are keyed by it (with the
 /// string beside it to confirm a match): growing such a map then re-hashes integers, not
 /// every string again.
-pub fn hash_str(s: &str) -> u64 {
+pub(crate) fn hash_str(s: &str) -> u64 {
     use std::hash::BuildHasher;
     BuildHasherDefault::<FxHasher>::default().hash_one(s)
 }

@@ -1,4 +1,5 @@
 //! Logging to stdout and to a new file per start: `[date time][LEVEL][target]: message`.
+//! The server and aw-sync both log through [`init`], so their lines read the same.
 
 use log::LevelFilter;
 use std::io::Write;
@@ -28,39 +29,39 @@ fn output(writer: impl Write + Send + 'static) -> fern::Output {
     fern::Output::writer(Box::new(NeverFails(writer)), "\n")
 }
 
-/// The level: `LOG_LEVEL` if set, else debug in testing/verbose mode, else info.
+/// The level: `LOG_LEVEL` if set (any case), else debug in testing/verbose mode, else info.
 pub fn level(testing: bool, verbose: bool) -> LevelFilter {
     match std::env::var("LOG_LEVEL")
-        .map(|l| l.to_ascii_lowercase())
-        .as_deref()
+        .ok()
+        .and_then(|l| l.parse::<LevelFilter>().ok())
     {
-        Ok("trace") => LevelFilter::Trace,
-        Ok("debug") => LevelFilter::Debug,
-        Ok("info") => LevelFilter::Info,
-        Ok("warn") => LevelFilter::Warn,
-        Ok("error") => LevelFilter::Error,
-        _ if testing || verbose => LevelFilter::Debug,
-        _ => LevelFilter::Info,
+        Some(level) => level,
+        None if testing || verbose => LevelFilter::Debug,
+        None => LevelFilter::Info,
     }
 }
 
+/// What a program logs and where.
+#[derive(Debug, Clone, Copy)]
+pub struct Logger<'a> {
+    /// The level of every target not listed in `levels`.
+    pub level: LevelFilter,
+    /// Levels of particular targets (`("hyper", LevelFilter::Warn)`).
+    pub levels: &'a [(&'static str, LevelFilter)],
+    /// The folder of the log files (created if missing).
+    pub dir: &'a Path,
+    /// The start of the file's name; the start time follows it
+    /// (`aw-server-rust_2026-11-26T12-00-00+0000.log`).
+    pub file_stem: &'a str,
+}
+
 /// Installs the logger; a log file that cannot be created only costs the file output.
-pub fn init(level: LevelFilter, log_dir: &Path, testing: bool) {
+pub fn init(logger: Logger<'_>) {
     let name = format!(
         "{}_{}.log",
-        if testing {
-            "aw-server-rust-testing"
-        } else {
-            "aw-server-rust"
-        },
+        logger.file_stem,
         chrono::Local::now().format("%Y-%m-%dT%H-%M-%S%z")
     );
-    // Rocket's own chatter (launch banners, per-request lines) only in debug mode.
-    let framework = if level >= LevelFilter::Debug {
-        LevelFilter::Info
-    } else {
-        LevelFilter::Error
-    };
     let mut dispatch = fern::Dispatch::new()
         .format(|out, message, record| {
             out.finish(format_args!(
@@ -71,15 +72,15 @@ pub fn init(level: LevelFilter, log_dir: &Path, testing: bool) {
                 message
             ))
         })
-        .level(level)
-        .level_for("rocket", framework)
-        .level_for("_", framework)
-        .level_for("hyper", LevelFilter::Warn)
-        .chain(output(std::io::stdout()));
-    let file = std::fs::create_dir_all(log_dir).and_then(|_| fern::log_file(log_dir.join(&name)));
-    match file {
+        .level(logger.level);
+    for &(target, level) in logger.levels {
+        dispatch = dispatch.level_for(target, level);
+    }
+    dispatch = dispatch.chain(output(std::io::stdout()));
+    let dir = logger.dir;
+    match std::fs::create_dir_all(dir).and_then(|_| fern::log_file(dir.join(&name))) {
         Ok(f) => dispatch = dispatch.chain(output(std::io::LineWriter::new(f))),
-        Err(e) => eprintln!("Cannot create a log file in {}: {e}", log_dir.display()),
+        Err(e) => eprintln!("Cannot create a log file in {}: {e}", dir.display()),
     }
     if let Err(e) = dispatch.apply() {
         eprintln!("Cannot install the logger: {e}");

@@ -1,11 +1,21 @@
 //! The user's directories on this platform (XDG on Linux, the platform's equivalents
 //! elsewhere), computed from environment variables only. Shared by the server and aw-sync,
-//! which must agree on where ActivityWatch keeps its files.
+//! which must agree on where ActivityWatch keeps its files: aw-sync reads the server's
+//! config file for its port.
 
 use std::path::PathBuf;
 
 /// The folder every ActivityWatch program keeps its files under, in each root.
 pub const APP: &str = "activitywatch";
+
+/// The server's folder under [`APP`] (the reference server's name, so that both find the
+/// same database and config).
+pub const SERVER: &str = "aw-server-rust";
+
+/// `<root>/activitywatch/<program>`: a program's folder in one of the roots.
+pub fn app_dir(root: PathBuf, program: &str) -> PathBuf {
+    root.join(APP).join(program)
+}
 
 fn env_dir(var: &str) -> Option<PathBuf> {
     std::env::var_os(var)
