@@ -173,10 +173,10 @@ impl Obj {
         self.entry(key).map(|(_, v)| v)
     }
 
-    /// The key as this object stores it: the same text, and possibly a particular shared
-    /// allocation (`split_url_events` marks the objects it makes this way).
-    pub(crate) fn key(&self, key: &str) -> Option<&Key> {
-        self.entry(key).map(|(k, _)| k)
+    /// Whether this object holds every key of `marks` (the transform owning them made it;
+    /// see [`crate::key::MarkKeys`]).
+    pub(crate) fn is_marked_by<const N: usize>(&self, marks: &crate::key::MarkKeys<N>) -> bool {
+        marks.all_in(|text| self.entry(text).map(|(k, _)| k))
     }
 
     fn entry(&self, key: &str) -> Option<&(Key, Val)> {
@@ -237,9 +237,10 @@ impl Obj {
         Arc::strong_count(&self.entries) > 1
     }
 
-    /// Entries in key order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&Key, &Val)> {
-        self.entries.iter().map(|(k, v)| (k, v))
+    /// Entries in key order: the keys' texts (an object never hands out its keys, see
+    /// [`crate::key::MarkKeys`]).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Val)> {
+        self.entries.iter().map(|(k, v)| (&**k, v))
     }
 
     /// Values in key order.
@@ -247,7 +248,9 @@ impl Obj {
         self.entries.iter().map(|(_, v)| v)
     }
 
-    /// Converts a `serde_json` object, sharing strings through `strings`.
+    /// Converts a `serde_json` object, sharing strings through `strings` (tests build data
+    /// this way; events from a source are parsed from their text, `data_text.rs`).
+    #[cfg(test)]
     pub(crate) fn from_json(map: &Map<String, Value>, strings: &mut Interner) -> Obj {
         // Already sorted unless serde_json's `preserve_order` feature is enabled.
         Obj::from_entries(
@@ -283,16 +286,6 @@ impl Obj {
                 .iter()
                 .zip(other.entries.iter())
                 .all(|((k1, v1), (k2, v2))| k1 == k2 && v1.text_eq(v2))
-    }
-
-    /// Whether this object serialises to the same JSON text as a `serde_json` object.
-    pub(crate) fn text_eq_json(&self, other: &Map<String, Value>) -> bool {
-        self.entries.len() == other.len()
-            && self
-                .entries
-                .iter()
-                .zip(other)
-                .all(|((k1, v1), (k2, v2))| **k1 == **k2 && v1.text_eq_json(v2))
     }
 
     /// A hash consistent with [`Obj::text_eq`].
@@ -341,7 +334,9 @@ impl Val {
         }
     }
 
-    /// Converts a `serde_json` value, sharing strings through `strings`.
+    /// Converts a `serde_json` value, sharing strings through `strings` (tests only, as
+    /// [`Obj::from_json`]).
+    #[cfg(test)]
     pub(crate) fn from_json(v: &Value, strings: &mut Interner) -> Val {
         match v {
             Value::Null => Val::Null,
@@ -380,20 +375,6 @@ impl Val {
                     || (a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.text_eq(y)))
             }
             (Val::Obj(a), Val::Obj(b)) => Obj::ptr_eq(a, b) || a.text_eq(b),
-            _ => false,
-        }
-    }
-
-    fn text_eq_json(&self, other: &Value) -> bool {
-        match (self, other) {
-            (Val::Null, Value::Null) => true,
-            (Val::Bool(a), Value::Bool(b)) => a == b,
-            (Val::Num(a), Value::Number(b)) => number_text_eq(a, b),
-            (Val::Str(a), Value::String(b)) => **a == **b,
-            (Val::Arr(a), Value::Array(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.text_eq_json(y))
-            }
-            (Val::Obj(a), Value::Object(b)) => a.text_eq_json(b),
             _ => false,
         }
     }
@@ -491,44 +472,6 @@ fn float_is_integer(f: f64, i: i128) -> bool {
     f.is_finite() && f.fract() == 0.0 && f.abs() < 1.7e38 && f as i128 == i
 }
 
-/// Hash of a `serde_json` object, for interning whole objects before converting them.
-pub(crate) fn hash_json_object(map: &Map<String, Value>) -> u64 {
-    let mut h = FxHasher::default();
-    hash_json_entries(&mut h, map);
-    h.finish()
-}
-
-fn hash_json_entries(h: &mut FxHasher, map: &Map<String, Value>) {
-    h.write_usize(map.len());
-    for (k, v) in map {
-        h.write(k.as_bytes());
-        h.write_u8(0xff);
-        hash_json_value(h, v);
-    }
-}
-
-fn hash_json_value(h: &mut FxHasher, v: &Value) {
-    match v {
-        Value::Null => h.write_u8(0),
-        Value::Bool(b) => h.write_u8(1 + u8::from(*b)),
-        Value::Number(n) => hash_number(h, n),
-        Value::String(s) => {
-            h.write_u8(5);
-            h.write(s.as_bytes());
-            h.write_u8(0xff);
-        }
-        Value::Array(items) => {
-            h.write_u8(6);
-            h.write_usize(items.len());
-            items.iter().for_each(|x| hash_json_value(h, x));
-        }
-        Value::Object(m) => {
-            h.write_u8(7);
-            hash_json_entries(h, m);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -570,7 +513,6 @@ mod tests {
                     same_text,
                     "{a} {b}"
                 );
-                assert_eq!(val(a.clone()).text_eq_json(b), same_text, "{a} {b}");
                 if same_text {
                     let (mut h1, mut h2) = (FxHasher::default(), FxHasher::default());
                     val(a.clone()).hash_into(&mut h1);
@@ -626,7 +568,7 @@ mod tests {
             Value::Object(p.to_json()).to_string(),
             r#"{"$":null,"$a":true,"a":null,"b":"last","z":null}"#
         );
-        let keys: Vec<&str> = p.iter().map(|(k, _)| &**k).collect();
+        let keys: Vec<&str> = p.iter().map(|(k, _)| k).collect();
         assert_eq!(keys, ["$", "$a", "a", "b", "z"]);
         assert_eq!(p.get("b").and_then(Val::as_str), Some("last"));
         assert!(p.get("bb").is_none() && p.get("").is_none());

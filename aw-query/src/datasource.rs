@@ -4,8 +4,10 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use aw_models::raw_event::data_to_text;
+use aw_models::timestamp::to_ns_saturating;
 use aw_models::{Bucket, Event, TextRows};
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 
 /// The storage the interpreter reads buckets and events from.
 ///
@@ -13,32 +15,21 @@ use chrono::{DateTime, Duration, Utc};
 /// tested and benchmarked without one. It must be `Send + Sync` because several time periods
 /// of one query are evaluated in parallel threads sharing the same source.
 pub trait DataSource: Send + Sync {
-    /// Events of the bucket overlapping or touching [start, end], clipped to it, newest first.
-    fn query_bucket(
+    /// The events of the bucket overlapping or touching [start, end], clipped to it, newest
+    /// first, as rows whose data is still JSON text: the engine parses each distinct text
+    /// once instead of every event's data (a year of window events repeats a few thousand
+    /// texts hundreds of thousands of times). The rows may come in parts, in order, as the
+    /// source reads them, so the engine works on the first while the source reads the rest;
+    /// an error ends them.
+    fn query_bucket_rows(
         &self,
         bucket_id: &str,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
-    ) -> Result<Vec<Event>, DataSourceError>;
+    ) -> RowChunks<'_>;
 
     /// All buckets (id -> Bucket), for find_bucket and query_bucket_names.
     fn buckets(&self) -> Result<HashMap<String, Bucket>, DataSourceError>;
-
-    /// The events of [`DataSource::query_bucket`] as rows whose data is still JSON text, for
-    /// sources that store text: the engine then parses each distinct text once instead of
-    /// every event's data (a year of window events repeats a few thousand texts hundreds of
-    /// thousands of times). The rows may come in parts,
-    /// in order, as the source reads them, so the engine works on the first while the source
-    /// reads the rest; an error ends them.
-    /// `None`: not offered, use `query_bucket`.
-    fn query_bucket_rows(
-        &self,
-        _bucket_id: &str,
-        _start: DateTime<Utc>,
-        _end: DateTime<Utc>,
-    ) -> Option<RowChunks<'_>> {
-        None
-    }
 }
 
 /// The rows of [`DataSource::query_bucket_rows`], a part at a time, with their data texts
@@ -63,20 +54,37 @@ impl fmt::Display for DataSourceError {
 
 impl std::error::Error for DataSourceError {}
 
-/// One bucket of a [`MemoryDataSource`]: the bucket and its events sorted by start.
+/// How many rows a [`MemoryDataSource`] hands over per part: as many as the datastore reads
+/// in one step, so the engine meets parts of the same size as in the server.
+const PART_ROWS: usize = 4_000;
+
+/// An event of a [`MemoryDataSource`], stored as the datastore stores it: nanosecond
+/// bounds and the data's stored text.
+#[derive(Debug, Clone)]
+struct MemoryRow {
+    id: i64,
+    start: i64,
+    end: i64,
+    text: Box<str>,
+}
+
+/// One bucket of a [`MemoryDataSource`]: the bucket and its rows sorted by start.
 #[derive(Debug, Clone)]
 struct MemoryBucket {
     bucket: Bucket,
-    /// Sorted ascending by timestamp.
-    events: Vec<Event>,
-    /// The longest event duration, to bound the search for overlapping events.
-    max_duration: Duration,
+    /// Sorted ascending by start.
+    rows: Vec<MemoryRow>,
+    /// The longest event (ns), to bound the search for overlapping rows.
+    max_duration: i64,
 }
 
 /// A [`DataSource`] holding everything in memory.
 ///
-/// Exists so the query engine can be tested and benchmarked without a database; it
-/// implements the same overlap/clip/order contract the server's storage does.
+/// Exists so the query engine can be tested and benchmarked without a database. It keeps
+/// events as the datastore does (nanosecond bounds, the data as its stored text, an id for
+/// each) and hands them over as the datastore does (the same overlap, clip and order, in
+/// parts of the same size), so every engine test runs the code the server runs: the
+/// interning of [`TextRows`].
 #[derive(Debug, Clone, Default)]
 pub struct MemoryDataSource {
     buckets: HashMap<String, MemoryBucket>,
@@ -88,20 +96,34 @@ impl MemoryDataSource {
         Self::default()
     }
 
-    /// Adds (or replaces) a bucket with its events; the bucket's `id` names it.
-    pub fn insert_bucket(&mut self, bucket: Bucket, mut events: Vec<Event>) {
-        events.sort_by_key(|e| e.timestamp);
-        let max_duration = events
+    /// Adds (or replaces) a bucket with its events; the bucket's `id` names it. Events
+    /// without an id get one after the largest given, as the datastore gives them.
+    pub fn insert_bucket(&mut self, bucket: Bucket, events: Vec<Event>) {
+        let mut next = events.iter().filter_map(|e| e.id).max().unwrap_or(0);
+        let mut rows: Vec<MemoryRow> = events
             .iter()
-            .map(|e| e.duration)
+            .map(|e| MemoryRow {
+                id: e.id.unwrap_or_else(|| {
+                    next = next.saturating_add(1);
+                    next
+                }),
+                start: e.start_ns(),
+                end: e.end_ns(),
+                text: data_to_text(&e.data).into(),
+            })
+            .collect();
+        rows.sort_by_key(|r| r.start);
+        let max_duration = rows
+            .iter()
+            .map(|r| r.end.saturating_sub(r.start))
             .max()
-            .unwrap_or_else(Duration::zero)
-            .max(Duration::zero());
+            .unwrap_or(0)
+            .max(0);
         self.buckets.insert(
             bucket.id.clone(),
             MemoryBucket {
                 bucket,
-                events,
+                rows,
                 max_duration,
             },
         );
@@ -115,41 +137,43 @@ impl MemoryDataSource {
 }
 
 impl DataSource for MemoryDataSource {
-    fn query_bucket(
+    fn query_bucket_rows(
         &self,
         bucket_id: &str,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
-    ) -> Result<Vec<Event>, DataSourceError> {
-        let b = self
-            .buckets
-            .get(bucket_id)
-            .ok_or_else(|| DataSourceError::NoSuchBucket(bucket_id.to_string()))?;
-        // Events starting before `start - max_duration` cannot reach `start`.
-        let lower = start
-            .checked_sub_signed(b.max_duration)
-            .unwrap_or(DateTime::<Utc>::MIN_UTC);
-        let from = b.events.partition_point(|e| e.timestamp < lower);
-        let to = b.events.partition_point(|e| e.timestamp <= end);
-        let mut out: Vec<Event> = b
-            .events
-            .get(from..to.max(from))
+    ) -> RowChunks<'_> {
+        let Some(b) = self.buckets.get(bucket_id) else {
+            let missing = DataSourceError::NoSuchBucket(bucket_id.to_string());
+            return Box::new(std::iter::once(Err(missing)));
+        };
+        let (lo, hi) = (to_ns_saturating(&start), to_ns_saturating(&end));
+        // Rows starting before `lo - max_duration` cannot reach `lo`.
+        let from = b
+            .rows
+            .partition_point(|r| r.start < lo.saturating_sub(b.max_duration));
+        let to = b.rows.partition_point(|r| r.start <= hi).max(from);
+        let mut hits: Vec<&MemoryRow> = b
+            .rows
+            .get(from..to)
             .unwrap_or(&[])
             .iter()
-            .filter(|e| e.calculate_endtime() >= start)
-            .map(|e| {
-                let s = e.timestamp.max(start);
-                let t = e.calculate_endtime().min(end);
-                Event {
-                    id: e.id,
-                    timestamp: s,
-                    duration: t - s,
-                    data: e.data.clone(),
+            .filter(|r| r.end >= lo)
+            .collect();
+        // The datastore's order: newest first, then shorter first, then by id.
+        hits.sort_by_key(|r| (std::cmp::Reverse(r.start), r.end, r.id));
+        let parts: Vec<Result<TextRows, DataSourceError>> = hits
+            .chunks(PART_ROWS)
+            .map(|chunk| {
+                let mut part = TextRows::default();
+                for r in chunk {
+                    part.push(r.id, r.start, r.end, r.text.as_bytes());
                 }
+                part.clip(lo, hi);
+                Ok(part)
             })
             .collect();
-        out.reverse();
-        Ok(out)
+        Box::new(parts.into_iter())
     }
 
     fn buckets(&self) -> Result<HashMap<String, Bucket>, DataSourceError> {
@@ -164,7 +188,7 @@ impl DataSource for MemoryDataSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
+    use chrono::{Duration, TimeZone};
     use serde_json::Map;
 
     fn ev(s: i64, d: i64) -> Event {
@@ -185,15 +209,58 @@ mod tests {
             vec![ev(0, 10), ev(20, 5), ev(30, 1), ev(40, 1)],
         );
         let at = |s| Utc.timestamp_opt(s, 0).unwrap();
-        let r = ds.query_bucket("b", at(10), at(30)).unwrap();
-        let got: Vec<(i64, i64)> = r
-            .iter()
-            .map(|e| (e.timestamp.timestamp(), e.duration.num_seconds()))
-            .collect();
-        assert_eq!(got, vec![(30, 0), (20, 5), (10, 0)]);
         assert_eq!(
-            ds.query_bucket("nob", at(0), at(1)),
-            Err(DataSourceError::NoSuchBucket("nob".into()))
+            rows(&ds, "b", at(10), at(30)),
+            vec![(30, 0), (20, 5), (10, 0)]
         );
+        let missing: Vec<_> = ds.query_bucket_rows("nob", at(0), at(1)).collect();
+        assert_eq!(
+            missing,
+            vec![Err(DataSourceError::NoSuchBucket("nob".into()))]
+        );
+    }
+
+    /// The rows read, as (start, duration) in seconds, with the parts' sizes.
+    fn rows_and_parts(
+        ds: &MemoryDataSource,
+        id: &str,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+    ) -> (Vec<(i64, i64)>, Vec<usize>) {
+        let mut out = Vec::new();
+        let mut sizes = Vec::new();
+        for part in ds.query_bucket_rows(id, start, end) {
+            let part = part.unwrap();
+            sizes.push(part.len());
+            for (row, _) in part.rows() {
+                out.push((
+                    row.start / 1_000_000_000,
+                    (row.end - row.start) / 1_000_000_000,
+                ));
+            }
+        }
+        (out, sizes)
+    }
+
+    fn rows(
+        ds: &MemoryDataSource,
+        id: &str,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+    ) -> Vec<(i64, i64)> {
+        rows_and_parts(ds, id, start, end).0
+    }
+
+    #[test]
+    fn a_long_read_comes_in_parts_of_the_datastores_size_with_nothing_lost() {
+        let mut ds = MemoryDataSource::new();
+        let n = 2 * PART_ROWS as i64 + 5;
+        ds.add_bucket("b", "t", "h", (0..n).map(|i| ev(i, 1)).collect());
+        let at = |s| Utc.timestamp_opt(s, 0).unwrap();
+        let (got, sizes) = rows_and_parts(&ds, "b", at(0), at(n));
+        assert_eq!(sizes, vec![PART_ROWS, PART_ROWS, 5]);
+        assert_eq!(got.len() as i64, n);
+        assert_eq!(got.first(), Some(&(n - 1, 1)));
+        assert_eq!(got.last(), Some(&(0, 1)));
     }
 }

@@ -6,10 +6,10 @@
 //! data share one data object. A transform that changes data builds the new object once per
 //! distinct object ([`patch_data`]).
 
-use aw_models::{timestamp, Event};
+use aw_models::timestamp;
 use serde_json::{Map, Value};
 
-use crate::data::{hash_json_object, Interner, Key, Obj, Val};
+use crate::data::{Interner, Key, Obj, Val};
 use crate::fxhash::FxHashMap;
 
 /// The data object of an event.
@@ -80,8 +80,9 @@ impl QEvent {
     }
 }
 
-/// Converts events from the data source, making events with identical data share one data
-/// object.
+/// Converts the rows of a data source into events, taken a part at a time as the source
+/// hands them over (the next part is read while this one is interned): each distinct data
+/// text is parsed once and its object shared by every event with that text.
 ///
 /// Activity data repeats a lot (the same app and window title all year), so a year of
 /// hundreds of thousands of events typically has only thousands of distinct data objects.
@@ -89,33 +90,7 @@ impl QEvent {
 /// data by address, lets `categorize`/`split_url_events` work once per distinct object and
 /// lets `merge_events_by_keys` group by address. Sharing is invisible to the language: data
 /// objects are immutable.
-pub(crate) fn intern(events: Vec<Event>) -> Vec<QEvent> {
-    let parts = crate::parts::threads()
-        .min(events.len() / PARALLEL_CHUNK)
-        .max(1);
-    intern_in(events, parts)
-}
-
-/// [`intern`] in `parts` parts, run in parallel on the CPU pool.
-fn intern_in(events: Vec<Event>, parts: usize) -> Vec<QEvent> {
-    let out = if parts <= 1 {
-        intern_slice(&events)
-    } else {
-        // Reading the source's objects is memory-bound; split the work over the pool. Each
-        // part shares objects only within itself, which costs little sharing.
-        use rayon::prelude::*;
-        let chunk = events.len().div_ceil(parts);
-        let done: Vec<Vec<QEvent>> = events.par_chunks(chunk).map(intern_slice).collect();
-        done.into_iter().flatten().collect()
-    };
-    // The source's objects are no longer needed; freeing them is slow, so not here.
-    crate::reaper::drop_vec_later(events);
-    out
-}
-
-/// Like [`intern`] for rows whose data is JSON text, taken a part at a time as the source
-/// hands them over (the next part is read while this one is interned): each distinct text is
-/// parsed once and its object shared by every event with that text. Rows whose text is not
+/// Rows whose text is not
 /// a JSON object are skipped with a warning per distinct text, and rows whose text is not
 /// UTF-8 with a warning each (one damaged row must not fail a query). Returns the events and
 /// the bytes of data text they came from.
@@ -199,52 +174,19 @@ fn parse_data_text(text: &str, strings: &mut Interner) -> Option<Data> {
     }
 }
 
-/// Below this many events per thread, interning runs on the calling thread only.
-const PARALLEL_CHUNK: usize = 50_000;
-
-fn intern_slice(events: &[Event]) -> Vec<QEvent> {
-    let mut strings = Interner::default();
-    let mut seen: FxHashMap<u64, Data> = FxHashMap::default();
-    let mut out = Vec::with_capacity(events.len());
-    for e in events {
-        let start = e.start_ns();
-        let duration =
-            e.duration
-                .num_nanoseconds()
-                .unwrap_or(if e.duration < chrono::Duration::zero() {
-                    i64::MIN
-                } else {
-                    i64::MAX
-                });
-        let h = hash_json_object(&e.data);
-        let data = match seen.get(&h) {
-            Some(known) if known.text_eq_json(&e.data) => known.clone(),
-            // A 64-bit hash collision: simply not shared.
-            Some(_) => Obj::from_json(&e.data, &mut strings),
-            None => {
-                let fresh = Obj::from_json(&e.data, &mut strings);
-                seen.insert(h, fresh.clone());
-                fresh
-            }
-        };
-        out.push(QEvent {
-            id: e.id,
-            start,
-            duration,
-            data,
-        });
-    }
-    out
-}
-
 /// A value computed once per shared data object, remembered by the object's address:
-/// events sharing an object (see [`intern`]) get it without the object being read again.
+/// events sharing an object (see [`intern_rows`]) get it without the object being read again.
 /// Objects held by one event only (most browser events) are not remembered: no later event
-/// can have them, and the map stays small. Use it within one call that allocates no data
-/// objects, so a remembered address is never that of a new object.
-pub(crate) struct PerObject<T>(FxHashMap<usize, T>);
+/// can have them, and the map stays small.
+///
+/// The memo keeps a clone of every object it remembers, so an address it holds belongs to
+/// that object for as long as the memo lives: no other object can be given it, whatever
+/// the caller frees or allocates meanwhile. (A clone is a reference-count increment per
+/// distinct shared object: a few thousand for a year of events.) The clones are released
+/// by the reaper, as `patch_data`'s are.
+pub(crate) struct PerObject<T: Send + 'static>(FxHashMap<usize, (Data, T)>);
 
-impl<T: Copy> PerObject<T> {
+impl<T: Copy + Send + 'static> PerObject<T> {
     /// An empty memo.
     pub(crate) fn new() -> Self {
         PerObject(FxHashMap::default())
@@ -252,10 +194,24 @@ impl<T: Copy> PerObject<T> {
 
     /// `compute(data)`, remembered for a shared `data`.
     pub(crate) fn get(&mut self, data: &Data, compute: impl FnOnce(&Data) -> T) -> T {
-        if data.is_shared() {
-            *self.0.entry(data.addr()).or_insert_with(|| compute(data))
-        } else {
-            compute(data)
+        if !data.is_shared() {
+            return compute(data);
+        }
+        match self.0.entry(data.addr()) {
+            std::collections::hash_map::Entry::Occupied(known) => known.get().1,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                let value = compute(data);
+                slot.insert((data.clone(), value));
+                value
+            }
+        }
+    }
+}
+
+impl<T: Send + 'static> Drop for PerObject<T> {
+    fn drop(&mut self) {
+        if !self.0.is_empty() {
+            crate::reaper::drop_later(std::mem::take(&mut self.0));
         }
     }
 }
@@ -305,12 +261,19 @@ pub(crate) fn patch_data(events: &mut [QEvent], mut patch_for: impl FnMut(&Data)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::{Duration, TimeZone, Utc};
+
     use serde_json::json;
 
-    fn model(data: Value) -> Event {
-        let Value::Object(d) = data else { panic!() };
-        Event::new(Utc.timestamp_opt(0, 0).unwrap(), Duration::seconds(1), d)
+    /// Events of one second at 0 with these data, through the production path: their
+    /// stored texts, interned as rows.
+    fn intern(data: Vec<Value>) -> Vec<QEvent> {
+        let mut part = aw_models::TextRows::default();
+        for (id, d) in data.iter().enumerate() {
+            let Value::Object(d) = d else { panic!() };
+            let text = aw_models::raw_event::data_to_text(d);
+            part.push(id as i64, 0, 1_000_000_000, text.as_bytes());
+        }
+        intern_rows(std::iter::once(Ok(part))).unwrap().0
     }
 
     #[test]
@@ -348,7 +311,7 @@ mod tests {
 
     #[test]
     fn json_form_has_sorted_keys_and_float_duration() {
-        let mut e = intern(vec![model(json!({"b": 1, "a": "x"}))]).remove(0);
+        let mut e = intern(vec![json!({"b": 1, "a": "x"})]).remove(0);
         e.start = 1_514_764_865_500_000_000;
         e.duration = 1_500_000_000;
         e.id = Some(7);
@@ -366,11 +329,11 @@ mod tests {
     #[test]
     fn interning_shares_identical_data_only() {
         let out = intern(vec![
-            model(json!({"a": 1})),
-            model(json!({"a": 1})),
-            model(json!({"a": 1.0})),
-            model(json!({"a": -0.0})),
-            model(json!({"a": 0.0})),
+            json!({"a": 1}),
+            json!({"a": 1}),
+            json!({"a": 1.0}),
+            json!({"a": -0.0}),
+            json!({"a": 0.0}),
         ]);
         assert!(Data::ptr_eq(&out[0].data, &out[1].data));
         assert!(!Data::ptr_eq(&out[0].data, &out[2].data));
@@ -379,33 +342,12 @@ mod tests {
     }
 
     #[test]
-    fn parallel_interning_matches_sequential() {
-        let events: Vec<Event> = (0..2 * PARALLEL_CHUNK + 7)
-            .map(|i| {
-                let mut e = model(json!({"app": format!("a{}", i % 13), "n": i % 5}));
-                e.id = Some(i as i64);
-                e
-            })
-            .collect();
-        let seq = intern_slice(&events);
-        // Explicit part counts: `intern` alone would use one part on a one-core machine.
-        for workers in [2, 3] {
-            let par = intern_in(events.clone(), workers);
-            assert_eq!(seq.len(), par.len());
-            for (a, b) in seq.iter().zip(&par) {
-                assert_eq!(a.id, b.id);
-                assert!(a.query_eq(b));
-            }
-        }
-    }
-
-    #[test]
     fn patches_once_per_shared_object() {
         let mut events = intern(vec![
-            model(json!({"a": 1})),
-            model(json!({"a": 2})),
-            model(json!({"a": 1})),
-            model(json!({"b": 1})),
+            json!({"a": 1}),
+            json!({"a": 2}),
+            json!({"a": 1}),
+            json!({"b": 1}),
         ]);
         let mut calls = 0;
         let x = Key::from("x");

@@ -1,6 +1,6 @@
 //! A small, fast non-cryptographic hasher (the "Fx" hash used by rustc) for the hash maps
-//! on per-event hot paths (the query engine's, and the datastore's while it reads rows for
-//! it), where the standard SipHash dominates the run time.
+//! on the query engine's per-event hot paths (interning, merging, categorising, URL
+//! splitting), where the standard SipHash dominates the run time.
 //!
 //! Hash flooding is not a concern: the keys are the user's own event data, hashed only for
 //! the duration of one read or query.

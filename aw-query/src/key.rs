@@ -23,10 +23,10 @@ pub(crate) const MAX_KEYS: usize = 16_384;
 /// Keys longer than this are not interned.
 pub(crate) const MAX_KEY_LEN: usize = 64;
 
-/// An object key. Compare with `==` (by text); [`Key::same`] tells allocations apart.
+/// An object key. Compare with `==` (by text).
 #[derive(Clone, Debug)]
 pub(crate) enum Key {
-    /// A key of the process-wide table, or one of a transform's own ([`Key::distinct`]).
+    /// A key of the process-wide table, or a mark key ([`MarkKeys`]).
     Interned(&'static String),
     /// A key beyond the table's bound.
     Counted(Arc<String>),
@@ -60,18 +60,44 @@ impl Key {
         Key::Counted(Arc::new(s.to_string()))
     }
 
-    /// A key of its own: the same text as other keys, but a different allocation, which
-    /// [`Key::same`] tells apart (`split_url_events` marks the objects it makes with such
-    /// keys). Each call keeps a copy of `s` for the life of the process: call it once per
-    /// key, from a `static`.
-    pub(crate) fn distinct(s: &str) -> Key {
-        Key::Interned(Box::leak(Box::new(s.to_string())))
-    }
-
     /// Whether both are the very same key (the same allocation), not just equal texts.
-    pub(crate) fn same(a: &Key, b: &Key) -> bool {
+    fn same(a: &Key, b: &Key) -> bool {
         let (a, b): (&str, &str) = (a, b);
         std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()
+    }
+}
+
+/// Keys a transform marks the objects it makes with, so that it can tell them apart later
+/// without reading them (`split_url_events`: an object it split is not split again). They
+/// have the texts of ordinary keys (the language sees no difference) but allocations of
+/// their own, made here and nowhere else.
+///
+/// The rule that makes a mark mean something — only the transform that owns a `MarkKeys`
+/// puts its keys into objects — is kept by the types: the keys are reachable only through
+/// the `MarkKeys` value (which its transform keeps in a private `static`), and data objects
+/// never hand out their keys (`Obj` gives out key texts, and reads marks only through
+/// [`MarkKeys::all_in`]). A patch that sets one of the texts anew brings an ordinary key,
+/// which replaces the mark.
+pub(crate) struct MarkKeys<const N: usize>([Key; N]);
+
+impl<const N: usize> MarkKeys<N> {
+    /// Mark keys with these texts. Each keeps its text for the life of the process: make
+    /// one `MarkKeys` per transform, in a `static`.
+    pub(crate) fn new(texts: [&str; N]) -> MarkKeys<N> {
+        MarkKeys(texts.map(|s| Key::Interned(Box::leak(Box::new(s.to_string())))))
+    }
+
+    /// The mark key at `i`, to set in a patch.
+    pub(crate) fn key(&self, i: usize) -> Option<Key> {
+        self.0.get(i).cloned()
+    }
+
+    /// Whether every mark key is the key `find` finds under its text (an object holding all
+    /// of them was marked by the owner).
+    pub(crate) fn all_in<'a>(&self, find: impl Fn(&str) -> Option<&'a Key>) -> bool {
+        self.0
+            .iter()
+            .all(|k| find(k).is_some_and(|found| Key::same(found, k)))
     }
 }
 
@@ -114,8 +140,10 @@ mod tests {
         assert!(matches!(c, Key::Counted(_)));
         assert_eq!(c, Key::new(&long));
         assert!(!Key::same(&c, &Key::new(&long)));
-        let own = Key::distinct("app");
+        let marks = MarkKeys::new(["app"]);
+        let own = marks.key(0).unwrap();
         assert!(own == a && !Key::same(&own, &a));
+        assert!(marks.all_in(|_| Some(&own)) && !marks.all_in(|_| Some(&a)));
         // A full table: new keys are counted, the interned ones stay interned.
         for i in 0..MAX_KEYS {
             Key::new(&format!("key {i}"));

@@ -9,7 +9,7 @@
 //! * event lists move through the built-in functions: a function consumes its argument
 //!   lists, and reading a variable copies its value only when a later statement may still
 //!   read it (see `liveness`); event data is reference-counted, so even a copy is cheap;
-//! * events with identical data share one compact data object (see `event::intern` and
+//! * events with identical data share one compact data object (see `event::intern_rows` and
 //!   `data`), so per-object work (categorising, URL splitting, filtering, grouping) is done
 //!   once per distinct object, not once per event;
 //! * regular expressions are compiled once and kept across calls and queries (see

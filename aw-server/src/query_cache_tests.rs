@@ -328,13 +328,17 @@ struct WriteAfterFirstRead {
 }
 
 impl aw_query::DataSource for WriteAfterFirstRead {
-    fn query_bucket(
+    fn query_bucket_rows(
         &self,
         bucket_id: &str,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
-    ) -> Result<Vec<Event>, aw_query::DataSourceError> {
-        let events = self.source.query_bucket(bucket_id, start, end);
+    ) -> aw_query::RowChunks<'_> {
+        // The whole read first, then the write: a write right after the first read.
+        let parts: Vec<_> = self
+            .source
+            .query_bucket_rows(bucket_id, start, end)
+            .collect();
         if !self.written.swap(true, Ordering::AcqRel) {
             self.source
                 .0
@@ -342,7 +346,7 @@ impl aw_query::DataSource for WriteAfterFirstRead {
                 .wait()
                 .unwrap();
         }
-        events
+        Box::new(parts.into_iter())
     }
 
     fn buckets(

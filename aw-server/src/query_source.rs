@@ -1,7 +1,7 @@
 //! The query engine's view of the datastore, and what keeps its result cache correct.
 
 use aw_datastore::{ChangeListener, Datastore, DatastoreError, Touched};
-use aw_models::{Bucket, Event};
+use aw_models::Bucket;
 use aw_query::ResultCache;
 use aw_query::{DataSource, DataSourceError, RowChunks};
 use chrono::{DateTime, Utc};
@@ -20,20 +20,6 @@ fn source_error(e: DatastoreError) -> DataSourceError {
 }
 
 impl DataSource for DatastoreSource {
-    fn query_bucket(
-        &self,
-        bucket_id: &str,
-        start: DateTime<Utc>,
-        end: DateTime<Utc>,
-    ) -> Result<Vec<Event>, DataSourceError> {
-        let rows = self
-            .0
-            .get_events(bucket_id, Some(start), Some(end), None)
-            .wait()
-            .map_err(source_error)?;
-        Ok(rows.into_events())
-    }
-
     /// Rows with their stored data texts, a read step at a time: the engine interns each
     /// part (parsing each distinct text once) while the worker reads the next.
     fn query_bucket_rows(
@@ -41,9 +27,9 @@ impl DataSource for DatastoreSource {
         bucket_id: &str,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
-    ) -> Option<RowChunks<'_>> {
+    ) -> RowChunks<'_> {
         let parts = self.0.stream_events(bucket_id, Some(start), Some(end));
-        Some(Box::new(parts.map(|part| part.map_err(source_error))))
+        Box::new(parts.map(|part| part.map_err(source_error)))
     }
 
     fn buckets(&self) -> Result<HashMap<String, Bucket>, DataSourceError> {

@@ -34,15 +34,9 @@ pub(super) fn query_bucket(
     let interval = current_interval(ctx)?;
     let failed = |e| QueryError::BucketQueryError(format!("Failed to query bucket: {e:?}"));
     let (start, end) = (*interval.start(), *interval.end());
-    if let Some(parts) = ctx.ds.query_bucket_rows(&id, start, end) {
-        let (events, bytes) = crate::event::intern_rows(parts).map_err(failed)?;
-        ctx.state.loaded_bytes = bytes;
-        return Ok(DataType::from_events(events));
-    }
-    let events = crate::event::intern(ctx.ds.query_bucket(&id, start, end).map_err(failed)?);
-    // Data that arrives as objects is charged by the size of their JSON form (shared objects
-    // once per event: an over-estimate, on the in-memory source only).
-    ctx.state.loaded_bytes = events.iter().map(|e| e.data.json_weight()).sum();
+    let parts = ctx.ds.query_bucket_rows(&id, start, end);
+    let (events, bytes) = crate::event::intern_rows(parts).map_err(failed)?;
+    ctx.state.loaded_bytes = bytes;
     Ok(DataType::from_events(events))
 }
 

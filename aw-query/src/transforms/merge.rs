@@ -19,7 +19,7 @@ const END: usize = usize::MAX;
 ///
 /// Long lists are merged in two parallel steps on the CPU pool:
 /// 1. The key hash of every event, in contiguous parts. Events sharing one data object
-///    (see [`crate::event::intern`]) are hashed once per object.
+///    (see [`crate::event::intern_rows`]) are hashed once per object.
 /// 2. The groups, in shares by hash: every thread reads all the hashes and merges the
 ///    events whose hash is its own, so all events of a group meet on one thread, in order.
 ///    The shares' groups are then interleaved back into order of first appearance.

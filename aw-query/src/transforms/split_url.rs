@@ -7,6 +7,7 @@ use url::Url;
 use crate::data::{Interner, Key, Val};
 use crate::event::{patch_data, Data, QEvent};
 use crate::fxhash::FxHashMap;
+use crate::key::MarkKeys;
 use crate::parts::for_parts;
 
 /// The fields added for one URL: `$domain`, `$params`, `$path`, `$protocol`.
@@ -15,26 +16,22 @@ type Parts = Option<[Val; 4]>;
 /// URL text → the parts to add (`None`: not an absolute URL).
 type UrlCache = FxHashMap<Arc<str>, Parts>;
 
-/// The keys of the four parts and `url`, as one copy shared by every object this function makes.
+/// The keys of the four parts and `url` in the objects this function makes: mark keys
+/// ([`MarkKeys`]), kept here and nowhere else.
 ///
 /// This is how an object already split is told apart without parsing its URL again (the
-/// canonical desktop query splits a year of browser events twice): the objects made here
-/// carry these very keys for the four parts and for `url` ([`Key::distinct`]: allocations of
-/// their own), while keys from anywhere else are other allocations (parsed data's come from
-/// the process-wide table, and a patch that sets any of the five keys brings its own key,
-/// replacing the entry; [`Key::same`] tells them apart). So an object whose five keys are
-/// these has its parts as this function made them from its `url`, even after other patches
-/// (`categorize` adding `$category`). No other code may use these keys.
-fn split_keys() -> &'static [Key; 5] {
-    static KEYS: OnceLock<[Key; 5]> = OnceLock::new();
-    static TEXTS: [&str; 5] = ["$domain", "$params", "$path", "$protocol", "url"];
-    KEYS.get_or_init(|| TEXTS.map(Key::distinct))
+/// canonical desktop query splits a year of browser events twice): an object holding these
+/// five keys got them from this function, with its parts made from its `url`, even after
+/// other patches (`categorize` adding `$category`); a patch that sets any of the five anew
+/// brings an ordinary key, and the object no longer counts as split.
+fn split_keys() -> &'static MarkKeys<5> {
+    static KEYS: OnceLock<MarkKeys<5>> = OnceLock::new();
+    KEYS.get_or_init(|| MarkKeys::new(["$domain", "$params", "$path", "$protocol", "url"]))
 }
 
 /// Whether `data` was made by [`split_url_events`] (see [`split_keys`]).
-fn already_split(data: &Data, keys: &[Key; 5]) -> bool {
-    keys.iter()
-        .all(|k| data.key(k).is_some_and(|found| Key::same(found, k)))
+fn already_split(data: &Data, keys: &MarkKeys<5>) -> bool {
+    data.is_marked_by(keys)
 }
 
 /// Adds `$protocol`, `$domain`, `$path` and `$params` to every event whose `data.url` is a
@@ -62,10 +59,12 @@ pub(crate) fn split_url_events(mut events: Vec<QEvent>) -> Vec<QEvent> {
                     .entry(Arc::clone(url))
                     .or_insert_with(|| split(url, strings));
                 let parts = parts.as_ref()?;
-                let mut patch: Vec<(Key, Val)> =
-                    keys.iter().cloned().zip(parts.iter().cloned()).collect();
+                let mut patch: Vec<(Key, Val)> = (0..4)
+                    .filter_map(|i| keys.key(i))
+                    .zip(parts.iter().cloned())
+                    .collect();
                 // The same `url`, under the key that marks the object as split.
-                patch.extend(keys.get(4).map(|k| (k.clone(), Val::Str(Arc::clone(url)))));
+                patch.extend(keys.key(4).map(|k| (k, Val::Str(Arc::clone(url)))));
                 Some(patch)
             });
         },
