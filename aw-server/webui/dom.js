@@ -28,6 +28,14 @@ function append(el, children) {
   }
 }
 
+/** Creates an SVG element: `svg('rect', {x: 1, width: 2}, svg('title', {}, 'text'))`. */
+export function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  append(el, children);
+  return el;
+}
+
 /** Replaces the children of `el`. */
 export function replace(el, ...children) {
   el.replaceChildren();

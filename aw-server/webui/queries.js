@@ -178,38 +178,48 @@ function browserOf(bucketId) {
 }
 
 /**
- * The full desktop query of the web UI's Activity view for one period: window events
- * (flooded) filtered to not-AFK time (extended by audible browser tabs), categorized; browser
- * tab events cut to the time their browser window was focused. Returns
- * `{window: {app_events, title_events, cat_events, active_events, duration},
- *   browser: {domains, urls, titles, duration}}`.
+ * The statements every activity query of one host starts with: window events (flooded)
+ * filtered to not-AFK time (extended by audible browser tabs), categorized; browser tab events
+ * cut to the time their browser window was focused. They leave `events<s>`, `not_afk<s>` and
+ * `browser_events<s>` (`s`: a suffix, so that several hosts' can stand in one query).
  */
-export function desktopQuery({ window: windowId, afk, browsers = [], classes = [], includeAudible = true, limit = 100 }) {
+function activityStatements({ window: windowId, afk, browsers = [], classes = [], includeAudible = true }, s = '') {
   const q = [];
-  q.push(`events = flood(query_bucket(${literal(windowId)}));`);
+  q.push(`events${s} = flood(query_bucket(${literal(windowId)}));`);
   if (afk) {
-    q.push(`not_afk = flood(query_bucket(${literal(afk)}));`);
-    q.push('not_afk = filter_keyvals(not_afk, "status", ["not-afk"]);');
+    q.push(`not_afk${s} = flood(query_bucket(${literal(afk)}));`);
+    q.push(`not_afk${s} = filter_keyvals(not_afk${s}, "status", ["not-afk"]);`);
   } else {
-    q.push('not_afk = [];');
+    q.push(`not_afk${s} = [];`);
   }
-  q.push('browser_events = [];');
+  q.push(`browser_events${s} = [];`);
   for (const { id, browser } of browsers) {
-    const v = browser;
+    const v = `${browser}${s}`;
     q.push(`events_${v} = flood(query_bucket(${literal(id)}));`);
-    q.push(`window_${v} = filter_keyvals(events, "app", ${literal(BROWSERS[browser].names)});`);
-    q.push(`window_${v} = sort_by_timestamp(concat(window_${v}, filter_keyvals_regex(events, "app", ${literal(BROWSERS[browser].regex)})));`);
+    q.push(`window_${v} = filter_keyvals(events${s}, "app", ${literal(BROWSERS[browser].names)});`);
+    q.push(`window_${v} = sort_by_timestamp(concat(window_${v}, filter_keyvals_regex(events${s}, "app", ${literal(BROWSERS[browser].regex)})));`);
     q.push(`events_${v} = filter_period_intersect(events_${v}, window_${v});`);
     q.push(`events_${v} = split_url_events(events_${v});`);
-    q.push(`browser_events = concat(browser_events, events_${v});`);
-    q.push('browser_events = sort_by_timestamp(browser_events);');
+    q.push(`browser_events${s} = concat(browser_events${s}, events_${v});`);
+    q.push(`browser_events${s} = sort_by_timestamp(browser_events${s});`);
   }
   if (afk && includeAudible && browsers.length) {
-    q.push('audible_events = filter_keyvals(browser_events, "audible", [true]);');
-    q.push('not_afk = period_union(not_afk, audible_events);');
+    q.push(`audible_events${s} = filter_keyvals(browser_events${s}, "audible", [true]);`);
+    q.push(`not_afk${s} = period_union(not_afk${s}, audible_events${s});`);
   }
-  if (afk) q.push('events = filter_period_intersect(events, not_afk);');
-  q.push(`events = categorize(events, ${literal(classesForQuery(classes))});`);
+  if (afk) q.push(`events${s} = filter_period_intersect(events${s}, not_afk${s});`);
+  q.push(`events${s} = categorize(events${s}, ${literal(classesForQuery(classes))});`);
+  return q;
+}
+
+/**
+ * The full desktop query of the web UI's Activity view for one period (`activityStatements`,
+ * then the summaries). Returns `{window: {app_events, title_events, cat_events, active_events,
+ * duration}, browser: {domains, urls, titles, duration}}`; without `activeEvents` (long
+ * periods, whose active time comes from `dailyQuery`), `active_events` is empty.
+ */
+export function desktopQuery({ limit = 100, activeEvents = true, ...ids }) {
+  const q = activityStatements(ids);
   q.push('title_events = sort_by_duration(merge_events_by_keys(events, ["app", "title"]));');
   q.push('app_events = sort_by_duration(merge_events_by_keys(title_events, ["app"]));');
   q.push('cat_events = sort_by_duration(merge_events_by_keys(events, ["$category"]));');
@@ -220,9 +230,30 @@ export function desktopQuery({ window: windowId, afk, browsers = [], classes = [
   q.push(`browser_domains = limit_events(sort_by_duration(merge_events_by_keys(browser_events, ["$domain"])), ${limit});`);
   q.push(`browser_titles = limit_events(sort_by_duration(merge_events_by_keys(browser_events, ["title"])), ${limit});`);
   q.push('browser_duration = sum_durations(browser_events);');
-  q.push('RETURN = {"window": {"app_events": app_events, "title_events": title_events, "cat_events": cat_events, '
-    + '"active_events": not_afk, "duration": duration}, "browser": {"domains": browser_domains, "urls": browser_urls, '
+  q.push(`RETURN = {"window": {"app_events": app_events, "title_events": title_events, "cat_events": cat_events, `
+    + `"active_events": ${activeEvents ? 'not_afk' : '[]'}, "duration": duration}, "browser": {"domains": browser_domains, "urls": browser_urls, `
     + '"titles": browser_titles, "duration": browser_duration}};');
+  return q;
+}
+
+/**
+ * A day's (or any period's) totals for the period views and trends, of one host or of
+ * several (`hosts`: a list of `hostBuckets`-like ids): `{active, duration, cats}` — active
+ * time (the union of not-AFK time, as the day view counts it, across the hosts), window time
+ * while active, and that time per category (`[{data: {$category}, duration}]`). Asked for
+ * every day of a period at once, so the server caches each day on its own.
+ */
+export function dailyQuery(hosts, classes) {
+  const q = [];
+  hosts.forEach((ids, i) => q.push(...activityStatements({ ...ids, classes }, `_${i}`)));
+  q.push('active = [];');
+  q.push('all_events = [];');
+  hosts.forEach((_, i) => {
+    q.push(`active = period_union(active, not_afk_${i});`);
+    q.push(`all_events = concat(all_events, events_${i});`);
+  });
+  q.push('RETURN = {"active": sum_durations(active), "duration": sum_durations(all_events), '
+    + '"cats": merge_events_by_keys(all_events, ["$category"])};');
   return q;
 }
 

@@ -7,31 +7,19 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startServer, devDashboardDir } from './server.mjs';
 import { workDay, shortDay, busyYear } from './seed.mjs';
+import * as harness from './harness.mjs';
+import { ARTIFACTS, CHROMIUM_ARGS, DAY_MS, assertBars, dur } from './harness.mjs';
 import { DEFAULT_CLASSES } from '../../aw-server/webui/queries.js';
 
-const here = new URL('.', import.meta.url).pathname;
-const ARTIFACTS = resolve(here, '../artifacts');
-const DAY_MS = 86_400_000;
 const DAY = '2025-03-04';
 const DAY0 = Date.parse(`${DAY}T00:00:00Z`);
 const YESTERDAY = '2025-03-03';
 // The browser's clock is fixed at 19:00 on the seeded day, so "today" is that day.
 const NOW = DAY0 + 19 * 3_600_000;
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-/** The dashboard's duration format (h/m, minutes zero-padded after hours), written independently. */
-function dur(seconds) {
-  const s = Math.floor(seconds);
-  if (s < 60) return `${s}s`;
-  const hours = Math.floor(s / 3600);
-  const minutes = Math.floor((s % 3600) / 60);
-  return hours ? `${hours}h ${String(minutes).padStart(2, '0')}m` : `${minutes}m`;
-}
 
 let server;
 let browser;
@@ -40,66 +28,17 @@ let page;
 let host;
 let seeded;
 let year;
-let allowQueryError = false;
-const problems = [];
+const watcher = harness.problemWatcher();
+const { problems } = watcher;
 const timings = {};
 
-function watch(p) {
-  p.on('console', (m) => {
-    if (m.type() !== 'error') return;
-    if (allowQueryError && /status of 500/.test(m.text())) return;
-    problems.push(`console error: ${m.text()}`);
-  });
-  p.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  p.on('requestfailed', (r) => problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure() && r.failure().errorText}`));
-  p.on('response', (r) => {
-    const url = new URL(r.url());
-    if (r.status() < 400) return;
-    if (allowQueryError && url.pathname === '/api/0/query/' && r.status() === 500) return;
-    problems.push(`HTTP ${r.status()} for ${r.request().method()} ${url.pathname}${url.search}`);
-  });
-}
-
-function assertClean() {
-  const found = problems.splice(0);
-  assert.deepEqual(found, [], 'no console errors and no failed requests');
-}
-
-async function ready(p = page) {
-  await p.waitForSelector('main[data-state="ready"]', { timeout: 15_000 });
-}
-
-/** Goes to a route and waits until the view has rendered. */
-async function open(hash, p = page) {
-  await p.evaluate(() => { document.getElementById('view').dataset.state = 'loading'; });
-  await p.evaluate((h) => { window.location.hash = h; }, hash);
-  await ready(p);
-}
-
-async function shot(name, p = page) {
-  await p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-/** `[label, value]` of every row of a bar list panel. */
-async function bars(panelId, p = page) {
-  const more = p.locator(`#${panelId} .show-more`);
-  if (await more.count()) await more.click();
-  return p.$$eval(`#${panelId} .bar-row`, (rows) => rows.map((r) => [
-    r.querySelector('.bar-label').textContent, r.querySelector('.bar-value').textContent]));
-}
-
-/** Checks a bar list against expected `[name, seconds]` (longest first; ties in any order). */
-function assertBars(actual, expected, what) {
-  assert.equal(actual.length, expected.length, `${what}: ${JSON.stringify(actual)}`);
-  const want = new Map(expected.map(([k, s]) => [k, dur(s)]));
-  for (const [label, value] of actual) assert.equal(value, want.get(label), `${what}: ${label}`);
-  const secs = new Map(expected);
-  for (let i = 1; i < actual.length; i += 1) {
-    assert.ok(secs.get(actual[i - 1][0]) >= secs.get(actual[i][0]), `${what} sorted longest first`);
-  }
-}
-
-const stat = (id, p = page) => p.textContent(`#${id} .stat-value`);
+const watch = (p) => watcher.watch(p);
+const assertClean = () => watcher.assertClean();
+const ready = (p = page) => harness.ready(p);
+const open = (hash, p = page) => harness.open(p, hash);
+const shot = (name, p = page) => harness.shot(p, name);
+const bars = (panelId, p = page) => harness.bars(p, panelId);
+const stat = (id, p = page) => harness.stat(p, id);
 
 before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -461,8 +400,9 @@ test('delete a bucket only after confirming', async () => {
 test('Query runs any query over a period and shows the result or the server error', async () => {
   await page.goto(`${server.url}/#/query?date=${DAY}`);
   await ready();
-  assert.equal(await page.inputValue('#query-start'), `${DAY}T00:00`);
-  assert.equal(await page.inputValue('#query-end'), `2025-03-05T00:00`);
+  // A day starts at aw-webui's default day start, 04:00, when the setting is absent.
+  assert.equal(await page.inputValue('#query-start'), `${DAY}T04:00`);
+  assert.equal(await page.inputValue('#query-end'), `2025-03-05T04:00`);
   await page.fill('#query-text', [
     `events = flood(query_bucket("${seeded.ids.window}"));`,
     `not_afk = filter_keyvals(flood(query_bucket("${seeded.ids.afk}")), "status", ["not-afk"]);`,
@@ -479,16 +419,13 @@ test('Query runs any query over a period and shows the result or the server erro
   assert.match(await page.textContent('#query-status'), /^OK/);
   await shot('query');
 
-  allowQueryError = true;
-  try {
+  await watcher.allowingQueryErrors(async () => {
     await page.fill('#query-text', 'RETURN = nope;');
     await page.click('#query-run');
     await page.waitForSelector('#query-output .alert.error');
     assert.match(await page.textContent('#query-output .alert.error'), /VariableNotDefined\("nope"\)/);
     await shot('query-error');
-  } finally {
-    allowQueryError = false;
-  }
+  });
   assertClean();
 });
 

@@ -25,4 +25,4 @@ if [ ! -x "$AW_SERVER_BIN" ]; then
     exit 1
 fi
 mkdir -p ../artifacts
-exec node --test --test-concurrency=1 dashboard.test.mjs cross_site.test.mjs hostile_data.test.mjs
+exec node --test --test-concurrency=1 dashboard.test.mjs periods.test.mjs cross_site.test.mjs hostile_data.test.mjs

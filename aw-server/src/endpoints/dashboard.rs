@@ -26,12 +26,18 @@ const FILES: &[Embedded] = embed![
     "format.js",
     "colors.js",
     "queries.js",
+    "period.js",
     "components/barlist.js",
+    "components/daychart.js",
     "components/importer.js",
+    "components/roving.js",
+    "components/stackbar.js",
     "views/activity.js",
+    "views/trends.js",
     "views/timeline.js",
     "views/buckets.js",
     "views/query.js",
+    "views/categories.js",
 ];
 
 /// The embedded file at `path` (relative to `webui/`, e.g. `index.html` or `app.js`), with

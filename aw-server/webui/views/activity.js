@@ -1,12 +1,17 @@
-// Activity: one day of one host, computed in a single request by the server's query engine
-// with the web UI's canonical desktop query (window, AFK and browser buckets, categories);
-// or the day of all devices (one such query per host, added up).
+// Activity: a day, week, month, year or custom range of one host or of all devices, computed
+// by the server's query engine with the web UI's canonical desktop query (window, AFK and
+// browser buckets, categories) over the whole period, the day query (`dailyQuery`) over each
+// of its days (active time per day and per category; the server caches every past day on its
+// own), and the same over the period before, to compare against.
 
 import * as api from '../api.js';
 import { h, replace, notice } from '../dom.js';
 import * as fmt from '../format.js';
-import { ALL_HOSTS, desktopQuery, hostBuckets, queryable, unwritableClasses, windowHosts } from '../queries.js';
+import * as period from '../period.js';
+import { ALL_HOSTS, dailyQuery, desktopQuery, hostBuckets, queryable, unwritableClasses, windowHosts } from '../queries.js';
 import { barList } from '../components/barlist.js';
+import { dayChart } from '../components/daychart.js';
+import { stackBar } from '../components/stackbar.js';
 import { categoryColor, colorFor } from '../colors.js';
 import { openInQuery } from './query.js';
 
@@ -38,11 +43,27 @@ function perHour(iv, [dayStart, dayEnd]) {
   return hours;
 }
 
-function card(label, value, detail, id) {
+function card(label, value, detail, id, delta) {
   return h('div', { class: 'card stat', id },
     h('div', { class: 'stat-label' }, label),
     h('div', { class: 'stat-value' }, value),
-    detail ? h('div', { class: 'stat-detail' }, detail) : null);
+    detail ? h('div', { class: 'stat-detail' }, detail) : null,
+    delta ? h('div', { class: 'stat-change' }, delta) : null);
+}
+
+/** The category rows of a result's `cat_events` (or a day query's `cats`). */
+function categoryItems(events, classes) {
+  return events.map((e) => {
+    const names = Array.isArray(e.data.$category) ? e.data.$category : [String(e.data.$category)];
+    return { label: fmt.category(names), seconds: e.duration, color: categoryColor(classes, names) };
+  });
+}
+
+/** Categories as one bar of shares and a list, each row with its change against the period before. */
+function categoryBreakdown(cats, total, compare) {
+  const before = new Map((compare.previous.cats || []).map((e) => [fmt.category(e.data.$category), e.duration]));
+  const rows = cats.map((c) => ({ ...c, detail: change(c.seconds, before.get(c.label) || 0, compare.name) }));
+  return h('div', {}, stackBar(cats, { name: 'Category shares' }), barList(rows, { name: 'Categories', total }));
 }
 
 function panel(heading, body, id) {
@@ -104,59 +125,76 @@ function leftOutNotices(leftOut, classes) {
   return notes.map((text) => h('div', { class: 'alert info left-out', role: 'status' }, text));
 }
 
-/** Every device's day: one desktop query per host with a window bucket, added up. */
-async function renderAllHosts(root, ctx) {
+/** The hosts a view of `ctx.host` reads (every host with a window bucket for All devices), and what was left out. */
+export function activityHosts(ctx) {
   const leftOut = [];
-  const perHost = windowHosts(ctx.buckets)
+  const names = ctx.host === ALL_HOSTS ? windowHosts(ctx.buckets) : [ctx.host];
+  const hosts = names
     .map((host) => {
       const q = queryable(hostBuckets(ctx.buckets, host));
       leftOut.push(...q.leftOut);
       return { host, ids: q.ids };
     })
     .filter((x) => x.ids.window);
-  const hosts = perHost.map((x) => x.host);
-  const started = performance.now();
-  const results = await Promise.all(perHost.map(({ ids }) => api.query([ctx.range], desktopQuery({ ...ids, classes: ctx.classes })).then(([r]) => r)));
-  const queryMs = Math.round(performance.now() - started);
-  if (!ctx.isCurrent()) return;
-  const ids = {
-    window: perHost.map((x) => x.ids.window).join(', '),
-    afk: perHost.map((x) => x.ids.afk).filter(Boolean).join(', '),
-    browsers: perHost.flatMap((x) => x.ids.browsers),
-  };
-  show(root, ctx, combine(results), ids, queryMs, { label: `All devices (${hosts.join(', ')})`, notices: leftOutNotices(leftOut, ctx.classes) });
+  return { hosts, leftOut };
+}
+
+/** A change as text: `+1h 05m (+12 %) vs the week before`. */
+function change(now, before, what) {
+  if (!before && !now) return null;
+  const diff = now - before;
+  const sign = diff >= 0 ? '+' : '−';
+  const pct = before > 0 ? ` (${sign}${Math.abs((diff / before) * 100).toFixed(0)} %)` : '';
+  return `${sign}${fmt.duration(Math.abs(diff))}${pct} vs ${what}`;
 }
 
 export async function render(root, ctx) {
-  if (ctx.host === ALL_HOSTS) {
-    await renderAllHosts(root, ctx);
-    return;
-  }
-  const { ids, leftOut } = queryable(hostBuckets(ctx.buckets, ctx.host));
+  const { hosts, leftOut } = activityHosts(ctx);
   const notices = leftOutNotices(leftOut, ctx.classes);
-  if (!ids.window) {
+  if (!hosts.length) {
     replace(root,
-      h('div', { class: 'page-head' }, h('h1', { class: 'page-title' }, 'Activity'), h('p', { class: 'page-sub' }, ctx.host)),
+      h('div', { class: 'page-head' }, h('h1', { class: 'page-title' }, 'Activity'), h('p', { class: 'page-sub' }, ctx.host === ALL_HOSTS ? 'All devices' : ctx.host)),
       notices,
       h('div', { class: 'alert info', role: 'status' },
-        `No activity data for host “${ctx.host}” yet: it has no window-watcher bucket (type currentwindow). `
+        `No activity data for host “${ctx.host === ALL_HOSTS ? 'any device' : ctx.host}” yet: it has no window-watcher bucket (type currentwindow). `
         + 'Start aw-watcher-window and aw-watcher-afk on it (they report to this server), pick another host, or import an export on the ',
         h('a', { href: '#/buckets' }, 'Buckets'), ' page.'));
     return;
   }
-  const statements = desktopQuery({ ...ids, classes: ctx.classes });
+  const isDay = ctx.period.kind === 'day';
+  const ids = hosts.map((x) => x.ids);
+  const daily = dailyQuery(ids, ctx.classes);
+  const before = period.previous(ctx.period);
   const started = performance.now();
-  const [result] = await api.query([ctx.range], statements);
+  const [results, perDay, [previous]] = await Promise.all([
+    Promise.all(ids.map((x) => api.query([ctx.range], desktopQuery({ ...x, classes: ctx.classes, activeEvents: isDay })).then(([r]) => r))),
+    isDay ? null : api.query(period.days(ctx.period).map((d) => fmt.dayRange(d, ctx.startOfDay)), daily),
+    api.query([period.range(before, ctx.startOfDay)], daily),
+  ]);
   const queryMs = Math.round(performance.now() - started);
   if (!ctx.isCurrent()) return;
-  show(root, ctx, result, ids, queryMs, { label: ctx.host, statements, notices });
+  const all = ctx.host === ALL_HOSTS;
+  const result = all ? combine(results) : results[0];
+  const used = {
+    window: ids.map((x) => x.window).join(', '),
+    afk: ids.map((x) => x.afk).filter(Boolean).join(', '),
+    browsers: ids.flatMap((x) => x.browsers),
+  };
+  const label = all ? `All devices (${hosts.map((x) => x.host).join(', ')})` : ctx.host;
+  const statements = all ? null : desktopQuery({ ...ids[0], classes: ctx.classes, activeEvents: isDay });
+  const compare = { previous, name: period.previousName(ctx.period) };
+  if (isDay) show(root, ctx, result, used, queryMs, { label, statements, notices, compare });
+  else showPeriod(root, ctx, result, perDay, used, queryMs, { label, statements, notices, compare });
+  // Every card and chart is filled: for the browser benchmark (`tests/browser/bench.mjs`) and the tests.
+  root.dataset.complete = 'activity';
+  performance.mark('aw-activity-complete');
 }
 
 /**
  * Renders a day's result; `statements` (one host's query) adds "Open this query", and
  * `notices` say what was left out of the query.
  */
-function show(root, ctx, result, ids, queryMs, { label, statements, notices = [] }) {
+function show(root, ctx, result, ids, queryMs, { label, statements, notices = [], compare }) {
   const win = result.window;
   const browser = result.browser;
   const active = intervals(win.active_events);
@@ -166,10 +204,7 @@ function show(root, ctx, result, ids, queryMs, { label, statements, notices = []
   const apps = win.app_events.map((e) => ({ label: e.data.app, seconds: e.duration, color: colorFor(e.data.app) }));
   const titles = win.title_events.map((e) => ({ label: e.data.title || '(no title)', detail: e.data.app, seconds: e.duration, color: colorFor(e.data.app) }));
   const domains = browser.domains.map((e) => ({ label: e.data.$domain || '(none)', seconds: e.duration, color: colorFor(e.data.$domain) }));
-  const cats = win.cat_events.map((e) => {
-    const names = Array.isArray(e.data.$category) ? e.data.$category : [String(e.data.$category)];
-    return { label: fmt.category(names), seconds: e.duration, color: categoryColor(ctx.classes, names) };
-  });
+  const cats = categoryItems(win.cat_events, ctx.classes);
 
   const first = active.length ? new Date(active[0][0]) : null;
   const last = active.length ? new Date(active[active.length - 1][1]) : null;
@@ -182,7 +217,8 @@ function show(root, ctx, result, ids, queryMs, { label, statements, notices = []
     notices,
     hasData ? null : notice(`No activity recorded for ${label} on ${fmt.longDate(ctx.date)}.`),
     h('div', { class: 'stats' },
-      card('Active time', fmt.duration(activeSecs), first ? `${fmt.clock(first)} – ${fmt.clock(last)}` : 'not-AFK time', 'stat-active'),
+      card('Active time', fmt.duration(activeSecs), first ? `${fmt.clock(first)} – ${fmt.clock(last)}` : 'not-AFK time', 'stat-active',
+        change(activeSecs, compare.previous.active, compare.name)),
       card('Top application', topApp ? topApp.label : '—', topApp ? fmt.duration(topApp.seconds) : null, 'stat-top-app'),
       card('Window time', fmt.duration(win.duration), `${apps.length} application${apps.length === 1 ? '' : 's'}`, 'stat-window'),
       card('Browser time', fmt.duration(browser.duration), ids.browsers.length ? `${domains.length} domain${domains.length === 1 ? '' : 's'}` : 'no browser watcher', 'stat-browser')),
@@ -197,7 +233,52 @@ function show(root, ctx, result, ids, queryMs, { label, statements, notices = []
         total: browser.duration,
         empty: ids.browsers.length ? 'No browser activity this day.' : 'No browser watcher bucket (aw-watcher-web-…) for this host.',
       }), 'top-domains'),
-      panel('Categories', barList(cats, { name: 'Categories', total: win.duration }), 'categories')),
+      panel('Categories', categoryBreakdown(cats, win.duration, compare), 'categories')),
+    h('p', { class: 'meta' },
+      `Computed by the server's query engine in ${queryMs} ms from ${[ids.window, ids.afk, ...ids.browsers.map((b) => b.id)].filter(Boolean).join(', ')}. `,
+      statements ? h('button', { type: 'button', class: 'btn link', onclick: () => openInQuery(statements.join('\n'), ctx) }, 'Open this query') : null));
+}
+
+/** Renders a week, month, year or custom range: totals, a bar per day, the comparison, the top lists. */
+function showPeriod(root, ctx, result, perDay, ids, queryMs, { label, statements, notices = [], compare }) {
+  const win = result.window;
+  const browser = result.browser;
+  const dayList = period.days(ctx.period);
+  const activePerDay = perDay.map((r) => r.active);
+  const activeSecs = activePerDay.reduce((a, b) => a + b, 0);
+  const activeDays = activePerDay.filter((x) => x > 0).length;
+  const apps = win.app_events.map((e) => ({ label: e.data.app, seconds: e.duration, color: colorFor(e.data.app) }));
+  const titles = win.title_events.map((e) => ({ label: e.data.title || '(no title)', detail: e.data.app, seconds: e.duration, color: colorFor(e.data.app) }));
+  const domains = browser.domains.map((e) => ({ label: e.data.$domain || '(none)', seconds: e.duration, color: colorFor(e.data.$domain) }));
+  const cats = categoryItems(win.cat_events, ctx.classes);
+  const topApp = apps[0];
+  const what = period.label(ctx.period);
+  const openDay = (day) => ctx.navigate({ period: null, start: null, end: null, date: day });
+  replace(root,
+    h('div', { class: 'page-head' },
+      h('h1', { class: 'page-title' }, 'Activity'),
+      h('p', { class: 'page-sub' }, `${label} · ${what}`)),
+    notices,
+    activeSecs > 0 || win.duration > 0 ? null : notice(`No activity recorded for ${label} in ${what}.`),
+    h('div', { class: 'stats' },
+      card('Active time', fmt.duration(activeSecs), `${activeDays} of ${dayList.length} days active`, 'stat-active',
+        change(activeSecs, compare.previous.active, compare.name)),
+      card('Top application', topApp ? topApp.label : '—', topApp ? fmt.duration(topApp.seconds) : null, 'stat-top-app'),
+      card('Window time', fmt.duration(win.duration), `${apps.length} application${apps.length === 1 ? '' : 's'}`, 'stat-window',
+        change(win.duration, compare.previous.duration, compare.name)),
+      card('Browser time', fmt.duration(browser.duration), ids.browsers.length ? `${domains.length} domain${domains.length === 1 ? '' : 's'}` : 'no browser watcher', 'stat-browser')),
+    h('section', { class: 'card panel', id: 'days', 'aria-labelledby': 'days-h' },
+      h('h2', { id: 'days-h' }, 'Active time by day'),
+      dayChart(dayList, activePerDay, { onPick: openDay })),
+    h('div', { class: 'grid' },
+      panel('Categories', categoryBreakdown(cats, win.duration, compare), 'categories'),
+      panel('Top applications', barList(apps, { name: 'Top applications', total: win.duration, empty: 'No data for this period.' }), 'top-apps'),
+      panel('Top window titles', barList(titles, { name: 'Top window titles', total: win.duration, empty: 'No data for this period.' }), 'top-titles'),
+      panel('Top browser domains', barList(domains, {
+        name: 'Top browser domains',
+        total: browser.duration,
+        empty: ids.browsers.length ? 'No browser activity in this period.' : 'No browser watcher bucket (aw-watcher-web-…) for this host.',
+      }), 'top-domains')),
     h('p', { class: 'meta' },
       `Computed by the server's query engine in ${queryMs} ms from ${[ids.window, ids.afk, ...ids.browsers.map((b) => b.id)].filter(Boolean).join(', ')}. `,
       statements ? h('button', { type: 'button', class: 'btn link', onclick: () => openInQuery(statements.join('\n'), ctx) }, 'Open this query') : null));
