@@ -84,6 +84,10 @@ function form(list, existing, onDone) {
       e.preventDefault();
       const name = nameInput.value.trim();
       if (!name) return;
+      if (!canWrite(name)) {
+        replace(status, h('span', { class: 'error-text' }, 'A name cannot end with a backslash: a query cannot contain it.'));
+        return;
+      }
       const parent = parentSelect.value ? JSON.parse(parentSelect.value) : [];
       const names = [...parent, name];
       if (list.some((c) => c !== existing && key(c.name) === key(names))) {
