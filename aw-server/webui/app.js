@@ -59,7 +59,8 @@ function classes() {
       c = null;
     }
   }
-  return Array.isArray(c) && c.length ? c : DEFAULT_CLASSES;
+  // An empty list is the user's choice (no categories); only an unset setting means the defaults.
+  return Array.isArray(c) ? c : DEFAULT_CLASSES;
 }
 
 /** Goes to `view` (default: the current one) with `params` merged into the current ones. */
@@ -150,7 +151,6 @@ async function render() {
   // "All devices" is Activity's and Trends' only; the other views show the default host.
   if (host === ALL_HOSTS && view !== 'activity' && view !== 'trends') host = defaultHost(state.buckets, state.info.hostname);
   const p = periodOfRoute(view, params, date);
-  renderToolbar(view, host, date, p);
 
   const ctx = {
     info: state.info,
@@ -177,6 +177,7 @@ async function render() {
   document.title = `${VIEWS[view].title}${DAY_VIEWS.has(view) ? ` · ${hostLabel} · ${when}` : ''} — ActivityWatch`;
   replace(main, loading());
   try {
+    renderToolbar(view, host, date, p);
     await VIEWS[view].render(main, ctx);
     if (!ctx.isCurrent()) return;
     main.dataset.renderMs = String(Math.round(performance.now() - started));
@@ -186,6 +187,9 @@ async function render() {
   }
   main.dataset.state = 'ready';
   main.removeAttribute('aria-busy');
+  // The control the user pressed may be gone (a chart's day) or disabled (Next, at today):
+  // the keyboard goes on from the page, not from the document's start.
+  if (!document.activeElement || document.activeElement === document.body) main.focus({ preventScroll: true });
 }
 
 function wireToolbar() {

@@ -17,10 +17,19 @@ export function colorFor(name) {
   return PALETTE[(hash >>> 0) % PALETTE.length];
 }
 
+/**
+ * Whether `color` (from the settings, which any API client may write) is a plain CSS colour:
+ * hex, a name, or rgb()/hsl() of numbers. Anything else (`url(…)` would make the page fetch
+ * it) is not used.
+ */
+export function plainColor(color) {
+  return typeof color === 'string' && /^(#[0-9a-f]{3,8}|[a-z]{3,30}|(rgb|hsl)a?\([0-9.,%\s/deg]+\))$/i.test(color.trim());
+}
+
 /** The colour of category `names` (a list) under `classes`. */
 export function categoryColor(classes, names) {
   const key = (n) => JSON.stringify(n);
-  const byName = new Map((classes || []).filter((c) => c && c.data && c.data.color).map((c) => [key(c.name), c.data.color]));
+  const byName = new Map((classes || []).filter((c) => c && c.data && plainColor(c.data.color)).map((c) => [key(c.name), c.data.color]));
   for (let depth = names.length; depth > 0; depth -= 1) {
     const c = byName.get(key(names.slice(0, depth)));
     if (c) return c;

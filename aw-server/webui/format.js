@@ -30,12 +30,22 @@ export function isoDate(d) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
 }
 
-/** The local Date at 00:00 of a `YYYY-MM-DD` string; null when malformed. */
+/** The first and last years a date may have (date inputs and URLs outside are refused). */
+export const FIRST_YEAR = 1970;
+export const LAST_YEAR = 2199;
+
+/**
+ * The local Date at 00:00 of a `YYYY-MM-DD` string; null when malformed, not a real day
+ * (`2024-02-31`) or outside FIRST_YEAR..LAST_YEAR (a date input being typed passes through
+ * years like 0002 and 0202).
+ */
 export function parseDate(s) {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s || '');
   if (!m) return null;
-  const d = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  return Number.isNaN(d.getTime()) ? null : d;
+  const [y, mo, da] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (y < FIRST_YEAR || y > LAST_YEAR) return null;
+  const d = new Date(y, mo - 1, da);
+  return d.getFullYear() === y && d.getMonth() === mo - 1 && d.getDate() === da ? d : null;
 }
 
 /** `YYYY-MM-DD` shifted by `days`. */

@@ -32,6 +32,13 @@ const bars = (id, p = page) => harness.bars(p, id);
 const stat = (id, p = page) => harness.stat(p, id);
 const go = (action, p = page) => harness.after(p, action);
 
+/** Opens `hash` as a new page load (a hash change alone would leave the last view's "ready" up). */
+async function visit(hash, p = page) {
+  await p.goto('about:blank');
+  await p.goto(`${server.url}/${hash}`);
+  await ready(p);
+}
+
 /** The server's answer to `statements` over `ranges` (`[[Date, Date]]`). */
 function query(ranges, statements) {
   return server.api('POST', 'query/', {
@@ -86,8 +93,7 @@ test('every period shows what the server answers for the same queries, and the c
     ['custom', 'period=custom&start=2025-01-06&end=2025-02-16&date=2025-02-16', 'the 42 days before'],
   ];
   for (const [kind, qs, before] of cases) {
-    await page.goto(`${server.url}/#/activity?${qs}&host=busyhost`);
-    await ready();
+    await visit(`#/activity?${qs}&host=busyhost`);
     const params = new URLSearchParams(qs);
     const p = period.periodOf(kind, params.get('date'), { weekStart: 1, first: params.get('start'), last: params.get('end') });
     const exp = await expected(p, ['busyhost']);
@@ -112,16 +118,18 @@ test('every period shows what the server answers for the same queries, and the c
     await harness.shot(page, `period-${kind}`);
   }
   // A day: the same comparison, against the day before.
-  await page.goto(`${server.url}/#/activity?date=${DAY}&host=${encodeURIComponent(host)}`);
-  await ready();
+  await visit(`#/activity?date=${DAY}&host=${encodeURIComponent(host)}`);
   assert.match(await page.textContent('#stat-active .stat-change'), /vs the day before$/);
+  // The day's active time, counted in the page from its not-AFK events, is what the server's
+  // day query counts.
+  const [today] = await query([dayRange(DAY, SOD)], dailyQuery([idsOf(host)], DEFAULT_CLASSES));
+  assert.equal(await stat('stat-active'), dur(today.active));
   assert.ok(await page.$('#categories .stack-bar'), 'categories drawn as shares');
   watcher.assertClean();
 });
 
 test('periods are chosen with buttons, moved with previous/next/today, kept in the URL, and weeks start on the chosen day', async () => {
-  await page.goto(`${server.url}/#/activity?date=${DAY}&host=busyhost`);
-  await ready();
+  await visit(`#/activity?date=${DAY}&host=busyhost`);
   const dayLabel = () => page.textContent('#day-label');
   await go(() => page.click('[data-period="week"]'));
   assert.match(page.url(), /period=week/);
@@ -169,8 +177,7 @@ test('periods are chosen with buttons, moved with previous/next/today, kept in t
   // The user's first weekday (aw-webui's `startOfWeek`).
   await server.api('POST', 'settings/startOfWeek', '"Sunday"');
   try {
-    await page.goto(`${server.url}/#/activity?period=week&date=${DAY}&host=busyhost`);
-    await ready();
+    await visit(`#/activity?period=week&date=${DAY}&host=busyhost`);
     assert.equal(await dayLabel(), 'Week of 2 Mar 2025');
   } finally {
     await server.api('DELETE', 'settings/startOfWeek');
@@ -179,20 +186,23 @@ test('periods are chosen with buttons, moved with previous/next/today, kept in t
 });
 
 test('All devices over a week adds up every device, active time counted once', async () => {
-  await page.goto(`${server.url}/#/activity?period=week&date=${DAY}&host=*`);
-  await ready();
+  await visit(`#/activity?period=week&date=${DAY}&host=*`);
   const p = period.periodOf('week', DAY, { weekStart: 1 });
   const exp = await expected(p, [host, 'busyhost']);
+  const [own, busy] = [await expected(p, [host]), await expected(p, ['busyhost'])];
   assert.match(await page.textContent('.page-sub'), /^All devices \(/);
   assert.equal(await stat('stat-active'), dur(exp.active));
+  // Counted once: at least either device's, at most their sum; on 3 March both were active
+  // at the same hours, so less than the sum.
+  assert.ok(exp.active >= Math.max(own.active, busy.active), 'at least each device');
+  assert.ok(exp.active < own.active + busy.active, 'overlapping hours counted once');
   const window = exp.summaries.reduce((s, r) => s + r.window.duration, 0);
   assert.equal(await stat('stat-window'), dur(window));
   watcher.assertClean();
 });
 
 test('Trends shows a heat map of twelve months and categories per week, as the server counts them', async () => {
-  await page.goto(`${server.url}/#/trends?host=busyhost`);
-  await ready();
+  await visit(`#/trends?host=busyhost`);
   const first = period.periodOf('week', '2024-03-04', { weekStart: 1 }).first;
   const days = period.days({ kind: 'custom', first, last: DAY });
   const results = await query(days.map((d) => dayRange(d, SOD)), dailyQuery([idsOf('busyhost')], DEFAULT_CLASSES));
@@ -227,13 +237,12 @@ test('categories are added, renamed with their children, edited and deleted; the
   await server.api('POST', 'settings/classes', [
     { id: 1, name: ['Work'], rule: { type: 'regex', regex: 'Code' }, data: { color: '#112233' }, score: 5 },
     { id: 2, name: ['Work', 'Docs'], rule: { type: 'regex', regex: 'docs\\.rs', ignore_case: true } },
-    { id: 3, name: ['Comms'], rule: { type: 'none' } },
+    { id: 3, name: ['Comms'], rule: { type: 'none' }, data: { color: '#0F0' } },
   ]);
   const setting = () => server.api('GET', 'settings/classes');
   const rowNames = () => page.$$eval('.cat-row', (rs) => rs.map((r) => r.dataset.name));
   try {
-    await page.goto(`${server.url}/#/categories`);
-    await ready();
+    await visit(`#/categories`);
     assert.deepEqual(await rowNames(), ['Comms', 'Work', 'Work > Docs']);
     // Rename a parent: its child follows; every other field stays.
     await page.click('[aria-label="Edit Work"]');
@@ -253,7 +262,15 @@ test('categories are added, renamed with their children, edited and deleted; the
     await page.waitForSelector('#cat-message');
     saved = await setting();
     const chat = saved.find((c) => c.name.join('>') === 'Comms>Chat');
-    assert.deepEqual({ ...chat, data: undefined }, { id: 4, name: ['Comms', 'Chat'], rule: { type: 'regex', regex: 'Slack|Zulip', ignore_case: false }, data: undefined });
+    // No colour of its own: it takes its parent's, as in aw-webui.
+    assert.deepEqual(chat, { id: 4, name: ['Comms', 'Chat'], rule: { type: 'regex', regex: 'Slack|Zulip', ignore_case: false } });
+    // Changing only a rule keeps the colour as aw-webui wrote it (a colour input would say #00ff00).
+    await page.click('[aria-label="Edit Comms"]');
+    await page.fill('#cat-regex', 'Mattermost');
+    await page.click('#cat-save');
+    await page.waitForSelector('#cat-message');
+    saved = await setting();
+    assert.deepEqual(saved.find((c) => c.id === 3), { id: 3, name: ['Comms'], rule: { type: 'regex', regex: 'Mattermost', ignore_case: false }, data: { color: '#0F0' } });
     // A rule the server's regex engine refuses is not saved, and its error is shown.
     await watcher.allowingQueryErrors(async () => {
       await page.click('#cat-add');
@@ -265,7 +282,7 @@ test('categories are added, renamed with their children, edited and deleted; the
     });
     assert.equal((await setting()).length, 4);
     await harness.shot(page, 'categories-error');
-    await page.click('#cat-form button[type="button"]');
+    await page.click('#cat-cancel');
     // Delete, after confirming.
     await page.click('[aria-label="Delete Comms > Chat"]');
     await page.click('dialog button[value="confirm"]');
@@ -284,8 +301,7 @@ test('categories are added, renamed with their children, edited and deleted; the
 });
 
 test('keyboard only: a period, the previous one, and a new category', async () => {
-  await page.goto(`${server.url}/#/activity?date=${DAY}&host=busyhost`);
-  await ready();
+  await visit(`#/activity?date=${DAY}&host=busyhost`);
   /** Tabs until `selector` has the focus (at most 40 presses). */
   const tabTo = async (selector) => {
     for (let i = 0; i < 40; i += 1) {
@@ -302,23 +318,23 @@ test('keyboard only: a period, the previous one, and a new category', async () =
   await go(() => page.keyboard.press('Space'));
   assert.equal(await page.textContent('#day-label'), 'February 2025');
   // The chart's days: one Tab stop, arrows between them, Enter opens one.
+  assert.equal(await page.$$eval('#days [tabindex="0"]', (xs) => xs.length), 1, 'one Tab stop in the chart');
   await tabTo('#days .day-bar');
   assert.equal(await page.evaluate(() => document.activeElement.getAttribute('data-day')), '2025-02-28');
   await page.keyboard.press('ArrowLeft');
   await go(() => page.keyboard.press('Enter'));
   assert.equal(await page.inputValue('#date'), '2025-02-27');
   // The heat map's days likewise: left is a week earlier.
-  await page.goto(`${server.url}/#/trends?host=busyhost`);
-  await ready();
+  await visit(`#/trends?host=busyhost`);
   await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  assert.equal(await page.$$eval('#heatmap [tabindex="0"]', (xs) => xs.length), 1, 'one Tab stop in the heat map');
   await tabTo('#heatmap .heat-cell');
   assert.equal(await page.evaluate(() => document.activeElement.dataset.day), DAY);
   await page.keyboard.press('ArrowLeft');
   await page.keyboard.press('ArrowUp');
   await go(() => page.keyboard.press('Enter'));
   assert.equal(await page.inputValue('#date'), '2025-02-24');
-  await page.goto(`${server.url}/#/categories`);
-  await ready();
+  await visit(`#/categories`);
   await page.evaluate(() => document.activeElement && document.activeElement.blur());
   try {
     await tabTo('#cat-add');
@@ -352,8 +368,7 @@ test('the new views fit a 360 px screen and follow a dark system theme', async (
       ['trends', '#/trends?host=busyhost'],
       ['categories', '#/categories'],
     ]) {
-      await p.goto(`${server.url}/${hash}`);
-      await ready(p);
+      await visit(hash, p);
       assert.equal(await p.evaluate(() => document.documentElement.dataset.theme), 'dark');
       const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `${name} overflows a 360 px screen by ${overflow}px`);

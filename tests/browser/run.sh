@@ -25,4 +25,6 @@ if [ ! -x "$AW_SERVER_BIN" ]; then
     exit 1
 fi
 mkdir -p ../artifacts
+# The period arithmetic in a time zone with daylight saving time (no browser).
+TZ=Europe/Berlin node --test period.test.mjs
 exec node --test --test-concurrency=1 dashboard.test.mjs periods.test.mjs cross_site.test.mjs hostile_data.test.mjs

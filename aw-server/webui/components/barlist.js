@@ -22,7 +22,7 @@ export function barList(items, { initial = 10, empty = 'No data for this day.', 
         h('span', { class: 'bar-value' }, duration(item.seconds))),
       item.detail ? h('div', { class: 'bar-detail' }, item.detail) : null,
       h('div', { class: 'bar-track', 'aria-hidden': 'true' },
-        h('div', { class: 'bar-fill', style: { width: `${pct}%`, background: item.color || 'var(--accent)' } })));
+        h('div', { class: 'bar-fill', style: { width: `${pct}%`, backgroundColor: item.color || 'var(--accent)' } })));
   });
   list.append(...rows.slice(0, initial));
   if (rows.length <= initial) return list;

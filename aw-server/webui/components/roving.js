@@ -19,7 +19,12 @@ export function roving(items, { start = items.length - 1, step, pick } = {}) {
     current = next;
   };
   items.forEach((el, i) => {
-    el.addEventListener('focus', () => { current = i; });
+    el.addEventListener('focus', () => {
+      // Focused by the pointer: that item is now the group's one Tab stop.
+      items[current].setAttribute('tabindex', '-1');
+      el.setAttribute('tabindex', '0');
+      current = i;
+    });
     el.addEventListener('keydown', (e) => {
       if (e.key === 'Home') moveTo(0);
       else if (e.key === 'End') moveTo(items.length - 1);

@@ -18,6 +18,6 @@ export function stackBar(items, { name = 'Shares' } = {}) {
     parts.map((p) => h('div', {
       class: 'stack-part',
       title: `${p.label}: ${duration(p.seconds)} (${p.pct.toFixed(1)} %)`,
-      style: { width: `${p.pct}%`, background: p.color },
+      style: { width: `${p.pct}%`, backgroundColor: p.color },
     })));
 }

@@ -129,10 +129,15 @@ function leftOutNotices(leftOut, classes) {
 export function activityHosts(ctx) {
   const leftOut = [];
   const names = ctx.host === ALL_HOSTS ? windowHosts(ctx.buckets) : [ctx.host];
+  // A web bucket of the legacy host `unknown` goes with every host; across devices it is
+  // read once (with the first), or its time would count once per device.
+  const taken = new Set();
   const hosts = names
     .map((host) => {
       const q = queryable(hostBuckets(ctx.buckets, host));
       leftOut.push(...q.leftOut);
+      q.ids.browsers = q.ids.browsers.filter((b) => !taken.has(b.id));
+      q.ids.browsers.forEach((b) => taken.add(b.id));
       return { host, ids: q.ids };
     })
     .filter((x) => x.ids.window);
@@ -165,10 +170,13 @@ export async function render(root, ctx) {
   const ids = hosts.map((x) => x.ids);
   const daily = dailyQuery(ids, ctx.classes);
   const before = period.previous(ctx.period);
+  // Days after today have nothing yet: not asked for (a year seen in March is 300 of them).
+  const today = fmt.today(ctx.startOfDay);
+  const elapsed = period.days(ctx.period).filter((d) => d <= today);
   const started = performance.now();
   const [results, perDay, [previous]] = await Promise.all([
     Promise.all(ids.map((x) => api.query([ctx.range], desktopQuery({ ...x, classes: ctx.classes, activeEvents: isDay })).then(([r]) => r))),
-    isDay ? null : api.query(period.days(ctx.period).map((d) => fmt.dayRange(d, ctx.startOfDay)), daily),
+    isDay || !elapsed.length ? [] : api.query(elapsed.map((d) => fmt.dayRange(d, ctx.startOfDay)), daily),
     api.query([period.range(before, ctx.startOfDay)], daily),
   ]);
   const queryMs = Math.round(performance.now() - started);
@@ -220,7 +228,7 @@ function show(root, ctx, result, ids, queryMs, { label, statements, notices = []
       card('Active time', fmt.duration(activeSecs), first ? `${fmt.clock(first)} – ${fmt.clock(last)}` : 'not-AFK time', 'stat-active',
         change(activeSecs, compare.previous.active, compare.name)),
       card('Top application', topApp ? topApp.label : '—', topApp ? fmt.duration(topApp.seconds) : null, 'stat-top-app'),
-      card('Window time', fmt.duration(win.duration), `${apps.length} application${apps.length === 1 ? '' : 's'}`, 'stat-window'),
+      card('Window time', fmt.duration(win.duration), `${apps.length} application${apps.length === 1 ? '' : 's'}${ctx.host === ALL_HOSTS ? ', summed over devices' : ''}`, 'stat-window'),
       card('Browser time', fmt.duration(browser.duration), ids.browsers.length ? `${domains.length} domain${domains.length === 1 ? '' : 's'}` : 'no browser watcher', 'stat-browser')),
     h('section', { class: 'card panel', 'aria-labelledby': 'hours-h' },
       h('h2', { id: 'hours-h' }, 'Active time by hour'),
@@ -236,7 +244,7 @@ function show(root, ctx, result, ids, queryMs, { label, statements, notices = []
       panel('Categories', categoryBreakdown(cats, win.duration, compare), 'categories')),
     h('p', { class: 'meta' },
       `Computed by the server's query engine in ${queryMs} ms from ${[ids.window, ids.afk, ...ids.browsers.map((b) => b.id)].filter(Boolean).join(', ')}. `,
-      statements ? h('button', { type: 'button', class: 'btn link', onclick: () => openInQuery(statements.join('\n'), ctx) }, 'Open this query') : null));
+      statements ? h('button', { type: 'button', class: 'btn link', onclick: () => openInQuery(statements.join('\n'), ctx, ctx.range) }, 'Open this query') : null));
 }
 
 /** Renders a week, month, year or custom range: totals, a bar per day, the comparison, the top lists. */
@@ -244,9 +252,10 @@ function showPeriod(root, ctx, result, perDay, ids, queryMs, { label, statements
   const win = result.window;
   const browser = result.browser;
   const dayList = period.days(ctx.period);
-  const activePerDay = perDay.map((r) => r.active);
+  const activePerDay = dayList.map((_, i) => (perDay[i] ? perDay[i].active : 0));
   const activeSecs = activePerDay.reduce((a, b) => a + b, 0);
   const activeDays = activePerDay.filter((x) => x > 0).length;
+  const elapsedDays = perDay.length;
   const apps = win.app_events.map((e) => ({ label: e.data.app, seconds: e.duration, color: colorFor(e.data.app) }));
   const titles = win.title_events.map((e) => ({ label: e.data.title || '(no title)', detail: e.data.app, seconds: e.duration, color: colorFor(e.data.app) }));
   const domains = browser.domains.map((e) => ({ label: e.data.$domain || '(none)', seconds: e.duration, color: colorFor(e.data.$domain) }));
@@ -261,10 +270,10 @@ function showPeriod(root, ctx, result, perDay, ids, queryMs, { label, statements
     notices,
     activeSecs > 0 || win.duration > 0 ? null : notice(`No activity recorded for ${label} in ${what}.`),
     h('div', { class: 'stats' },
-      card('Active time', fmt.duration(activeSecs), `${activeDays} of ${dayList.length} days active`, 'stat-active',
+      card('Active time', fmt.duration(activeSecs), `${activeDays} of ${elapsedDays} day${elapsedDays === 1 ? '' : 's'} active${elapsedDays < dayList.length ? ' so far' : ''}`, 'stat-active',
         change(activeSecs, compare.previous.active, compare.name)),
       card('Top application', topApp ? topApp.label : '—', topApp ? fmt.duration(topApp.seconds) : null, 'stat-top-app'),
-      card('Window time', fmt.duration(win.duration), `${apps.length} application${apps.length === 1 ? '' : 's'}`, 'stat-window',
+      card('Window time', fmt.duration(win.duration), `${apps.length} application${apps.length === 1 ? '' : 's'}${ctx.host === ALL_HOSTS ? ', summed over devices' : ''}`, 'stat-window',
         change(win.duration, compare.previous.duration, compare.name)),
       card('Browser time', fmt.duration(browser.duration), ids.browsers.length ? `${domains.length} domain${domains.length === 1 ? '' : 's'}` : 'no browser watcher', 'stat-browser')),
     h('section', { class: 'card panel', id: 'days', 'aria-labelledby': 'days-h' },
@@ -281,5 +290,5 @@ function showPeriod(root, ctx, result, perDay, ids, queryMs, { label, statements
       }), 'top-domains')),
     h('p', { class: 'meta' },
       `Computed by the server's query engine in ${queryMs} ms from ${[ids.window, ids.afk, ...ids.browsers.map((b) => b.id)].filter(Boolean).join(', ')}. `,
-      statements ? h('button', { type: 'button', class: 'btn link', onclick: () => openInQuery(statements.join('\n'), ctx) }, 'Open this query') : null));
+      statements ? h('button', { type: 'button', class: 'btn link', onclick: () => openInQuery(statements.join('\n'), ctx, ctx.range) }, 'Open this query') : null));
 }

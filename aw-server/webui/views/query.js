@@ -8,12 +8,27 @@ import { sampleQuery } from '../queries.js';
 export const title = 'Query';
 
 const TEXT_KEY = 'aw-dashboard-query';
+const RANGE_KEY = 'aw-dashboard-query-range';
 const MAX_SHOWN = 400_000;
 
-/** Opens the Query page with `text` in the editor. */
-export function openInQuery(text, ctx) {
+/** Opens the Query page with `text` in the editor, over `range` (`[Date, Date]`; default: the day). */
+export function openInQuery(text, ctx, range) {
   sessionStorage.setItem(TEXT_KEY, text);
+  if (range) sessionStorage.setItem(RANGE_KEY, JSON.stringify(range.map((d) => d.toISOString())));
   ctx.navigate({}, 'query');
+}
+
+/** The range `openInQuery` left for this page (once), else the day's. */
+function takeRange(ctx) {
+  const saved = sessionStorage.getItem(RANGE_KEY);
+  sessionStorage.removeItem(RANGE_KEY);
+  try {
+    const [a, b] = JSON.parse(saved).map((s) => new Date(s));
+    if (!Number.isNaN(a.getTime()) && !Number.isNaN(b.getTime())) return [a, b];
+  } catch {
+    // none, or not ours
+  }
+  return ctx.range;
 }
 
 /** `YYYY-MM-DDTHH:MM` for a datetime-local input. */
@@ -26,8 +41,9 @@ export async function render(root, ctx) {
   text.value = sessionStorage.getItem(TEXT_KEY) || sampleQuery(ctx.host);
   const start = h('input', { type: 'datetime-local', id: 'query-start', required: true });
   const end = h('input', { type: 'datetime-local', id: 'query-end', required: true });
-  start.value = localInput(ctx.range[0]);
-  end.value = localInput(ctx.range[1]);
+  const [from, to] = takeRange(ctx);
+  start.value = localInput(from);
+  end.value = localInput(to);
   const run = h('button', { type: 'submit', class: 'btn primary', id: 'query-run' }, 'Run query');
   const output = h('div', { id: 'query-output', 'aria-live': 'polite' });
 

@@ -34,11 +34,10 @@ function heatMap(days, seconds, ctx) {
   for (let i = 0; i < days.length; i += 7) weeks.push(days.slice(i, i + 7).map((d, j) => [d, seconds[i + j]]));
   const open = (day) => ctx.navigate({ date: day, period: null, start: null, end: null }, 'activity');
   const map = h('div', { class: 'heatmap-wrap' },
-    h('div', { class: 'heatmap', role: 'grid', 'aria-label': 'Active time per day, last 12 months' },
-      weeks.map((week) => h('div', { class: 'heat-week', role: 'row' },
+    h('div', { class: 'heatmap', role: 'group', 'aria-label': 'Active time per day, last 12 months (arrow keys: left and right a week, up and down a day)' },
+      weeks.map((week) => h('div', { class: 'heat-week' },
         week.map(([day, secs]) => h('button', {
           type: 'button',
-          role: 'gridcell',
           class: `heat-cell heat-${level(secs, max)}`,
           title: `${fmt.longDate(day)}: ${fmt.duration(secs)} active`,
           'aria-label': `${fmt.longDate(day)}: ${fmt.duration(secs)} active`,
@@ -93,7 +92,7 @@ function weekChart(data, classes) {
   return h('div', {},
     h('div', { class: 'week-chart', role: 'img', 'aria-label': `Time per category per week: ${label || 'none'}` }, chart),
     h('ul', { class: 'legend' }, names.map((n) => h('li', {},
-      h('span', { class: 'swatch', style: { background: categoryColor(classes, [n]) } }),
+      h('span', { class: 'swatch', style: { backgroundColor: categoryColor(classes, [n]) } }),
       `${n} `, h('span', { class: 'legend-value' }, fmt.duration(data.totals.get(n)))))));
 }
 
