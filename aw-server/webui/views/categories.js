@@ -216,7 +216,7 @@ export async function render(root, ctx) {
     };
     replace(root,
       h('div', { class: 'page-head' },
-        h('h1', { class: 'page-title', tabindex: '-1' }, 'Categories'),
+        h('h1', { class: 'page-title' }, 'Categories'),
         h('p', { class: 'page-sub' }, 'Rules match window titles, apps and URLs; the deepest matching category wins. Shared with aw-webui (setting “classes”).')),
       usesDefaults && !message ? h('div', { class: 'alert info', role: 'status' }, 'These are aw-webui’s default categories; saving a change stores them as your own.') : null,
       message ? h('div', { class: 'alert info', role: 'status', id: 'cat-message', tabindex: '-1' }, message) : null,
@@ -224,9 +224,12 @@ export async function render(root, ctx) {
         ? form(list, editing === 'new' ? null : editing, save, cancel)
         : h('button', { type: 'button', class: 'btn primary', id: 'cat-add', onclick: () => { editing = 'new'; draw(); } }, 'Add category'),
       h('section', { class: 'card panel' }, h('h2', {}, `${list.length} categories`), h('ul', { class: 'cat-list', 'aria-label': 'Categories' }, rows)));
-    // Keep the keyboard where the user is: in the form, on the message, or on the page.
-    const focus = root.querySelector('#cat-name') || root.querySelector('#cat-message') || root.querySelector('.page-title');
-    if (focus) focus.focus();
+    // After the user's own action, keep the keyboard where they are: in the form, on the
+    // message, or on the Add button (the first drawing leaves the focus alone).
+    const focus = root.querySelector('#cat-name') || root.querySelector('#cat-message') || root.querySelector('#cat-add');
+    if (drawn && focus) focus.focus();
+    drawn = true;
   };
+  let drawn = false;
   draw();
 }
