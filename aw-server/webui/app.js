@@ -14,8 +14,9 @@ import * as timeline from './views/timeline.js';
 import * as buckets from './views/buckets.js';
 import * as queryView from './views/query.js';
 import * as categories from './views/categories.js';
+import * as settingsView from './views/settings.js';
 
-const VIEWS = { activity, trends, timeline, buckets, query: queryView, categories };
+const VIEWS = { activity, trends, timeline, buckets, query: queryView, categories, settings: settingsView };
 /** Views that show one host: the toolbar's host picker. */
 const HOST_VIEWS = new Set(['activity', 'trends', 'timeline', 'query']);
 /** Views that show a day: the toolbar's date controls (Activity also any period). */
@@ -170,6 +171,8 @@ async function render() {
       return b;
     },
     isCurrent: () => id === state.renderId,
+    /** Applies changed settings that show at once (the theme). */
+    applySettings: () => applyTheme(),
   };
   const started = performance.now();
   const hostLabel = host === ALL_HOSTS ? 'All devices' : host;

@@ -300,6 +300,31 @@ test('categories are added, renamed with their children, edited and deleted; the
   watcher.assertClean();
 });
 
+test('Settings: the day start, the first weekday and the theme, stored as aw-webui stores them', async () => {
+  try {
+    await visit('#/settings');
+    assert.equal(await page.inputValue('#set-start-of-day'), '04:00');
+    assert.equal(await page.inputValue('#set-start-of-week'), 'Monday');
+    await page.fill('#set-start-of-day', '06:30');
+    await page.selectOption('#set-start-of-week', 'Sunday');
+    await page.selectOption('#set-theme', 'dark');
+    await page.click('#set-save');
+    await page.waitForSelector('#set-saved');
+    const settings = await server.api('GET', 'settings');
+    assert.deepEqual([settings.startOfDay, settings.startOfWeek, settings.theme], ['06:30', 'Sunday', 'dark']);
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+    // Weeks now start on Sunday, days at 06:30.
+    await visit(`#/activity?period=week&date=${DAY}&host=busyhost`);
+    assert.equal(await page.textContent('#day-label'), 'Week of 2 Mar 2025');
+    await visit(`#/query?date=${DAY}`);
+    assert.equal(await page.inputValue('#query-start'), `${DAY}T06:30`);
+    await harness.shot(page, 'settings-dark');
+  } finally {
+    for (const key of ['startOfDay', 'startOfWeek', 'theme']) await server.api('DELETE', `settings/${key}`);
+  }
+  watcher.assertClean();
+});
+
 test('keyboard only: a period, the previous one, and a new category', async () => {
   await visit(`#/activity?date=${DAY}&host=busyhost`);
   /** Tabs until `selector` has the focus (at most 40 presses). */
@@ -367,6 +392,7 @@ test('the new views fit a 360 px screen and follow a dark system theme', async (
       ['custom', '#/activity?period=custom&start=2025-01-01&end=2025-02-15&date=2025-02-15&host=busyhost'],
       ['trends', '#/trends?host=busyhost'],
       ['categories', '#/categories'],
+      ['settings', '#/settings'],
     ]) {
       await visit(hash, p);
       assert.equal(await p.evaluate(() => document.documentElement.dataset.theme), 'dark');

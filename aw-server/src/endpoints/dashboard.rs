@@ -38,6 +38,7 @@ const FILES: &[Embedded] = embed![
     "views/buckets.js",
     "views/query.js",
     "views/categories.js",
+    "views/settings.js",
 ];
 
 /// The embedded file at `path` (relative to `webui/`, e.g. `index.html` or `app.js`), with
