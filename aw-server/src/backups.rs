@@ -17,13 +17,14 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use aw_datastore::BackupSource;
 use chrono::{DateTime, Datelike, NaiveDateTime, Utc};
 use crossbeam_channel::{Receiver, Sender};
 use serde::{Deserialize, Serialize};
+
+use crate::background::Background;
 
 /// How long after the start the first automatic backup may run.
 pub(crate) const FIRST_DELAY: Duration = Duration::from_secs(600);
@@ -141,7 +142,7 @@ pub(crate) struct Backups {
     running: std::sync::atomic::AtomicBool,
     requests: Sender<Option<Reply>>,
     received: Receiver<Option<Reply>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    thread: Background,
 }
 
 /// The backup folder for `config` and the database at `database`.
@@ -188,7 +189,7 @@ impl Backups {
             running: std::sync::atomic::AtomicBool::new(false),
             requests,
             received,
-            thread: Mutex::new(None),
+            thread: Background::default(),
         }
     }
 
@@ -217,15 +218,8 @@ impl Backups {
             return;
         };
         let this = Arc::clone(self);
-        let thread = std::thread::Builder::new()
-            .name("aw-backup".into())
-            .spawn(move || this.run(source, &datastore));
-        match thread {
-            Ok(handle) => {
-                *self.thread.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle)
-            }
-            Err(e) => log::error!("Cannot start the backup thread: {e}"),
-        }
+        self.thread
+            .start("aw-backup", move || this.run(source, &datastore));
     }
 
     /// Takes a backup now, on the backup thread; waits for it.
@@ -242,14 +236,7 @@ impl Backups {
     /// Stops the thread (after the backup it is writing, if any) and waits for it.
     pub(crate) fn stop(&self) {
         let _ = self.requests.send(None);
-        let handle = self
-            .thread
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(handle) = handle {
-            let _ = handle.join();
-        }
+        self.thread.join();
     }
 
     fn interval(&self) -> Duration {
@@ -258,7 +245,6 @@ impl Backups {
     }
 
     fn run(&self, mut source: BackupSource, datastore: &aw_datastore::Datastore) {
-        aw_platform::sched::lower_priority();
         let interval = self.interval();
         // Due: an interval after the newest backup, and not before FIRST_DELAY (or half an
         // interval, when the interval is that short).

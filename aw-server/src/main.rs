@@ -4,6 +4,7 @@
 //! reference's plain bugs fixed; each such choice is documented where it is implemented:
 //! `error.rs` (status codes), `endpoints/import.rs` (event ids), `security.rs` (filters).
 
+mod background;
 mod backups;
 mod catchers;
 mod cli;

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use aw_datastore::Datastore;
@@ -17,6 +16,7 @@ use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use crossbeam_channel::{Receiver, Sender};
 use serde::Serialize;
 
+use crate::background::Background;
 use crate::config::SyncConfig;
 
 /// What `GET /api/0/sync` shows.
@@ -75,7 +75,7 @@ pub(crate) struct BackgroundSync {
     stop: Arc<AtomicBool>,
     wake: Sender<()>,
     woken: Receiver<()>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    thread: Background,
 }
 
 impl BackgroundSync {
@@ -126,7 +126,7 @@ impl BackgroundSync {
             stop: Arc::new(AtomicBool::new(false)),
             wake,
             woken,
-            thread: Mutex::new(None),
+            thread: Background::default(),
         })
     }
 
@@ -154,19 +154,11 @@ impl BackgroundSync {
         );
         let syncer = Syncer::new(options.clone(), me).with_stop_flag(self.stop.clone());
         let this = Arc::clone(self);
-        let thread = std::thread::Builder::new()
-            .name("aw-sync".into())
-            .spawn(move || this.run(syncer, &datastore));
-        match thread {
-            Ok(handle) => {
-                *self.thread.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle)
-            }
-            Err(e) => log::error!("Cannot start the sync thread: {e}"),
-        }
+        self.thread
+            .start("aw-sync", move || this.run(syncer, &datastore));
     }
 
     fn run(&self, mut syncer: Syncer, datastore: &Datastore) {
-        aw_platform::sched::lower_priority();
         let interval = self.options.as_ref().map_or(Duration::MAX, |(_, i)| *i);
         while !self.stop.load(Ordering::Relaxed) {
             self.update(|s| s.running = true);
@@ -189,14 +181,7 @@ impl BackgroundSync {
     pub(crate) fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.wake.try_send(());
-        let handle = self
-            .thread
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(handle) = handle {
-            let _ = handle.join();
-        }
+        self.thread.join();
     }
 }
 

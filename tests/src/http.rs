@@ -64,6 +64,16 @@ impl Client {
         )
     }
 
+    /// Creates bucket `id` (client `c`, type `t`, host `h`): the set-up of many tests, which
+    /// fails the test on any answer but 200.
+    pub fn create_test_bucket(&mut self, id: &str) {
+        let r = self.post_json(
+            &format!("/api/0/buckets/{id}"),
+            r#"{"client":"c","type":"t","hostname":"h"}"#,
+        );
+        assert_eq!(r.status, 200, "creating bucket {id}: {}", r.body);
+    }
+
     /// Any request. `Host: 127.0.0.1:<port>` is added unless a `Host` header is given;
     /// a header with an empty name is skipped, which lets a test send no Host at all.
     pub fn request(

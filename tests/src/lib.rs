@@ -78,6 +78,16 @@ fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
     newest
 }
 
+/// What a finished command printed: its stdout, then its stderr (for messages, which either
+/// may carry).
+pub fn output_text(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 /// The port in the server's startup line `… listening on http://127.0.0.1:PORT/ …`.
 pub fn listening_port(line: &str) -> Option<u16> {
     let rest = &line[line.find("listening on http://")? + "listening on http://".len()..];

@@ -7,14 +7,7 @@ use serde_json::{json, Value};
 fn setup() -> (TestServer, Client) {
     let s = TestServer::start();
     let mut c = s.client();
-    assert_eq!(
-        c.post_json(
-            "/api/0/buckets/b",
-            r#"{"client":"c","type":"t","hostname":"h"}"#
-        )
-        .status,
-        200
-    );
+    c.create_test_bucket("b");
     (s, c)
 }
 

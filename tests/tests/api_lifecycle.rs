@@ -302,11 +302,7 @@ fn bad_startup_input_fails_with_a_message() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = aw_tests::output_text(&out);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {text}");
         assert!(text.contains(message), "{args:?}: {text}");
     }

@@ -186,11 +186,7 @@ fn run(s: &TestServer, config: &Path, args: &[&str]) -> (Output, String) {
         .args(args)
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = aw_tests::output_text(&out);
     (out, text)
 }
 

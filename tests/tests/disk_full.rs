@@ -67,14 +67,7 @@ fn a_full_disk_refuses_new_writes_with_500_keeps_every_acknowledged_one_and_reco
         &["--no-legacy-import"],
     );
     let mut c = s.client();
-    assert_eq!(
-        c.post_json(
-            "/api/0/buckets/w",
-            r#"{"client":"c","type":"t","hostname":"h"}"#
-        )
-        .status,
-        200
-    );
+    c.create_test_bucket("w");
     fill(&filler);
 
     let (mut acknowledged, mut refused, mut n) = (Vec::new(), 0usize, 0usize);

@@ -91,14 +91,7 @@ fn after_a_power_loss_every_committed_write_is_there_and_at_most_one_commit_is_l
     std::env::set_var("AW_POWERLOSS_DIR", &data);
     let mut s = TestServer::start_in(dir, &[]);
     let mut c = s.client();
-    assert_eq!(
-        c.post_json(
-            "/api/0/buckets/w",
-            r#"{"client":"c","type":"t","hostname":"h"}"#
-        )
-        .status,
-        200
-    );
+    c.create_test_bucket("w");
     let mut acknowledged = 0;
     let mut worst = 0;
     // Kill points spread over several commits: a pseudo-random count of writes each round.

@@ -155,8 +155,7 @@ fn a_damaged_database_is_salvaged_while_serving_and_writes_go_on() {
         .arg("salvage")
         .output()
         .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text = aw_tests::output_text(&out);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("\"events\":"), "{text}");
     assert_eq!(aside(&s.db_path()).len(), 3);
