@@ -6,7 +6,7 @@
 import * as api from './api.js';
 import { h, replace, errorBox, loading } from './dom.js';
 import * as fmt from './format.js';
-import { ALL_HOSTS, DEFAULT_CLASSES, hostnames, defaultHost, windowHosts } from './queries.js';
+import { ALL_HOSTS, DEFAULT_CLASSES, classesSetting, hostnames, defaultHost, windowHosts } from './queries.js';
 import * as period from './period.js';
 import * as activity from './views/activity.js';
 import * as trends from './views/trends.js';
@@ -52,16 +52,7 @@ function periodOfRoute(view, params, date) {
 }
 
 function classes() {
-  let c = state.settings.classes;
-  if (typeof c === 'string') {
-    try {
-      c = JSON.parse(c);
-    } catch {
-      c = null;
-    }
-  }
-  // An empty list is the user's choice (no categories); only an unset setting means the defaults.
-  return Array.isArray(c) ? c : DEFAULT_CLASSES;
+  return classesSetting(state.settings) || DEFAULT_CLASSES;
 }
 
 /** Goes to `view` (default: the current one) with `params` merged into the current ones. */
@@ -258,15 +249,13 @@ async function start() {
   const main = $('view');
   replace(main, loading('Connecting to the server…'));
   try {
-    const [info, , settings] = await Promise.all([api.getInfo(), refreshBuckets(), api.request('GET', 'settings')]);
-    state.info = info;
-    state.settings = settings || {};
+    // Buckets and settings are read by every page (`render`).
+    state.info = await api.getInfo();
   } catch (err) {
     replace(main, errorBox(err, 'Cannot load the dashboard'));
     main.dataset.state = 'ready';
     return;
   }
-  applyTheme();
   $('server').textContent = `${state.info.hostname} · aw-server ${state.info.version}${state.info.testing ? ' · testing' : ''}`;
   window.addEventListener('hashchange', render);
   await render();

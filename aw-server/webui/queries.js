@@ -22,6 +22,23 @@ export const DEFAULT_CLASSES = [
 ];
 
 /**
+ * The user's categories: the `classes` setting (aw-webui stores a list; older versions a JSON
+ * text of one), or null when it is unset or unreadable (then the defaults apply). An empty
+ * list is the user's choice: no categories.
+ */
+export function classesSetting(settings) {
+  let c = settings && settings.classes;
+  if (typeof c === 'string') {
+    try {
+      c = JSON.parse(c);
+    } catch {
+      return null;
+    }
+  }
+  return Array.isArray(c) ? c : null;
+}
+
+/**
  * Browser names as the web watcher's bucket ids contain them, with the window watcher's app
  * names of that browser (exact names, plus a case-insensitive pattern for variants).
  */

@@ -169,13 +169,14 @@ export async function render(root, ctx) {
   const isDay = ctx.period.kind === 'day';
   const ids = hosts.map((x) => x.ids);
   const daily = dailyQuery(ids, ctx.classes);
+  const perHost = ids.map((x) => desktopQuery({ ...x, classes: ctx.classes, activeEvents: isDay }));
   const before = period.previous(ctx.period);
   // Days after today have nothing yet: not asked for (a year seen in March is 300 of them).
   const today = fmt.today(ctx.startOfDay);
   const elapsed = period.days(ctx.period).filter((d) => d <= today);
   const started = performance.now();
   const [results, perDay, [previous]] = await Promise.all([
-    Promise.all(ids.map((x) => api.query([ctx.range], desktopQuery({ ...x, classes: ctx.classes, activeEvents: isDay })).then(([r]) => r))),
+    Promise.all(perHost.map((statements) => api.query([ctx.range], statements).then(([r]) => r))),
     isDay || !elapsed.length ? [] : api.query(elapsed.map((d) => fmt.dayRange(d, ctx.startOfDay)), daily),
     api.query([period.range(before, ctx.startOfDay)], daily),
   ]);
@@ -189,7 +190,7 @@ export async function render(root, ctx) {
     browsers: ids.flatMap((x) => x.browsers),
   };
   const label = all ? `All devices (${hosts.map((x) => x.host).join(', ')})` : ctx.host;
-  const statements = all ? null : desktopQuery({ ...ids[0], classes: ctx.classes, activeEvents: isDay });
+  const statements = all ? null : perHost[0];
   const compare = { previous, name: period.previousName(ctx.period) };
   if (isDay) show(root, ctx, result, used, queryMs, { label, statements, notices, compare });
   else showPeriod(root, ctx, result, perDay, used, queryMs, { label, statements, notices, compare });

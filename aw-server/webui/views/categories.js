@@ -6,22 +6,14 @@
 import * as api from '../api.js';
 import { h, replace, errorBox, confirmDialog } from '../dom.js';
 import * as fmt from '../format.js';
-import { DEFAULT_CLASSES, canWrite, literal } from '../queries.js';
+import { DEFAULT_CLASSES, canWrite, classesSetting, literal } from '../queries.js';
 import { categoryColor } from '../colors.js';
 
 export const title = 'Categories';
 
 /** The categories of the setting (aw-webui's defaults when it is unset), as a fresh copy. */
 function current(settings) {
-  let c = settings.classes;
-  if (typeof c === 'string') {
-    try {
-      c = JSON.parse(c);
-    } catch {
-      c = undefined;
-    }
-  }
-  const list = Array.isArray(c) ? c : DEFAULT_CLASSES.map((x, i) => ({ id: i + 1, ...x }));
+  const list = classesSetting(settings) || DEFAULT_CLASSES.map((x, i) => ({ id: i + 1, ...x }));
   return clone(list.filter((x) => x && Array.isArray(x.name)));
 }
 
@@ -173,7 +165,7 @@ function form(list, index, save, cancel) {
 
 export async function render(root, ctx) {
   const list = current(ctx.settings);
-  const usesDefaults = ctx.settings.classes === undefined || ctx.settings.classes === null;
+  const usesDefaults = !classesSetting(ctx.settings);
   // What the form edits: null (no form), 'new', or the index in `list` of the category.
   let editing = null;
   /** Stores `next` as the setting; on success it becomes the list shown. */
