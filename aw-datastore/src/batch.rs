@@ -272,9 +272,7 @@ impl Batch {
     /// Makes every recorded change again, in order, on `conn` (in a transaction the caller
     /// began). Stops at the first failure.
     pub(crate) fn replay(&self, conn: &Connection) -> rusqlite::Result<()> {
-        self.changes
-            .iter()
-            .try_for_each(|c| c.apply(conn).map(drop))
+        apply_all(&self.changes, conn)
     }
 
     /// Forgets everything (after a commit).
@@ -295,6 +293,12 @@ impl Batch {
     }
 }
 
+/// Makes `changes` in order on `conn`, inside the caller's transaction; stops at the first
+/// failure.
+fn apply_all(changes: &[Change], conn: &Connection) -> rusqlite::Result<()> {
+    changes.iter().try_for_each(|c| c.apply(conn).map(drop))
+}
+
 /// `<database>.pending.json`: acknowledged writes a stop could not commit.
 pub(crate) fn pending_path(db: &Path) -> std::path::PathBuf {
     crate::files::with_suffix(db, ".pending.json")
@@ -313,10 +317,7 @@ pub(crate) fn apply_pending(conn: &Connection, db: &Path) -> crate::error::Resul
         crate::error::DatastoreError::Sql(format!("cannot read {}: {e}", path.display()))
     })?;
     conn.execute_batch("BEGIN IMMEDIATE")?;
-    let applied = changes
-        .iter()
-        .try_for_each(|c| c.apply(conn).map(drop))
-        .and_then(|()| conn.execute_batch("COMMIT"));
+    let applied = apply_all(&changes, conn).and_then(|()| conn.execute_batch("COMMIT"));
     if let Err(e) = applied {
         let _ = conn.execute_batch("ROLLBACK");
         return Err(e.into());

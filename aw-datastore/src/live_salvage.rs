@@ -51,9 +51,12 @@ fn placeholder(shared: Arc<Shared>) -> Result<Store> {
     Store::new(conn, shared)
 }
 
-/// Salvages the served file and goes on with the copy (see the module docs). On failure
-/// the worker goes on with the damaged file, and the marker asks the next start to try
-/// again.
+/// Salvages the served file and goes on with the copy (see the module docs). When the
+/// salvage fails the worker goes on with the damaged file (the next try after
+/// [`RETRY_AFTER`]), and the marker asks the next start to try again. Returns false when
+/// there is nothing left to serve from (the salvaged copy could not be opened): the worker
+/// then keeps its acknowledged writes for the next start and ends.
+#[must_use]
 pub(crate) fn salvage_now(
     store: &mut Store,
     lock: &mut File,
@@ -61,7 +64,7 @@ pub(crate) fn salvage_now(
     jobs: &mut VecDeque<Job>,
     salvager: &Salvager,
     shared: &Arc<Shared>,
-) {
+) -> bool {
     let path = &salvager.path;
     let _ = std::fs::write(crate::damage_marker(path), b"damaged; salvage pending\n");
     if salvager
@@ -69,7 +72,7 @@ pub(crate) fn salvage_now(
         .get()
         .is_some_and(|t| t.elapsed() < RETRY_AFTER)
     {
-        return;
+        return true;
     }
     log::error!(
         "The database {} is damaged: salvaging it now (requests wait)",
@@ -93,16 +96,18 @@ pub(crate) fn salvage_now(
                 path.display()
             );
             let _ = std::fs::remove_file(&fresh);
+            salvager.failed_at.set(Some(std::time::Instant::now()));
             tx.carry_over(store);
-            return;
+            return true;
         }
     };
     // The damaged file's connection is closed before its files move: SQLite removes its
     // WAL by name when it closes.
     let Ok(empty) = placeholder(shared.clone()) else {
         log::error!("Cannot swap in the salvaged copy of {}", path.display());
+        salvager.failed_at.set(Some(std::time::Instant::now()));
         tx.carry_over(store);
-        return;
+        return true;
     };
     drop(std::mem::replace(store, empty));
     let aside = match crate::replace_with_salvaged(path, &fresh) {
@@ -140,7 +145,7 @@ pub(crate) fn salvage_now(
                 path.display(),
                 aside.display()
             );
-            return;
+            return false;
         }
     }
     tx.carry_over(store);
@@ -157,4 +162,5 @@ pub(crate) fn salvage_now(
         .salvaged
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(report);
+    true
 }

@@ -24,6 +24,7 @@ use std::path::Path;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 use serde::Serialize;
 
+use crate::batch::{INSERT_BUCKET_SQL, INSERT_EVENT_SQL};
 use crate::encryption::{self, DbPassword};
 use crate::error::{DatastoreError, Result};
 use crate::files::{replace_database, with_suffix};
@@ -165,11 +166,10 @@ pub fn salvage(
                 return Ok(());
             };
             let data = text(5).unwrap_or_else(|| "{}".into());
-            tx.execute(
-                "INSERT INTO buckets (id, name, type, client, hostname, created, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                rusqlite::params![id, name, kind, client, host, created, data],
-            )?;
+            tx.prepare_cached(INSERT_BUCKET_SQL)?
+                .execute(rusqlite::params![
+                    id, name, kind, client, host, created, data
+                ])?;
             buckets.insert(id);
             report.buckets += 1;
             Ok(())
@@ -193,18 +193,20 @@ pub fn salvage(
             };
             if !buckets.contains(&bucket) && recovery.insert(bucket) {
                 let name = format!("aw-salvaged-bucket-{bucket}");
-                tx.execute(
-                    "INSERT INTO buckets (id, name, type, client, hostname, created, data)
-                     VALUES (?1, ?2, 'salvaged', 'aw-server-salvage', 'unknown', ?3, '{}')",
-                    rusqlite::params![bucket, name, chrono::Utc::now().to_rfc3339()],
-                )?;
+                tx.prepare_cached(INSERT_BUCKET_SQL)?
+                    .execute(rusqlite::params![
+                        bucket,
+                        name,
+                        "salvaged",
+                        "aw-server-salvage",
+                        "unknown",
+                        chrono::Utc::now().to_rfc3339(),
+                        "{}"
+                    ])?;
                 report.recovery_buckets.push(name);
             }
-            tx.execute(
-                "INSERT INTO events (id, bucketrow, starttime, endtime, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                rusqlite::params![id, bucket, start, end, data],
-            )?;
+            tx.prepare_cached(INSERT_EVENT_SQL)?
+                .execute(rusqlite::params![id, bucket, start, end, data])?;
             report.events += 1;
             Ok(())
         },

@@ -63,9 +63,13 @@ pub(crate) fn run(
         // A request of the last turn met a damaged page: salvage before the next one.
         if crate::error::take_damage_seen() {
             if let Some(salvager) = salvager {
-                crate::live_salvage::salvage_now(
+                let serving = crate::live_salvage::salvage_now(
                     &mut store, lock, &mut tx, &mut jobs, salvager, shared,
                 );
+                if !serving {
+                    keep_pending(&tx, path, "the salvaged copy could not be opened");
+                    return None;
+                }
             }
         }
         shared.jobs_in_progress.store(jobs.len(), Ordering::Release);
@@ -99,28 +103,11 @@ pub(crate) fn run(
                     log::warn!("The final commit failed ({e}), with nothing left to commit");
                     result = Ok(());
                 }
-                if !tx.batch().is_empty() {
-                    // Kept in a file beside the database, applied at the next start.
-                    let pending = crate::batch::pending_path(path);
-                    match tx.batch().save_pending(&pending) {
-                        Ok(()) => log::error!(
-                            "{} acknowledged changes could not be committed before the stop \
-                             ({}); they are kept in {} and applied at the next start",
-                            tx.batch().len(),
-                            result
-                                .as_ref()
-                                .err()
-                                .map_or(String::new(), ToString::to_string),
-                            pending.display()
-                        ),
-                        Err(e) => log::error!(
-                            "{} acknowledged changes could not be written before the stop, \
-                             nor kept in {}: {e}",
-                            tx.batch().len(),
-                            pending.display()
-                        ),
-                    }
-                }
+                let why = result
+                    .as_ref()
+                    .err()
+                    .map_or(String::new(), ToString::to_string);
+                keep_pending(&tx, path, &format!("before the stop: {why}"));
                 return Some((reply, result));
             }
             Some(other) => {
@@ -180,6 +167,28 @@ pub(crate) fn run(
     // Every handle is gone: keep nothing uncommitted.
     let _ = tx.commit(&mut store);
     None
+}
+
+/// Keeps the acknowledged changes the worker could not commit (`why`) in a file beside the
+/// database, applied at the next start (`batch::apply_pending`).
+fn keep_pending(tx: &Transaction, path: &std::path::Path, why: &str) {
+    if tx.batch().is_empty() {
+        return;
+    }
+    let pending = crate::batch::pending_path(path);
+    match tx.batch().save_pending(&pending) {
+        Ok(()) => log::error!(
+            "{} acknowledged changes could not be committed ({why}); they are kept in {} and \
+             applied at the next start",
+            tx.batch().len(),
+            pending.display()
+        ),
+        Err(e) => log::error!(
+            "{} acknowledged changes could not be committed ({why}), nor kept in {}: {e}",
+            tx.batch().len(),
+            pending.display()
+        ),
+    }
 }
 
 /// Gives `job` its next step; returns it if it is not finished, with the step's commit
