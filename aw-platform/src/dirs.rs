@@ -65,6 +65,20 @@ fn platform_root(macos: &str, windows_var: &str, xdg_var: &str, xdg_default: &st
     }
 }
 
+/// Where `program` writes its log files: `~/Library/Logs/activitywatch/<program>` on macOS,
+/// `<cache>/activitywatch/Logs/<program>` on Windows, `<cache>/activitywatch/log/<program>`
+/// elsewhere (`$XDG_CACHE_HOME` or `~/.cache` on Linux). The server and aw-sync log side by
+/// side on every platform.
+pub fn log_dir(program: &str) -> PathBuf {
+    if cfg!(target_os = "macos") {
+        home().join("Library/Logs").join(APP).join(program)
+    } else if cfg!(windows) {
+        cache_root().join(APP).join("Logs").join(program)
+    } else {
+        cache_root().join(APP).join("log").join(program)
+    }
+}
+
 /// `path` with a leading `~` replaced by the home directory.
 pub fn expand_home(path: &std::path::Path) -> PathBuf {
     match path.strip_prefix("~") {

@@ -141,7 +141,9 @@ pub(crate) struct Backups {
     last: Mutex<Option<Attempt>>,
     running: std::sync::atomic::AtomicBool,
     requests: Sender<Option<Reply>>,
-    received: Receiver<Option<Reply>>,
+    /// The thread's end of `requests`, until the thread takes it: with no thread it is
+    /// dropped, so a request is refused at once instead of waiting forever.
+    received: Mutex<Option<Receiver<Option<Reply>>>>,
     thread: Background,
 }
 
@@ -188,7 +190,7 @@ impl Backups {
             last: Mutex::new(None),
             running: std::sync::atomic::AtomicBool::new(false),
             requests,
-            received,
+            received: Mutex::new(Some(received)),
             thread: Background::default(),
         }
     }
@@ -214,12 +216,17 @@ impl Backups {
     /// Starts the thread that owns the datastore's backup connection: automatic backups
     /// when enabled, and the ones asked for. A datastore opened without one has no backups.
     pub(crate) fn start(self: &Arc<Self>, datastore: aw_datastore::Datastore) {
-        let Some(source) = datastore.take_backup_source() else {
+        let received = self
+            .received
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let (Some(source), Some(received)) = (datastore.take_backup_source(), received) else {
             return;
         };
         let this = Arc::clone(self);
         self.thread
-            .start("aw-backup", move || this.run(source, &datastore));
+            .start("aw-backup", move || this.run(source, &received, &datastore));
     }
 
     /// Takes a backup now, on the backup thread; waits for it.
@@ -244,7 +251,12 @@ impl Backups {
             .unwrap_or(Duration::from_secs(86_400))
     }
 
-    fn run(&self, mut source: BackupSource, datastore: &aw_datastore::Datastore) {
+    fn run(
+        &self,
+        mut source: BackupSource,
+        received: &Receiver<Option<Reply>>,
+        datastore: &aw_datastore::Datastore,
+    ) {
         let interval = self.interval();
         // Due: an interval after the newest backup, and not before FIRST_DELAY (or half an
         // interval, when the interval is that short).
@@ -260,13 +272,13 @@ impl Backups {
         };
         loop {
             let request = if self.config.enabled {
-                match self.received.recv_timeout(wait) {
+                match received.recv_timeout(wait) {
                     Ok(request) => Some(request),
                     Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
                     Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
                 }
             } else {
-                match self.received.recv() {
+                match received.recv() {
                     Ok(request) => Some(request),
                     Err(_) => return,
                 }

@@ -1,6 +1,6 @@
 //! Where the server's files live, under the platform's directories ([`aw_platform::dirs`]).
 
-use aw_platform::dirs::{app_dir, cache_root, config_root, data_root, home, APP, SERVER};
+use aw_platform::dirs::{app_dir, config_root, data_root, SERVER};
 use std::path::PathBuf;
 
 /// `<data>/activitywatch/aw-server-rust`: the database and the device id.
@@ -15,13 +15,7 @@ pub(crate) fn config_dir() -> PathBuf {
 
 /// The log directory (`$XDG_CACHE_HOME/activitywatch/log/aw-server-rust` on Linux).
 pub(crate) fn log_dir() -> PathBuf {
-    if cfg!(target_os = "macos") {
-        home().join("Library/Logs").join(APP).join(SERVER)
-    } else if cfg!(windows) {
-        cache_root().join(APP).join("Logs").join(SERVER)
-    } else {
-        cache_root().join(APP).join("log").join(SERVER)
-    }
+    aw_platform::dirs::log_dir(SERVER)
 }
 
 /// The Python aw-server's database, the source of the one-time legacy import.

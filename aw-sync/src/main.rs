@@ -382,13 +382,13 @@ fn lock(host: &str, port: u16) -> Result<File, SyncError> {
 }
 
 /// Logs aw-sync's own lines at the chosen level (others at warnings) to stdout and to a new
-/// file per start in `<cache>/activitywatch/log/aw-sync`.
+/// file per start in the platform's log folder (`aw_platform::dirs::log_dir`).
 fn setup_logging(cli: &Cli) {
     use aw_platform::logging::{self, Logger};
     logging::init(Logger {
         level: log::LevelFilter::Warn,
         levels: &[("aw_sync", logging::level(cli.testing, cli.verbose))],
-        dir: &dirs::app_dir(dirs::cache_root(), "log").join("aw-sync"),
+        dir: &dirs::log_dir("aw-sync"),
         file_stem: if cli.testing {
             "aw-sync-testing"
         } else {

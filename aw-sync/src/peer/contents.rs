@@ -4,6 +4,8 @@
 use aw_models::{timestamp, Bucket, Event};
 use serde_json::{Map, Value};
 
+use rusqlite::OptionalExtension;
+
 use super::file::PeerFile;
 use super::{MAX_VALUE_BYTES, PAGE_BYTES};
 use crate::error::Result;
@@ -220,11 +222,8 @@ impl PeerFile {
                 [id, bucket_row],
                 |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
             )
-            .map(Some)
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(self.sql_error("unreadable", e)),
-            })
+            .optional()
+            .map_err(|e| self.sql_error("unreadable", e))
     }
 
     /// Number of events of the bucket.

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use rusqlite::config::DbConfig;
 use rusqlite::limits::Limit;
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use super::{ReadGuard, MAX_FILE_BYTES, MAX_VALUE_BYTES};
 use crate::error::{Result, SyncError};
@@ -155,11 +155,7 @@ impl PeerFile {
                 [table],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .map(Some)
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(e),
-            })
+            .optional()
             .map_err(|e| self.sql_error("unreadable schema", e))?;
         let Some((kind, sql)) = found else {
             return Err(self.bad(format!("it has no '{table}' table")));
