@@ -280,6 +280,18 @@ fn events_travel_both_ways_through_two_syncthing_instances() {
     for (engine, peer) in [(&a, &id_b), (&b, &id_a)] {
         PeerFile::open(&engine.folder.join(peer).join("test.db"), true)
             .expect("a complete peer file");
+        // Syncthing may still be receiving the other layout's copy into a temporary file of
+        // its own (`.syncthing.test.db.tmp`): wait until it has put it in place.
+        let receiving = || {
+            walk(&engine.folder).iter().any(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                name.starts_with(".syncthing.") && name.ends_with(".tmp")
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while receiving() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(200));
+        }
         for entry in walk(&engine.folder) {
             let name = entry.file_name().unwrap().to_string_lossy().into_owned();
             let inside_marker = entry
