@@ -74,6 +74,23 @@ impl Client {
         assert_eq!(r.status, 200, "creating bucket {id}: {}", r.body);
     }
 
+    /// The numbers `data.n` of every event of `bucket`, sorted: what a durability test
+    /// compares with the writes it had acknowledged (fails the test on a non-200).
+    pub fn stored_numbers(&mut self, bucket: &str) -> Vec<usize> {
+        let r = self.get(&format!("/api/0/buckets/{bucket}/events?limit=-1"));
+        assert_eq!(r.status, 200, "{}", r.body);
+        let mut numbers: Vec<usize> = r
+            .json()
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["data"]["n"].as_u64())
+            .map(|n| n as usize)
+            .collect();
+        numbers.sort_unstable();
+        numbers
+    }
+
     /// Any request. `Host: 127.0.0.1:<port>` is added unless a `Host` header is given;
     /// a header with an empty name is skipped, which lets a test send no Host at all.
     pub fn request(

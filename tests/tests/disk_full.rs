@@ -129,15 +129,7 @@ fn a_full_disk_refuses_new_writes_with_500_keeps_every_acknowledged_one_and_reco
     }
     assert!(s.stop(), "the server did not stop cleanly");
     s.start_again();
-    let mut c = s.client();
-    let events = c.get("/api/0/buckets/w/events?limit=-1").json();
-    let mut stored: Vec<usize> = events
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["data"]["n"].as_u64().unwrap() as usize)
-        .collect();
-    stored.sort_unstable();
+    let stored = s.client().stored_numbers("w");
     assert_eq!(
         stored, acknowledged,
         "exactly the acknowledged writes are stored"

@@ -108,16 +108,7 @@ fn after_a_power_loss_every_committed_write_is_there_and_at_most_one_commit_is_l
         s.start_again();
         std::env::set_var("LD_PRELOAD", &shim);
         c = s.client();
-        let events = c.get("/api/0/buckets/w/events?limit=-1");
-        assert_eq!(events.status, 200, "{}", events.body);
-        let mut stored: Vec<usize> = events
-            .json()
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["data"]["n"].as_u64().unwrap() as usize)
-            .collect();
-        stored.sort_unstable();
+        let stored = c.stored_numbers("w");
         let k = stored.len();
         assert_eq!(
             stored,
