@@ -277,10 +277,18 @@ impl Datastore {
     }
 
     /// How many long requests (event reads and imports too large for one step) the worker
-    /// has in progress. Read without asking the worker: for status, and for tests that must
-    /// know a long request is under way before they send a small one.
+    /// has in progress. Read without asking the worker, for status; a sample, so a test that
+    /// must know the order of the worker's turns reads [`Datastore::requests_between_steps`].
     pub fn jobs_in_progress(&self) -> usize {
         self.shared.jobs_in_progress.load(Ordering::Acquire)
+    }
+
+    /// How many requests the worker has taken while a long request was unfinished, counted
+    /// before it answers them. The worker's own record of its turns, so a caller that is the
+    /// only one sending can prove that its request was answered between a long request's
+    /// steps, not after its end, without racing the scheduler.
+    pub fn requests_between_steps(&self) -> u64 {
+        self.shared.requests_between_steps.load(Ordering::Acquire)
     }
 
     /// Answers from the published state, like the worker would (or `WorkerGone` after it

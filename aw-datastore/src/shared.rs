@@ -115,6 +115,9 @@ pub(crate) struct Shared {
     /// Long requests (reads and imports run in steps) the worker has in progress: for
     /// status, and for tests that must know a long job is under way.
     pub jobs_in_progress: AtomicUsize,
+    /// Requests the worker took while a long job was unfinished: the worker's own record
+    /// that it answers between a job's steps (see [`crate::Datastore::requests_between_steps`]).
+    pub requests_between_steps: AtomicU64,
     /// Who hears of every write (`changes.rs`).
     pub listeners: crate::changes::Listeners,
     /// Whether the worker polls its queue, and how many callers wait (`handoff.rs`).

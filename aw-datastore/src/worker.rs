@@ -51,8 +51,8 @@ pub(crate) fn run(
     let _ = crate::error::take_damage_seen();
     let mut tx = Transaction::begin(&store);
     let mut jobs: VecDeque<Job> = VecDeque::new();
-    // When the waiting job (if any) last got a step, and when a quick request was last
-    // answered.
+    // When the waiting job's wait began (the end of the last job step, or the job's start),
+    // and when a quick request was last answered.
     let mut job_stepped = Instant::now();
     let mut last_quick: Option<Instant> = None;
     // Whether the last turn answered a quick request; whether requests stream in, judged by
@@ -86,6 +86,9 @@ pub(crate) fn run(
         };
         if let (Some(_), Some(at)) = (&request, last_quick) {
             stream.note_gap(at.elapsed());
+        }
+        if request.is_some() && !jobs.is_empty() {
+            shared.requests_between_steps.fetch_add(1, Ordering::AcqRel);
         }
         let step = schedule::step_time(last_quick.map(|t| t.elapsed()));
         let mark = tx.batch().len();
@@ -139,11 +142,15 @@ pub(crate) fn run(
             }
             None => match plan.otherwise {
                 Otherwise::StepJob => {
-                    job_stepped = Instant::now();
                     let Some(job) = jobs.pop_front() else {
                         continue;
                     };
                     let stepped = step_job(job, &mut tx, &mut store, step);
+                    // The wait of the next job counts from the end of this step: counted
+                    // from its start, a step longer than `JOB_WAIT_LIMIT` (any step on a
+                    // slow or busy machine) made the next one start at once, and requests
+                    // waited for the whole job.
+                    job_stepped = Instant::now();
                     commit = stepped.commit;
                     if let Some(job) = stepped.job {
                         jobs.push_back(job);
