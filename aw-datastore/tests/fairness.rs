@@ -22,11 +22,37 @@ fn big_bucket(s: &TempStore, n: i64) {
     s.ds.create_bucket(&bucket("b")).wait().unwrap();
 }
 
-/// Sends `small` right behind the long request `long` (both from this thread, so the small
-/// one is queued while the long one has all its steps ahead of it) and checks, from the
-/// worker's own record, that the worker took the small request between the long one's steps
-/// rather than after its end. No sample of the worker's state is taken after the fact and no
-/// clock is read, so a slow or busy machine cannot change the verdict.
+/// Holds the worker inside a write to the bucket "gate" until released: a change listener
+/// runs on the worker thread before the write is answered, so while it waits the worker
+/// takes nothing from its queue, and requests sent meanwhile queue up in the order sent.
+#[derive(Default)]
+struct Gate {
+    /// Told when the worker is inside the gate.
+    entered: std::sync::Mutex<Option<std::sync::mpsc::Sender<()>>>,
+    /// Dropped (the sender) to let the worker go on.
+    release: std::sync::Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+}
+
+impl aw_datastore::ChangeListener for Gate {
+    fn touched(&self, change: aw_datastore::Touched<'_>) {
+        if !matches!(change, aw_datastore::Touched::Events { bucket: "gate", .. }) {
+            return;
+        }
+        if let Some(entered) = self.entered.lock().unwrap().take() {
+            entered.send(()).unwrap();
+        }
+        if let Some(release) = self.release.lock().unwrap().take() {
+            // Returns when the sender is dropped.
+            let _ = release.recv();
+        }
+    }
+}
+
+/// Queues the long request `long` and then `small` while the worker is held (so both are
+/// waiting, in that order, when the worker goes on), then checks from the worker's own
+/// record that it took the small request between the long one's steps rather than after its
+/// end. Nothing is sampled after the fact and no clock is read, so a slow or busy machine
+/// cannot change the verdict.
 fn small_request_is_answered_between_steps<L, S>(
     s: &TempStore,
     long: impl FnOnce() -> aw_datastore::Pending<L>,
@@ -36,9 +62,22 @@ where
     L: std::fmt::Debug,
     S: std::fmt::Debug,
 {
+    s.ds.create_bucket(&bucket("gate")).wait().unwrap();
+    let gate = std::sync::Arc::new(Gate::default());
+    let (entered, inside) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    *gate.entered.lock().unwrap() = Some(entered);
+    *gate.release.lock().unwrap() = Some(released);
+    s.ds.add_change_listener(gate.clone());
+    let held = s.ds.heartbeat("gate", &ev(0, 0.0, json!({})), 0.0);
+    inside.recv().unwrap();
+
     let before = s.ds.requests_between_steps();
     let long = long();
-    small().wait().unwrap();
+    let small = small();
+    drop(release);
+    held.wait().unwrap();
+    small.wait().unwrap();
     assert_eq!(
         s.ds.requests_between_steps(),
         before + 1,
