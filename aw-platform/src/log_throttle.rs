@@ -27,7 +27,11 @@ impl LogThrottle {
     /// `Some(n)` when the caller should log now, `n` being how many lines were held back
     /// since the last one; `None` (and one more held back) otherwise.
     pub fn allow(&self) -> Option<u64> {
-        let now = Instant::now();
+        self.allow_at(Instant::now())
+    }
+
+    /// [`LogThrottle::allow`] at the time `now` (tests give their own times).
+    fn allow_at(&self, now: Instant) -> Option<u64> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         if last.is_some_and(|t| now.duration_since(t) < self.interval) {
             self.held_back.fetch_add(1, Ordering::Relaxed);
@@ -45,11 +49,12 @@ mod tests {
     #[test]
     fn one_line_per_interval_and_the_rest_counted() {
         let throttle = LogThrottle::new(Duration::from_millis(200));
-        assert_eq!(throttle.allow(), Some(0));
-        assert_eq!(throttle.allow(), None);
-        assert_eq!(throttle.allow(), None);
-        std::thread::sleep(Duration::from_millis(250));
-        assert_eq!(throttle.allow(), Some(2));
-        assert_eq!(throttle.allow(), None);
+        let start = Instant::now();
+        let at = |ms| start + Duration::from_millis(ms);
+        assert_eq!(throttle.allow_at(at(0)), Some(0));
+        assert_eq!(throttle.allow_at(at(1)), None);
+        assert_eq!(throttle.allow_at(at(199)), None);
+        assert_eq!(throttle.allow_at(at(250)), Some(2));
+        assert_eq!(throttle.allow_at(at(300)), None);
     }
 }

@@ -264,7 +264,8 @@ fn values_that_double_themselves_hit_the_memory_limit() {
         let e = on_eval_stack(move || run(&ds, &code).unwrap_err());
         assert!(e.starts_with("MemoryLimit("), "{e}");
         assert!(
-            started.elapsed() < std::time::Duration::from_secs(30),
+            // Only a hang reaches this: the limit is on memory, not time.
+            started.elapsed() < std::time::Duration::from_secs(120),
             "took {:?}",
             started.elapsed()
         );

@@ -57,6 +57,22 @@ impl InFlight {
             ..InFlight::default()
         }
     }
+
+    /// The number of requests in flight, as the fairing keeps it (`GET /api/0/health`
+    /// shows it, so a client can see that its request reached the server).
+    pub(crate) fn counter(&self) -> RequestsInFlight {
+        RequestsInFlight(self.count.clone())
+    }
+}
+
+/// A reader of [`InFlight`]'s count.
+pub(crate) struct RequestsInFlight(Arc<AtomicUsize>);
+
+impl RequestsInFlight {
+    /// Requests Rocket is handling now, the caller's own included.
+    pub(crate) fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 /// Kept in a request's local cache: counts the request until Rocket drops it, which is after

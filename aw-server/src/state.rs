@@ -19,4 +19,6 @@ pub(crate) struct AppState {
     pub sync: std::sync::Arc<crate::sync::BackgroundSync>,
     /// The database's backups (see `backups.rs`).
     pub backups: std::sync::Arc<crate::backups::Backups>,
+    /// How many requests are being handled (`shutdown.rs`), for `GET /api/0/health`.
+    pub requests_in_flight: crate::shutdown::RequestsInFlight,
 }

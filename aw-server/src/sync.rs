@@ -189,7 +189,10 @@ impl BackgroundSync {
 fn record(status: &mut SyncStatus, result: Result<PassReport, SyncError>) {
     let report = match result {
         Ok(report) => report,
-        Err(SyncError::Stopped) => return,
+        Err(SyncError::Stopped) => {
+            log::info!("Sync pass interrupted: the server is stopping");
+            return;
+        }
         Err(e) => {
             log::warn!("Sync pass failed: {e}");
             status.last_error = Some(e.to_string());

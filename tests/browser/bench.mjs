@@ -7,14 +7,17 @@
 //
 // Prints the medians of `rounds` rounds (default 3) and writes them to
 // tests/artifacts/periods-bench.json. Not part of the test command: numbers, not assertions
-// (BENCHMARKS.md).
+// (BENCHMARKS.md); a slow machine gives bigger numbers, never a failure. The speed goals that
+// used to be test assertions live here as goals only: on a busy day of the generated year, a
+// cold page load under 5 s, a cold query under 2 s and a day change under 1 s
+// (dashboard.test.mjs still reports those in tests/artifacts/timings.json).
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
 import { busyYear } from './seed.mjs';
-import { ARTIFACTS, CHROMIUM_ARGS, DAY_MS } from './harness.mjs';
+import { ARTIFACTS, CHROMIUM_ARGS, DAY_MS, HANG_MS } from './harness.mjs';
 
 const rounds = Number(process.argv[2] || 3);
 const DAY = '2025-03-04';
@@ -30,7 +33,7 @@ async function complete(page, url, hash, view) {
   await page.goto('about:blank');
   const t = performance.now();
   await page.goto(`${url}/${hash}`);
-  await page.waitForSelector(`main[data-complete="${view}"]`, { timeout: 30_000 });
+  await page.waitForSelector(`main[data-complete="${view}"]`, { timeout: HANG_MS });
   return performance.now() - t;
 }
 
@@ -46,6 +49,7 @@ try {
     try {
       await server.api('POST', 'import', year.json);
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC', locale: 'en-US' });
+      context.setDefaultTimeout(HANG_MS);
       const page = await context.newPage();
       await page.clock.setFixedTime(NOW);
       const cdp = await context.newCDPSession(page);

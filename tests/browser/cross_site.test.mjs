@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
+import { HANG_MS, until } from './harness.mjs';
 
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -86,10 +87,15 @@ test('a page on another site makes the server do no work', async () => {
     page.on('response', (r) => {
       if (r.url().startsWith(server.url)) seen.push([r.request().resourceType(), r.url(), r.status()]);
     });
+    page.setDefaultTimeout(HANG_MS);
     await page.goto(siteUrl);
-    await page.waitForTimeout(500);
     // Chromium hides the image's answer from the page (ORB), so the server's log tells.
-    const exports = seen.filter(([, url]) => url.includes('/api/0/export?as='));
+    const exportsSeen = () => seen.filter(([, url]) => url.includes('/api/0/export?as='));
+    const refused = (as) => new RegExp(`Refused cross-site GET /api/0/export\\?as=${as} `).test(server.log());
+    // Wait (polling, however slow the machine) for the frame's and the fetch's answers and
+    // the three refusals in the log; the assertions below say what is missing.
+    await until(() => exportsSeen().length >= 2 && ['img', 'frame', 'fetch'].every(refused), { timeout: 30_000, every: 100 });
+    const exports = exportsSeen();
     assert.deepEqual(exports.map(([kind]) => kind).sort(), ['document', 'fetch'], JSON.stringify(seen));
     for (const [kind, url, status] of exports) assert.equal(status, 403, `${kind} ${url}`);
     for (const as of ['img', 'frame', 'fetch']) {
@@ -137,7 +143,7 @@ for (const hostAccess of [true, false]) {
       args: ['--headless=new', ...CHROMIUM_ARGS, `--disable-extensions-except=${dir}`, `--load-extension=${dir}`],
     });
     try {
-      const worker = context.serviceWorkers()[0] ?? await context.waitForEvent('serviceworker', { timeout: 15_000 });
+      const worker = context.serviceWorkers()[0] ?? await context.waitForEvent('serviceworker', { timeout: HANG_MS });
       assert.ok(worker.url().startsWith(`chrome-extension://${ext.id}/`), worker.url());
       const bucket = `aw-watcher-web-chromium_host-access-${hostAccess}`;
       const statuses = await worker.evaluate(([base, name]) => self.watchOnce(base, name), [server.url, bucket]);

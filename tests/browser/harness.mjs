@@ -12,6 +12,26 @@ export const ARTIFACTS = resolve(here, '../artifacts');
 
 export const DAY_MS = 86_400_000;
 
+/**
+ * The deadline of a wait that only guards against a hang (a view that never becomes ready,
+ * an element that never appears). Generous, so that a slow machine with a busy core passes:
+ * no test verdict may depend on the machine's speed (speed goals live in bench.mjs).
+ */
+export const HANG_MS = 60_000;
+
+/**
+ * Polls `condition` (sync or async) every `every` ms until it is truthy or `timeout` ms have
+ * passed; resolves to whether it held. The caller asserts afterwards, with its own message.
+ */
+export async function until(condition, { timeout = HANG_MS, every = 100 } = {}) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
 /** Chromium's flags on this machine's closed network. */
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -67,7 +87,7 @@ export function problemWatcher() {
 
 /** Waits until the view has rendered. */
 export async function ready(p) {
-  await p.waitForSelector('main[data-state="ready"]', { timeout: 15_000 });
+  await p.waitForSelector('main[data-state="ready"]', { timeout: HANG_MS });
 }
 
 /** Goes to a route and waits until the view has rendered. */

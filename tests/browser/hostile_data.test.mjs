@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
+import { HANG_MS } from './harness.mjs';
 import { literal, UnwritableError } from '../../aw-server/webui/queries.js';
 
 const DAY = '2025-03-04';
@@ -31,7 +32,7 @@ async function bucket(id, type, hostname, events) {
 async function open(hash) {
   await page.evaluate(() => { const v = document.getElementById('view'); if (v) v.dataset.state = 'loading'; });
   await page.evaluate((h) => { window.location.hash = h; }, hash);
-  await page.waitForSelector('main[data-state="ready"]', { timeout: 15_000 });
+  await page.waitForSelector('main[data-state="ready"]', { timeout: HANG_MS });
 }
 
 before(async () => {
@@ -54,6 +55,7 @@ before(async () => {
   ]);
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
   const context = await browser.newContext({ timezoneId: 'UTC', locale: 'en-US', viewport: { width: 1280, height: 900 } });
+  context.setDefaultTimeout(HANG_MS);
   page = await context.newPage();
   page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
   page.on('pageerror', (e) => problems.push(e.message));

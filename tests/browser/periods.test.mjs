@@ -10,7 +10,7 @@ import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
 import { workDay, shortDay, busyYear } from './seed.mjs';
 import * as harness from './harness.mjs';
-import { ARTIFACTS, CHROMIUM_ARGS, DAY_MS, assertBars, dur } from './harness.mjs';
+import { ARTIFACTS, CHROMIUM_ARGS, DAY_MS, HANG_MS, assertBars, dur } from './harness.mjs';
 import { DEFAULT_CLASSES, dailyQuery, desktopQuery, hostBuckets, queryable } from '../../aw-server/webui/queries.js';
 import * as period from '../../aw-server/webui/period.js';
 import { dayRange, longDate } from '../../aw-server/webui/format.js';
@@ -71,6 +71,8 @@ before(async () => {
   buckets = await server.api('GET', 'buckets/');
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC', locale: 'en-US' });
+  // Every Playwright wait only guards against a hang: generous, so a slow machine passes.
+  context.setDefaultTimeout(HANG_MS);
   page = await context.newPage();
   await page.clock.setFixedTime(NOW);
   watcher.watch(page);
@@ -381,6 +383,7 @@ test('keyboard only: a period, the previous one, and a new category', async () =
 
 test('the new views fit a 360 px screen and follow a dark system theme', async () => {
   const phone = await browser.newContext({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, timezoneId: 'UTC', locale: 'en-US', colorScheme: 'dark' });
+  phone.setDefaultTimeout(HANG_MS);
   try {
     const p = await phone.newPage();
     await p.clock.setFixedTime(NOW);

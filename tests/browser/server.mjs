@@ -11,6 +11,9 @@ const here = new URL('.', import.meta.url).pathname;
 
 export const serverBin = process.env.AW_SERVER_BIN || resolve(here, '../../target/release/aw-server');
 
+/** How long the server may take to answer its first request: a guard against a hang only. */
+export const STARTUP_TIMEOUT_MS = 60_000;
+
 function freePort() {
   return new Promise((ok, fail) => {
     const s = createServer();
@@ -71,7 +74,7 @@ export async function startServer({ args = [], dashboard = false } = {}) {
     return text ? JSON.parse(text) : null;
   }
 
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`aw-server exited with ${child.exitCode}:\n${log}`);
     try {

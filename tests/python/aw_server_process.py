@@ -8,6 +8,10 @@ import time
 
 BIN = os.environ.get("AW_SERVER_BIN", "../../target/release/aw-server")
 
+# How long the server may take to start or to stop: a guard against a hang only, generous so
+# that a slow machine with a busy core passes.
+HANG_TIMEOUT_S = 60
+
 
 def free_port():
     with socket.socket() as s:
@@ -31,7 +35,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.time() + 20
+        deadline = time.time() + HANG_TIMEOUT_S
         while time.time() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
@@ -43,4 +47,4 @@ class Server:
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(timeout=20) == 0
+        assert self.proc.wait(timeout=HANG_TIMEOUT_S) == 0

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import requests
 
-from aw_server_process import Server
+from aw_server_process import HANG_TIMEOUT_S, Server
 
 T0 = datetime(2024, 5, 1, 9, 0, 0, tzinfo=timezone.utc)
 
@@ -35,7 +35,7 @@ def client(server, monkeypatch, tmp_path):
 
     name = "aw-test-" + os.urandom(4).hex()
     c = ActivityWatchClient(name, testing=False, host="127.0.0.1", port=server)
-    c.wait_for_start()
+    c.wait_for_start(timeout=HANG_TIMEOUT_S)
     yield c
 
 
@@ -45,7 +45,7 @@ def event(offset_s, duration_s=0.0, **data):
     return Event(timestamp=T0 + timedelta(seconds=offset_s), duration=duration_s, data=data)
 
 
-def wait_until(predicate, timeout=20):
+def wait_until(predicate, timeout=HANG_TIMEOUT_S):
     deadline = time.time() + timeout
     while time.time() < deadline:
         if predicate():

@@ -15,6 +15,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The longest a test waits for something that takes far less on any machine (a start, a
+/// stop, a background pass): only a hang reaches it, so no verdict depends on how fast or
+/// busy the machine is. Tests wait for what they can observe and use this as the limit.
+pub const HANG_GUARD: Duration = Duration::from_secs(120);
+
+/// Polls `done` every 20 ms until it holds, for at most [`HANG_GUARD`]; panics with `what`
+/// when it never does.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + HANG_GUARD;
+    while !done() {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not within {HANG_GUARD:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 pub use http::{Client, Response};
 
 /// The server binary: `AW_SERVER_BIN` (taken as given, e.g. for A/B runs of two builds),
@@ -261,7 +279,7 @@ impl TestServer {
                 // Keep draining so the server never blocks on a full pipe.
             }
         });
-        match rx.recv_timeout(Duration::from_secs(30)) {
+        match rx.recv_timeout(HANG_GUARD) {
             Ok(port) => self.port = port,
             Err(_) => {
                 let status = self
@@ -279,7 +297,7 @@ impl TestServer {
     }
 
     /// Starts a binary given by path on a free port and polls `GET /api/0/info` until it
-    /// answers 200 (for 30 s at most).
+    /// answers 200 (for [`HANG_GUARD`] at most).
     fn spawn_and_poll(&mut self) {
         let port = free_port();
         let mut cmd = self.command();
@@ -292,7 +310,7 @@ impl TestServer {
             .stderr(self.stderr_file());
         self.child = Some(cmd.spawn().expect("cannot start the server binary"));
         self.port = port;
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + HANG_GUARD;
         while Instant::now() < deadline {
             if Client::new(port)
                 .send_once("GET", "/api/0/info", &[], None)
@@ -355,7 +373,7 @@ impl TestServer {
             .arg("-TERM")
             .arg(child.id().to_string())
             .status();
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + HANG_GUARD;
         loop {
             if let Ok(Some(status)) = child.try_wait() {
                 if !status.success() {
@@ -366,7 +384,10 @@ impl TestServer {
             if Instant::now() > deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                eprintln!("aw-server ignored SIGTERM for 20 s; {}", self.output_tail());
+                eprintln!(
+                    "aw-server ignored SIGTERM for {HANG_GUARD:?}; {}",
+                    self.output_tail()
+                );
                 return false;
             }
             std::thread::sleep(Duration::from_millis(20));

@@ -1,14 +1,15 @@
 //! Watchers are never starved: with four clients looping cold year-long dashboard queries on
 //! a generated year of data, heartbeats from another client all succeed, merge correctly and
-//! are answered promptly (p99 ≤ 50 ms, max ≤ 1 s: generous bounds for a noisy CI machine;
-//! measured here, p99 is under a millisecond).
+//! are answered while a query is under way, not after one ends (each heartbeat is checked
+//! against the queries' own record of what was in flight; no latency bound, which would
+//! depend on the machine: the latencies are printed, and measured by `aw-bench`).
 
 use aw_client_rust::queries::full_desktop_query;
 use aw_tests::bench_year::{self, ts, DAY, NS, START_DAY};
 use aw_tests::dataset::Dataset;
 use aw_tests::{Client, TestServer};
 use serde_json::json;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,10 +21,15 @@ fn heartbeats_succeed_and_merge_during_year_long_queries() {
     let query = full_desktop_query(&bench_year::desktop_params(&data));
 
     let stop = Arc::new(AtomicBool::new(false));
+    // Queries sent and not yet answered, and queries answered: with both unchanged around a
+    // heartbeat and one in flight, the heartbeat was answered while that query ran.
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let completed = Arc::new(AtomicUsize::new(0));
     let (port, end) = (s.port, data.end);
     let loops: Vec<_> = (0..4i64)
         .map(|w| {
             let (stop, query) = (stop.clone(), query.clone());
+            let (in_flight, completed) = (in_flight.clone(), completed.clone());
             std::thread::spawn(move || {
                 let mut c = Client::new(port);
                 let mut answered = 0i64;
@@ -35,7 +41,10 @@ fn heartbeats_succeed_and_merge_during_year_long_queries() {
                         &[(START_DAY, end)],
                         answered * 4 + w + 1,
                     );
+                    in_flight.fetch_add(1, Ordering::SeqCst);
                     let r = c.post_json("/api/0/query/", &body);
+                    completed.fetch_add(1, Ordering::SeqCst);
+                    in_flight.fetch_sub(1, Ordering::SeqCst);
                     assert_eq!(r.status, 200, "{}", r.body);
                     assert!(r.json()[0]["window"]["duration"].as_f64().unwrap() > 0.0);
                     answered += 1;
@@ -44,7 +53,9 @@ fn heartbeats_succeed_and_merge_during_year_long_queries() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    aw_tests::wait_until("the query loops start", || {
+        in_flight.load(Ordering::SeqCst) == 4
+    });
 
     // A window watcher: 200 heartbeats a second apart of one app, pulsetime 2.
     c.post_json(
@@ -53,7 +64,10 @@ fn heartbeats_succeed_and_merge_during_year_long_queries() {
     );
     let base = data.end + DAY;
     let mut latencies = Vec::with_capacity(200);
+    let mut inside_a_query = 0;
     for i in 0..200 {
+        let done_before = completed.load(Ordering::SeqCst);
+        let busy_before = in_flight.load(Ordering::SeqCst) > 0;
         let hb = json!({"timestamp": ts(base + i * NS), "duration": 0, "data": {"app": "editor", "title": "main.rs"}});
         let t = Instant::now();
         let r = c.post_json(
@@ -61,6 +75,9 @@ fn heartbeats_succeed_and_merge_during_year_long_queries() {
             &hb.to_string(),
         );
         latencies.push(t.elapsed());
+        if busy_before && completed.load(Ordering::SeqCst) == done_before {
+            inside_a_query += 1;
+        }
         assert_eq!(r.status, 200, "{}", r.body);
         assert_eq!(
             r.json()["duration"],
@@ -87,13 +104,16 @@ fn heartbeats_succeed_and_merge_during_year_long_queries() {
         latencies[latencies.len() - 1],
     );
     eprintln!(
-        "heartbeats under {answered} cold year queries: p50 {p50:?}, p99 {p99:?}, max {max:?}"
+        "heartbeats under {answered} cold year queries: p50 {p50:?}, p99 {p99:?}, max \
+         {max:?}; {inside_a_query} of 200 answered while a query ran"
     );
+    // A heartbeat that waited for a query would see that query end before its answer; a
+    // year's query takes far longer than a heartbeat, so on any machine most heartbeats
+    // fall wholly inside one.
     assert!(
-        p99 <= Duration::from_millis(50),
-        "heartbeat p99 {p99:?} (max {max:?})"
+        inside_a_query >= 100,
+        "only {inside_a_query} of 200 heartbeats were answered while a query ran"
     );
-    assert!(max <= Duration::from_secs(1), "slowest heartbeat {max:?}");
 }
 
 #[test]

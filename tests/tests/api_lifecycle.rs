@@ -70,12 +70,13 @@ fn sigterm_exits_promptly_with_idle_keep_alive_connections() {
         assert_eq!(c.get("/api/0/info").status, 200);
     }
     let started = Instant::now();
-    assert!(s.stop());
+    assert!(s.stop(), "not a clean stop");
+    // Alone it takes a few milliseconds. Whether Rocket waits out a grace period for idle
+    // connections is checked where it is configured (`server.rs`'s unit test), since a bound
+    // on this time would depend on the machine; here only a hang fails.
     let took = started.elapsed();
-    // Alone it takes a few milliseconds; the bound leaves room for the final commit's and
-    // checkpoint's fsyncs while the other tests of this file write (once 1.006 s in a full
-    // run), and still fails on the two-second grace period it guards against.
-    assert!(took < Duration::from_millis(1500), "the stop took {took:?}");
+    eprintln!("stop with 3 idle keep-alive connections: {took:?}");
+    assert!(took < Duration::from_secs(60), "the stop hung: {took:?}");
 }
 
 /// A SIGTERM sent the moment the server says it is listening is a clean stop (exit 0, final
@@ -107,23 +108,56 @@ fn sigterm_right_after_the_listening_line_is_a_clean_stop() {
     assert_eq!(unclean, None, "a round whose stop was not a clean exit");
 }
 
-/// A request in flight when SIGTERM arrives is finished and answered before the server
-/// exits (closing its connection would make the client retry an import or insert that was
-/// already stored).
-#[test]
-fn sigterm_finishes_the_request_in_flight() {
-    let mut s = TestServer::start();
-    let body = aw_tests::dataset::Dataset::generate(7, "h", 0, 120).export_json();
-    let mut c = s.client();
-    let import = std::thread::spawn(move || c.post_json("/api/0/import", &body));
-    // Give the request time to reach the server, not to finish (it takes much longer).
-    std::thread::sleep(Duration::from_millis(50));
-    assert!(s.stop());
-    let answer = import.join().unwrap();
-    assert_eq!(answer.status, 200, "{}", answer.body);
-    s.start_again();
+/// An import whose request has reached the server and is held there, half of its body
+/// sent, until [`HeldImport::finish`] sends the rest: the test knows it is in flight (the
+/// server counts it, `GET /api/0/health`) without guessing how long it takes to arrive.
+struct HeldImport {
+    stream: std::net::TcpStream,
+    rest: Vec<u8>,
+}
+
+impl HeldImport {
+    fn start(s: &TestServer, body: &str) -> HeldImport {
+        use std::io::Write;
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+        let (head, rest) = body.as_bytes().split_at(body.len() / 2);
+        write!(
+            stream,
+            "POST /api/0/import HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: \
+             application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            s.port,
+            body.len()
+        )
+        .unwrap();
+        stream.write_all(head).unwrap();
+        stream.flush().unwrap();
+        // This request and the import.
+        aw_tests::wait_until("the import reaches the server", || {
+            s.client().get("/api/0/health").json()["requests_in_flight"] == json!(2)
+        });
+        HeldImport {
+            stream,
+            rest: rest.to_vec(),
+        }
+    }
+
+    /// Sends the rest of the body; the answer's status.
+    fn finish(mut self) -> u16 {
+        use std::io::{Read, Write};
+        self.stream.write_all(&self.rest).unwrap();
+        let mut answer = String::new();
+        self.stream.read_to_string(&mut answer).unwrap();
+        answer
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("no HTTP answer: {answer:?}"))
+    }
+}
+
+fn stored_events(s: &TestServer) -> usize {
     let buckets = s.client().get("/api/0/buckets/").json();
-    let stored: u64 = buckets
+    buckets
         .as_object()
         .unwrap()
         .keys()
@@ -131,14 +165,33 @@ fn sigterm_finishes_the_request_in_flight() {
             s.client()
                 .get(&format!("/api/0/buckets/{b}/events/count"))
                 .body
-                .parse::<u64>()
+                .parse::<usize>()
                 .unwrap()
         })
-        .sum();
-    assert_eq!(
-        stored as usize,
-        aw_tests::dataset::Dataset::generate(7, "h", 0, 120).event_count()
-    );
+        .sum()
+}
+
+/// A request in flight when SIGTERM arrives is finished and answered before the server
+/// exits (closing its connection would make the client retry an import or insert that was
+/// already stored).
+#[test]
+fn sigterm_finishes_the_request_in_flight() {
+    let mut s = TestServer::start();
+    let data = aw_tests::dataset::Dataset::generate(7, "h", 0, 7);
+    let import = HeldImport::start(&s, &data.export_json());
+    let mut probe = s.client();
+    let stopped = std::thread::spawn(move || {
+        assert!(s.stop());
+        s
+    });
+    // The server is stopping (it refuses new requests) and still waits for the import.
+    aw_tests::wait_until("the server refuses new requests", || {
+        probe.get("/api/0/info").status == 503
+    });
+    assert_eq!(import.finish(), 200);
+    let mut s = stopped.join().unwrap();
+    s.start_again();
+    assert_eq!(stored_events(&s), data.event_count());
 }
 
 /// Once SIGTERM arrived, a request that comes in while the server waits for one in flight
@@ -152,29 +205,44 @@ fn requests_arriving_while_stopping_are_refused() {
         r#"{"type":"t","client":"c","hostname":"h"}"#,
     );
     assert_eq!(created.status, 200, "{}", created.body);
-    let body = aw_tests::dataset::Dataset::generate(30, "h", 0, 120).export_json();
-    let mut c = s.client();
-    let import = std::thread::spawn(move || c.post_json("/api/0/import", &body));
-    std::thread::sleep(Duration::from_millis(50));
+    let body = aw_tests::dataset::Dataset::generate(30, "h", 0, 7).export_json();
+    let import = HeldImport::start(&s, &body);
     let pid = s.pid().unwrap();
     let _ = std::process::Command::new("kill")
         .arg("-TERM")
         .arg(pid.to_string())
         .status();
-    std::thread::sleep(Duration::from_millis(20));
-    let late = s.client().post_json(
-        "/api/0/buckets/late/events",
-        r#"[{"timestamp":"2020-01-01T00:00:00Z","duration":1,"data":{}}]"#,
-    );
-    assert_eq!(late.status, 503, "{}", late.body);
+    // The signal is handled on the server's own time: send until it says it is stopping.
+    // Each insert answered 200 before that was stored and stays; none after.
+    let mut late = None;
+    let mut accepted = 0;
+    aw_tests::wait_until("the server refuses new requests", || {
+        let r = s.client().post_json(
+            "/api/0/buckets/late/events",
+            &format!(
+                r#"[{{"timestamp":"2020-01-01T00:00:{:02}Z","duration":1,"data":{{}}}}]"#,
+                accepted % 60
+            ),
+        );
+        match r.status {
+            503 => late = Some(r),
+            200 => accepted += 1,
+            _ => panic!("{} {}", r.status, r.body),
+        }
+        late.is_some()
+    });
+    let late = late.unwrap();
     assert!(late.json()["message"]
         .as_str()
         .unwrap()
         .contains("stopping"));
-    assert_eq!(import.join().unwrap().status, 200);
+    assert_eq!(import.finish(), 200);
     assert!(s.stop());
     s.start_again();
-    assert_eq!(s.client().get("/api/0/buckets/late/events/count").body, "0");
+    assert_eq!(
+        s.client().get("/api/0/buckets/late/events/count").body,
+        accepted.to_string()
+    );
 }
 
 #[test]
@@ -185,12 +253,19 @@ fn sigkill_after_idle_keeps_writes() {
         "/api/0/buckets/b",
         r#"{"client":"c","type":"t","hostname":"h"}"#,
     );
-    c.post_json(
+    // The bucket's creation is committed before the worker answers its next request.
+    assert_eq!(c.get("/api/0/buckets/b/events").status, 200);
+    let wal = s.db_path().with_extension("db-wal");
+    let written = || std::fs::metadata(&wal).and_then(|m| m.modified()).ok();
+    let before = written();
+    let r = c.post_json(
         "/api/0/buckets/b/events",
         r#"[{"timestamp":"2020-01-01T00:00:00Z","duration":1,"data":{}}]"#,
     );
-    // The idle commit happens about a second after the last write.
-    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(r.status, 200, "{}", r.body);
+    // The idle commit comes about a second after the last write: SQLite writes the
+    // transaction's pages to the WAL only when it commits, so the WAL's change time tells.
+    aw_tests::wait_until("the idle commit", || written() != before);
     s.kill();
     s.start_again();
     let mut c = s.client();

