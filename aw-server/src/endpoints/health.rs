@@ -1,6 +1,6 @@
 //! `GET /api/0/health`: whether the database is whole, what the last salvage did, and how
-//! many requests are in flight (ours only). A damaged file is salvaged while the server runs (`aw_datastore`'s
-//! `live_salvage.rs`); this route, and the log, say what happened.
+//! many requests are in flight (ours only). A damaged file is salvaged while the server
+//! runs (`aw_datastore`'s `live_salvage.rs`); this route, and the log, say what happened.
 
 use rocket::serde::json::Json;
 use rocket::State;
