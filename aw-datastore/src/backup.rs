@@ -90,6 +90,15 @@ pub fn verify_backup(path: &Path, password: Option<&DbPassword>) -> Result<()> {
     check(&conn, "main", path, Some(SCHEMA_VERSION))
 }
 
+/// Copies the database at `source` into `target` through SQLite, verified as a backup is
+/// (see the module docs): what `source`'s WAL holds comes along, which a copy of the file
+/// alone would leave behind (a database copied as it lay after a kill, or the file a
+/// restore kept aside, holds its last commits there). Returns the copy's size. For
+/// `aw-server restore`, which then puts the copy in place.
+pub fn copy_verified(source: &Path, password: Option<&DbPassword>, target: &Path) -> Result<u64> {
+    BackupSource::open(source, password)?.write(target)
+}
+
 /// Copies the database of `conn` into `target` by way of a temporary file, verified.
 pub(crate) fn write_verified(conn: &Connection, encrypted: bool, target: &Path) -> Result<u64> {
     write_checked(conn, encrypted, target, Some(SCHEMA_VERSION))

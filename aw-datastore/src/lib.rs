@@ -84,7 +84,7 @@ mod transaction;
 mod worker;
 
 pub use aw_models::raw_event::{EventRows, RawEvent, TextRow, TextRows};
-pub use backup::{verify_backup, BackupSource};
+pub use backup::{copy_verified, verify_backup, BackupSource};
 pub use changes::{ChangeListener, Touched};
 pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,

@@ -3,9 +3,10 @@
 //! `backup` asks the running server (found beside the database, `instance.rs`) with
 //! `POST /api/0/backups`, so the copy is taken through its backup connection and listed by
 //! it; with no server running it takes the backup itself. `restore` needs the server
-//! stopped (it holds the database's lock while it works), checks the backup as it was
-//! checked when written, keeps the current file (and its WAL) aside under a dated name —
-//! never deleting it — and puts a copy of the backup in its place.
+//! stopped (it holds the database's lock while it works), copies the backup through SQLite
+//! (with what its WAL holds) and checks the copy as a backup is checked when written, keeps
+//! the current file (and its WAL) aside under a dated name — never deleting it — and puts
+//! the copy in its place.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -173,13 +174,15 @@ pub(crate) fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&P
             None => return fail(format!("There is no backup in {}", folder.display())),
         },
     };
-    if let Err(e) = aw_datastore::verify_backup(&backup, password.as_ref()) {
+    // Copied through SQLite, with what the backup's WAL holds, and checked as a backup is.
+    let incoming = aw_datastore::with_suffix(&db, ".restoring");
+    if let Err(e) = aw_datastore::copy_verified(&backup, password.as_ref(), &incoming) {
         return fail(format!(
             "Not restoring from {}: {e}. The database is unchanged.",
             backup.display()
         ));
     }
-    match replace_with(&db, &backup) {
+    match aw_datastore::replace_database(&db, &incoming, "replaced") {
         Ok(aside) => {
             match aside {
                 Some(aside) => log::info!(
@@ -192,18 +195,6 @@ pub(crate) fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&P
             }
             ExitCode::SUCCESS
         }
-        Err(e) => fail(format!("Restore failed: {e}")),
+        Err(e) => fail(format!("Restore failed: cannot put the copy in place: {e}")),
     }
-}
-
-/// Puts a copy of `backup` at `db`, the current file and its WAL renamed aside first;
-/// returns where the current file went.
-fn replace_with(db: &Path, backup: &Path) -> Result<Option<PathBuf>, String> {
-    let incoming = aw_datastore::with_suffix(db, ".restoring");
-    std::fs::copy(backup, &incoming).map_err(|e| format!("cannot copy the backup: {e}"))?;
-    std::fs::File::open(&incoming)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| format!("cannot sync the copy: {e}"))?;
-    aw_datastore::replace_database(db, &incoming, "replaced")
-        .map_err(|e| format!("cannot put the backup in place: {e}"))
 }

@@ -20,6 +20,13 @@ use std::time::{Duration, Instant};
 /// busy the machine is. Tests wait for what they can observe and use this as the limit.
 pub const HANG_GUARD: Duration = Duration::from_secs(120);
 
+/// `path` with `suffix` added to its file name (`sqlite.db` → `sqlite.db-wal`).
+pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// Polls `done` every 20 ms until it holds, for at most [`HANG_GUARD`]; panics with `what`
 /// when it never does.
 pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {

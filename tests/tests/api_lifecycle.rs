@@ -255,7 +255,7 @@ fn sigkill_after_idle_keeps_writes() {
     );
     // The bucket's creation is committed before the worker answers its next request.
     assert_eq!(c.get("/api/0/buckets/b/events").status, 200);
-    let wal = s.db_path().with_extension("db-wal");
+    let wal = aw_tests::with_suffix(&s.db_path(), "-wal");
     let written = || std::fs::metadata(&wal).and_then(|m| m.modified()).ok();
     let before = written();
     let r = c.post_json(

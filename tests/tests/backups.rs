@@ -270,3 +270,40 @@ fn the_backup_and_restore_commands_keep_the_damaged_file_aside() {
     let mut c = s.client();
     assert_eq!(count(&mut c), 75);
 }
+
+/// A restore brings back every committed event of the file it is given, those in its WAL
+/// too: a database copied as it lay after a kill (and the file a restore keeps aside) holds
+/// its last commits there, and a copy of the main file alone once said "Restored" and
+/// brought back nothing.
+#[test]
+fn a_restore_brings_back_the_commits_in_the_given_files_wal() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut s, config, _dir) = server(folder.path(), "", "");
+    let mut c = s.client();
+    // More than 100 events: committed after the insert, before the next request's answer.
+    seed(&mut c, 101, 0);
+    assert_eq!(count(&mut c), 101);
+    s.kill();
+    let db = s.db_path();
+    let wal = aw_tests::with_suffix(&db, "-wal");
+    assert!(
+        std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0),
+        "the commits are in the WAL"
+    );
+    let given = folder.path().join("given.db");
+    std::fs::copy(&db, &given).unwrap();
+    std::fs::copy(&wal, aw_tests::with_suffix(&given, "-wal")).unwrap();
+    for file in [db.clone(), wal, aw_tests::with_suffix(&db, "-shm")] {
+        let _ = std::fs::remove_file(file);
+    }
+
+    let (out, text) = run(&s, &config, &["restore", given.to_str().unwrap()]);
+    assert!(out.status.success(), "{text}");
+    s.start_again();
+    let mut c = s.client();
+    assert_eq!(
+        count(&mut c),
+        101,
+        "every committed event of the given file"
+    );
+}
