@@ -94,7 +94,9 @@ pub fn verify_backup(path: &Path, password: Option<&DbPassword>) -> Result<()> {
 /// (see the module docs): what `source`'s WAL holds comes along, which a copy of the file
 /// alone would leave behind (a database copied as it lay after a kill, or the file a
 /// restore kept aside, holds its last commits there). Returns the copy's size. For
-/// `aw-server restore`, which then puts the copy in place.
+/// `aw-server restore`, which then puts the copy in place. `source` is opened as
+/// [`BackupSource::open`] opens a database, so SQLite may fold its WAL into it when the
+/// connection closes: its contents stay as they were.
 pub fn copy_verified(source: &Path, password: Option<&DbPassword>, target: &Path) -> Result<u64> {
     BackupSource::open(source, password)?.write(target)
 }

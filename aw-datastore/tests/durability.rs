@@ -58,7 +58,7 @@ fn dropping_the_last_handle_commits() {
     let TempStore { dir, ds } = s;
     drop(ds);
     // The worker finishes in the background; the file is free again once it has committed.
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + HANG_GUARD;
     let ds = loop {
         match Datastore::open(&path) {
             Ok(ds) => break ds,
@@ -87,11 +87,7 @@ fn idle_writes_are_committed_without_further_requests() {
         assert_eq!(count, 0, "committed before the idle delay");
     }
     // Then committed with no further request.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while count_with_sqlite(&s.path()) != 1 {
-        assert!(Instant::now() < deadline, "never committed");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("the idle commit", || count_with_sqlite(&s.path()) == 1);
 }
 
 #[test]
@@ -223,7 +219,7 @@ fn sigkill_keeps_committed_data() {
         .unwrap();
     let mut out = child.stdout.take().unwrap();
     let mut seen = String::new();
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + HANG_GUARD;
     while !seen.contains("COMMITTED") {
         assert!(Instant::now() < deadline, "child never committed: {seen}");
         let mut buf = [0u8; 256];

@@ -280,10 +280,11 @@ fn events_travel_both_ways_through_two_syncthing_instances() {
     for (engine, peer) in [(&a, &id_b), (&b, &id_a)] {
         PeerFile::open(&engine.folder.join(peer).join("test.db"), true)
             .expect("a complete peer file");
-        // Syncthing may still be receiving the other layout's copy into a temporary file of
-        // its own (`.syncthing.test.db.tmp`), and may start another transfer after a walk saw
-        // none: the folder must come clean, checked until two walks in a row are.
-        let unexpected = || -> Vec<std::path::PathBuf> {
+        // Nothing but the database (and Syncthing's own markers) in the folder. Syncthing may
+        // still be receiving the other layout's copy into a temporary file of its own
+        // (`.syncthing.test.db.tmp`), and may start another transfer after one walk saw none:
+        // the folder must come clean in two walks in a row.
+        let stray = || -> Vec<std::path::PathBuf> {
             walk(&engine.folder)
                 .into_iter()
                 .filter(|entry| {
@@ -291,31 +292,25 @@ fn events_travel_both_ways_through_two_syncthing_instances() {
                     let inside_marker = entry
                         .components()
                         .any(|c| c.as_os_str() == ".stfolder" || c.as_os_str() == ".stversions");
-                    let syncthing_temporary =
-                        name.starts_with(".syncthing.") && name.ends_with(".tmp");
-                    !(inside_marker
-                        || syncthing_temporary
-                        || name == "test.db"
-                        || name == ".stignore")
+                    !(inside_marker || name == "test.db" || name == ".stignore")
                 })
                 .collect()
-        };
-        let receiving = || {
-            walk(&engine.folder).iter().any(|p| {
-                let name = p.file_name().unwrap().to_string_lossy().into_owned();
-                name.starts_with(".syncthing.") && name.ends_with(".tmp")
-            })
         };
         let deadline = Instant::now() + Duration::from_secs(120);
         let mut clean_walks = 0;
         while clean_walks < 2 && Instant::now() < deadline {
-            clean_walks = if receiving() { 0 } else { clean_walks + 1 };
+            clean_walks = if stray().is_empty() {
+                clean_walks + 1
+            } else {
+                0
+            };
             std::thread::sleep(Duration::from_millis(200));
         }
-        let stray = unexpected();
-        assert!(
-            stray.is_empty(),
-            "unexpected files in the synced folder: {stray:?}"
+        assert_eq!(
+            clean_walks,
+            2,
+            "unexpected files in the synced folder: {:?}",
+            stray()
         );
     }
 }

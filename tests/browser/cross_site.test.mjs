@@ -94,7 +94,7 @@ test('a page on another site makes the server do no work', async () => {
     const refused = (as) => new RegExp(`Refused cross-site GET /api/0/export\\?as=${as} `).test(server.log());
     // Wait (polling, however slow the machine) for the frame's and the fetch's answers and
     // the three refusals in the log; the assertions below say what is missing.
-    await until(() => exportsSeen().length >= 2 && ['img', 'frame', 'fetch'].every(refused), { timeout: 30_000, every: 100 });
+    await until(() => exportsSeen().length >= 2 && ['img', 'frame', 'fetch'].every(refused));
     const exports = exportsSeen();
     assert.deepEqual(exports.map(([kind]) => kind).sort(), ['document', 'fetch'], JSON.stringify(seen));
     for (const [kind, url, status] of exports) assert.equal(status, 403, `${kind} ${url}`);

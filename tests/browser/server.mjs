@@ -6,13 +6,12 @@ import { mkdtempSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { HANG_MS } from './harness.mjs';
 
 const here = new URL('.', import.meta.url).pathname;
 
 export const serverBin = process.env.AW_SERVER_BIN || resolve(here, '../../target/release/aw-server');
 
-/** How long the server may take to answer its first request: a guard against a hang only. */
-export const STARTUP_TIMEOUT_MS = 60_000;
 
 function freePort() {
   return new Promise((ok, fail) => {
@@ -74,7 +73,7 @@ export async function startServer({ args = [], dashboard = false } = {}) {
     return text ? JSON.parse(text) : null;
   }
 
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  const deadline = Date.now() + HANG_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`aw-server exited with ${child.exitCode}:\n${log}`);
     try {

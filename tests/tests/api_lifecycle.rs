@@ -4,7 +4,7 @@
 use aw_tests::TestServer;
 use serde_json::json;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[test]
 fn sigterm_restart_keeps_everything_acknowledged() {
@@ -73,10 +73,10 @@ fn sigterm_exits_promptly_with_idle_keep_alive_connections() {
     assert!(s.stop(), "not a clean stop");
     // Alone it takes a few milliseconds. Whether Rocket waits out a grace period for idle
     // connections is checked where it is configured (`server.rs`'s unit test), since a bound
-    // on this time would depend on the machine; here only a hang fails.
+    // on this time would depend on the machine; here only a hang fails (`stop` gives up
+    // after `HANG_GUARD`).
     let took = started.elapsed();
     eprintln!("stop with 3 idle keep-alive connections: {took:?}");
-    assert!(took < Duration::from_secs(60), "the stop hung: {took:?}");
 }
 
 /// A SIGTERM sent the moment the server says it is listening is a clean stop (exit 0, final

@@ -7,6 +7,23 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 
+/// The longest a test waits for something that takes far less on any machine (a commit, a
+/// worker that stops): only a hang reaches it, so no verdict depends on the machine's speed.
+pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Polls `done` every 20 ms until it holds, for at most [`HANG_GUARD`]; panics with `what`
+/// when it never does.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + HANG_GUARD;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {HANG_GUARD:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 pub struct TempStore {
     pub dir: tempfile::TempDir,
     pub ds: Datastore,

@@ -44,12 +44,11 @@ fn servers_sync_by_themselves_and_with_the_aw_sync_binary() {
     c.sync(f, &["sync"]);
 
     assert!(
-        eventually(120, || count_of(&b, "aw-watcher-window_laptop")
-            == Some(500)),
+        eventually(|| count_of(&b, "aw-watcher-window_laptop") == Some(500)),
         "A's events did not reach B"
     );
     assert!(
-        eventually(120, || count_of(&b, "aw-watcher-window_tablet") == Some(50)),
+        eventually(|| count_of(&b, "aw-watcher-window_tablet") == Some(50)),
         "the binary's device did not reach B"
     );
     c.sync(f, &["sync"]);

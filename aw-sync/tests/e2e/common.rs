@@ -189,9 +189,10 @@ pub fn files_under(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Waits until `check` holds, for at most `secs` seconds; whether it did.
-pub fn eventually(secs: u64, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+/// Waits until `check` holds, for at most [`aw_tests::HANG_GUARD`] (only a hang reaches
+/// it); whether it did.
+pub fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + aw_tests::HANG_GUARD;
     while std::time::Instant::now() < deadline {
         if check() {
             return true;

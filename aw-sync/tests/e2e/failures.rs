@@ -106,10 +106,7 @@ fn daemons_sync_both_ways_survive_a_server_restart_and_stop_on_sigterm() {
             .find(|id| id.starts_with(WINDOW_A))
             .is_some_and(|id| b.client.get_event_count(&id).unwrap() as usize == n)
     };
-    assert!(
-        eventually(120, || arrived(100)),
-        "A's events did not reach B"
-    );
+    assert!(eventually(|| arrived(100)), "A's events did not reach B");
 
     // A second aw-sync on the same server is refused while the daemon runs.
     let out = b.run(f, &["sync"]);
@@ -137,10 +134,7 @@ fn daemons_sync_both_ways_survive_a_server_restart_and_stop_on_sigterm() {
         .insert_events(WINDOW_A, window_events(20, 5000))
         .unwrap();
     let mut daemon_a = spawn(&a);
-    assert!(
-        eventually(120, || arrived(120)),
-        "new events did not reach B"
-    );
+    assert!(eventually(|| arrived(120)), "new events did not reach B");
 
     for daemon in [&mut daemon_a, &mut daemon_b] {
         unsafe_sigterm(daemon);

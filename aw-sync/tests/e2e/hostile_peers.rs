@@ -237,8 +237,7 @@ fn a_server_syncing_the_hostile_corpus_stays_up_bounded_and_prompt_and_loses_not
     let pid = b.server.pid().unwrap();
     // A pass over the good peer alone: the baseline.
     assert!(
-        eventually(120, || http.get("/api/0/sync").json()["passes"].as_u64()
-            >= Some(1)),
+        eventually(|| http.get("/api/0/sync").json()["passes"].as_u64() >= Some(1)),
         "no first pass"
     );
     let baseline = peak_mib(pid);
@@ -273,7 +272,7 @@ fn a_server_syncing_the_hostile_corpus_stays_up_bounded_and_prompt_and_loses_not
         .as_u64()
         .unwrap_or(0);
     assert!(
-        eventually(90, || {
+        eventually(|| {
             b.client
                 .insert_events(
                     "aw-watcher-window_busy",
@@ -326,7 +325,7 @@ fn a_server_syncing_the_hostile_corpus_stays_up_bounded_and_prompt_and_loses_not
     // server says so in its log (a pass that ended by itself first would not); the time is
     // printed, not asserted, since it depends on the machine.
     assert!(
-        eventually(120, || http.get("/api/0/sync").json()["running"] == true),
+        eventually(|| http.get("/api/0/sync").json()["running"] == true),
         "no pass seen running"
     );
     let started = Instant::now();
