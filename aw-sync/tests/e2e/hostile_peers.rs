@@ -322,23 +322,28 @@ fn a_server_syncing_the_hostile_corpus_stays_up_bounded_and_prompt_and_loses_not
     assert!(grown <= 100, "the server's peak memory grew by {grown} MiB");
 
     // SIGTERM while a pass reads the slow file: the read is interrupted, not waited for. The
-    // server says so in its log (a pass that ended by itself first would not); the time is
-    // printed, not asserted, since it depends on the machine.
-    assert!(
-        eventually(|| http.get("/api/0/sync").json()["running"] == true),
-        "no pass seen running"
-    );
-    let started = Instant::now();
-    assert!(b.server.stop(), "did not stop cleanly");
-    let took = started.elapsed();
-    eprintln!("stop during a pass: {took:.2?}");
-    assert!(
-        b.server
-            .output_tail()
-            .contains("Sync pass interrupted: the server is stopping"),
-        "the stop did not interrupt the pass: {}",
-        b.server.output_tail()
-    );
+    // server says so in its log; the time is printed, not asserted, since it depends on the
+    // machine. A pass seen running may still end by itself before the signal lands: then the
+    // server starts again (its first pass begins at once) and the round is tried again.
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let mut http = b.server.client();
+        assert!(
+            eventually(|| http.get("/api/0/sync").json()["running"] == true),
+            "no pass seen running"
+        );
+        let started = Instant::now();
+        assert!(b.server.stop(), "did not stop cleanly");
+        let took = started.elapsed();
+        eprintln!("stop during a pass: {took:.2?}");
+        let log = b.server.output_tail();
+        if log.contains("Sync pass interrupted: the server is stopping") {
+            break;
+        }
+        assert!(rounds < 5, "no stop interrupted a pass: {log}");
+        b.server.start_again();
+    }
 
     // Nothing acknowledged was lost.
     std::fs::remove_dir_all(f).unwrap();
