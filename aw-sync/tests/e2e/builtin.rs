@@ -58,9 +58,26 @@ fn servers_sync_by_themselves_and_with_the_aw_sync_binary() {
         a.events("aw-watcher-window_laptop")
     );
 
-    // The status route: enabled, both other devices seen, a push and a pull done.
+    // The status route: enabled, both other devices seen, a push and a pull done. A pass is
+    // recorded when it ends, so the pass that pulled the events above may still be running
+    // (on a slow machine it was): wait until a recorded pass has seen both devices.
     let mut http = b.server.client();
-    let status = http.get("/api/0/sync").json();
+    let seen_both = |status: &Value| {
+        let devices = status["devices"].as_array().cloned().unwrap_or_default();
+        [&a.device_id, &c.device_id].iter().all(|id| {
+            devices
+                .iter()
+                .any(|d| d["device_id"].as_str() == Some(id.as_str()))
+        }) && status["last_pull"].is_string()
+    };
+    let mut status = Value::Null;
+    assert!(
+        eventually(|| {
+            status = http.get("/api/0/sync").json();
+            seen_both(&status)
+        }),
+        "no recorded pass saw both devices: {status}"
+    );
     assert_eq!(status["enabled"], true, "{status}");
     assert_eq!(status["device_id"], b.device_id.as_str());
     assert_eq!(status["mode"], "both");
