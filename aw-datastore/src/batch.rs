@@ -16,10 +16,18 @@
 //!
 //! The record costs one copy of each written event's data until the commit; the commit
 //! policy bounds it (see [`Batch::bytes`]).
-
-use std::path::Path;
+//!
+//! The batch also owns the journal (`lifecycle/journal.rs`): a request's changes are
+//! *sealed* ([`Batch::seal`]), appended there as one record, before its answer goes out, so
+//! they survive the process. Changes left unsealed at the end of a worker's turn belong to
+//! a request that failed (or whose seal failed): the worker undoes them
+//! (`Transaction::check`), so a failed request, however many rows it had written, leaves
+//! none.
 
 use rusqlite::{params, Connection};
+
+use crate::error::{DatastoreError, Result};
+use crate::lifecycle::Journal;
 
 /// One row-level write made in the open transaction.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -127,7 +135,7 @@ impl Change {
     /// change is the very statement that was answered. An insert is first made by the store
     /// with [`NEW_ROW`] for its id (SQLite picks one); what is recorded and replayed is the
     /// same statement with the id it got.
-    fn apply(&self, conn: &Connection) -> rusqlite::Result<usize> {
+    pub(crate) fn apply(&self, conn: &Connection) -> rusqlite::Result<usize> {
         let changed = match self {
             Change::CreateBucket { row, columns } => {
                 let [name, type_, client, hostname, created, data] = columns;
@@ -200,6 +208,10 @@ impl Change {
 #[derive(Debug, Default)]
 pub(crate) struct Batch {
     changes: Vec<Change>,
+    /// How many of `changes` are sealed: acknowledged, and in the journal.
+    sealed: usize,
+    /// Where sealed changes go (`None`: a store without one, in unit tests).
+    journal: Option<Journal>,
     /// Event writes counted towards the commit trigger (an import's are not: it commits
     /// when it is done or when the batch grows too large, not every 100 events).
     counted_events: usize,
@@ -210,6 +222,67 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
+    /// A batch whose sealed changes go to `journal`, starting with `held`: acknowledged
+    /// changes already in it that are not committed yet (`lifecycle/recovery.rs`).
+    pub(crate) fn with_journal(journal: Journal, held: Vec<Change>) -> Batch {
+        let mut batch = Batch {
+            journal: Some(journal),
+            ..Batch::default()
+        };
+        for change in held {
+            batch.record(change);
+        }
+        batch.sealed = batch.changes.len();
+        batch.commit_now = !batch.changes.is_empty();
+        batch
+    }
+
+    /// Appends the changes made since the last seal to the journal as one record: from now
+    /// on they survive the process. Called before a write's answer goes out. When it
+    /// fails, the answer must be an error (the worker then undoes the changes).
+    pub(crate) fn seal(&mut self) -> Result<()> {
+        if self.sealed == self.changes.len() {
+            return Ok(());
+        }
+        if let Some(journal) = &mut self.journal {
+            journal.append(&self.changes[self.sealed..]).map_err(|e| {
+                let message = format!(
+                    "the write could not be kept in the journal {} ({e}); it was not stored",
+                    journal.path().display()
+                );
+                if e.kind() == std::io::ErrorKind::StorageFull {
+                    DatastoreError::DiskFull(message)
+                } else {
+                    DatastoreError::Unavailable(message)
+                }
+            })?;
+        }
+        self.sealed = self.changes.len();
+        Ok(())
+    }
+
+    /// `result` when the changes it made are sealed; the seal's error otherwise.
+    pub(crate) fn sealed_result<T>(&mut self, result: Result<T>) -> Result<T> {
+        let value = result?;
+        self.seal()?;
+        Ok(value)
+    }
+
+    /// How many changes are sealed: a failed request's changes start here.
+    pub(crate) fn sealed(&self) -> usize {
+        self.sealed
+    }
+
+    /// The journal's last record number: what a commit of this batch stores.
+    pub(crate) fn journal_last(&self) -> Option<u64> {
+        self.journal.as_ref().map(Journal::last)
+    }
+
+    /// The journal (for the log: where held writes are).
+    pub(crate) fn journal(&self) -> Option<&Journal> {
+        self.journal.as_ref()
+    }
+
     /// Makes `change` on `conn` and records it if it changed a row; returns the number of
     /// rows it changed.
     pub(crate) fn apply(&mut self, conn: &Connection, change: Change) -> rusqlite::Result<usize> {
@@ -267,6 +340,7 @@ impl Batch {
         for change in self.changes.drain(mark.min(self.changes.len())..) {
             self.bytes -= change.size();
         }
+        self.sealed = self.sealed.min(self.changes.len());
     }
 
     /// Makes every recorded change again, in order, on `conn` (in a transaction the caller
@@ -275,21 +349,18 @@ impl Batch {
         apply_all(&self.changes, conn)
     }
 
-    /// Forgets everything (after a commit).
+    /// Forgets everything after a commit that stored [`Batch::journal_last`], and empties
+    /// the journal.
     pub(crate) fn clear(&mut self) {
+        let journal = self.journal.take();
         *self = Batch::default();
-    }
-
-    /// Writes the changes to `path` (synced), for a stop whose final commit failed: the
-    /// next start applies them ([`apply_pending`]), so no acknowledged write is lost with
-    /// the process.
-    pub(crate) fn save_pending(&self, path: &Path) -> std::io::Result<()> {
-        let text = serde_json::to_vec(&self.changes).map_err(std::io::Error::other)?;
-        let temp = crate::files::with_suffix(path, ".tmp");
-        let mut file = std::fs::File::create(&temp)?;
-        std::io::Write::write_all(&mut file, &text)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
+        self.journal = journal;
+        if let Some(journal) = &mut self.journal {
+            if let Err(e) = journal.empty() {
+                // Harmless: its records are all committed, so none is applied again.
+                log::warn!("Cannot empty {}: {e}", journal.path().display());
+            }
+        }
     }
 }
 
@@ -297,33 +368,6 @@ impl Batch {
 /// failure.
 fn apply_all(changes: &[Change], conn: &Connection) -> rusqlite::Result<()> {
     changes.iter().try_for_each(|c| c.apply(conn).map(drop))
-}
-
-/// `<database>.pending.json`: acknowledged writes a stop could not commit.
-pub(crate) fn pending_path(db: &Path) -> std::path::PathBuf {
-    crate::files::with_suffix(db, ".pending.json")
-}
-
-/// Applies the writes a previous stop could not commit (see [`Batch::save_pending`]) in one
-/// transaction, and keeps the file aside as `…pending.json.applied`; returns how many
-/// changes were applied. A file that cannot be read or applied is left where it is (and
-/// tried again at the next start), never deleted.
-pub(crate) fn apply_pending(conn: &Connection, db: &Path) -> crate::error::Result<usize> {
-    let path = pending_path(db);
-    let Ok(bytes) = std::fs::read(&path) else {
-        return Ok(0);
-    };
-    let changes: Vec<Change> = serde_json::from_slice(&bytes).map_err(|e| {
-        crate::error::DatastoreError::Sql(format!("cannot read {}: {e}", path.display()))
-    })?;
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let applied = apply_all(&changes, conn).and_then(|()| conn.execute_batch("COMMIT"));
-    if let Err(e) = applied {
-        let _ = conn.execute_batch("ROLLBACK");
-        return Err(e.into());
-    }
-    let _ = std::fs::rename(&path, crate::files::with_suffix(&path, ".applied"));
-    Ok(changes.len())
 }
 
 #[cfg(test)]
@@ -345,7 +389,7 @@ mod tests {
         ] {
             let mut stmt = conn.prepare(sql).unwrap();
             let rows = stmt.query_map([], |r| r.get::<_, String>(0)).unwrap();
-            out.extend(rows.map(Result::unwrap));
+            out.extend(rows.map(std::result::Result::unwrap));
         }
         out.sort();
         out
@@ -463,45 +507,5 @@ mod tests {
         batch.clear();
         assert!(batch.is_empty());
         assert_eq!(batch.bytes(), 0);
-    }
-
-    #[test]
-    fn changes_a_stop_could_not_commit_are_kept_in_a_file_and_applied_at_the_next_start() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("sqlite.db");
-        let mut first = Connection::open(&db).unwrap();
-        crate::schema::migrate(&mut first).unwrap();
-        first.execute_batch("BEGIN").unwrap();
-        let mut batch = Batch::default();
-        batch
-            .apply(
-                &first,
-                Change::CreateBucket {
-                    row: 7,
-                    columns: ["b", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from),
-                },
-            )
-            .unwrap();
-        batch
-            .apply(
-                &first,
-                Change::InsertEvent {
-                    id: 42,
-                    bucketrow: 7,
-                    start: 1,
-                    end: 2,
-                    data: "{\"k\":1}".into(),
-                },
-            )
-            .unwrap();
-        // The stop could not commit: the rows are not in the file, the batch is saved.
-        drop(first);
-        batch.save_pending(&pending_path(&db)).unwrap();
-        let conn = Connection::open(&db).unwrap();
-        assert_eq!(dump(&conn).len(), 0, "not committed");
-        assert_eq!(apply_pending(&conn, &db).unwrap(), 2);
-        assert_eq!(dump(&conn).len(), 2);
-        assert!(!pending_path(&db).exists());
-        assert_eq!(apply_pending(&conn, &db).unwrap(), 0, "applied once");
     }
 }

@@ -136,7 +136,8 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
             path.display()
         )));
     }
-    let lock = crate::files::lock(path)?;
+    let file = crate::lifecycle::DatabaseFile::claim(path)?;
+    file.require_lock("convert the database")?;
     let (source_key, target_key) = match direction {
         Direction::Encrypt => (None, Some(password)),
         Direction::Decrypt => (Some(password), None),
@@ -184,24 +185,23 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
             )));
         }
     }
-    for side in ["-wal", "-shm"] {
-        let file = with_suffix(path, side);
-        if file.metadata().is_ok_and(|m| m.len() > 0) && side == "-wal" {
-            let _ = remove_with_side_files(&target);
-            return Err(DatastoreError::Sql(format!(
-                "'{}' still has a write-ahead log; the original is unchanged",
-                path.display()
-            )));
-        }
-        let _ = std::fs::remove_file(file);
+    if with_suffix(path, "-wal")
+        .metadata()
+        .is_ok_and(|m| m.len() > 0)
+    {
+        let _ = remove_with_side_files(&target);
+        return Err(DatastoreError::Sql(format!(
+            "'{}' still has a write-ahead log; the original is unchanged",
+            path.display()
+        )));
     }
-    std::fs::rename(&target, path).map_err(|e| {
+    file.replace_discarding(&target).map_err(|e| {
         DatastoreError::Sql(format!(
-            "cannot put the converted copy in place of '{}': {e}; the original is unchanged",
+            "cannot put the converted copy in place of '{}': {e}",
             path.display()
         ))
     })?;
-    drop(lock);
+    drop(file);
     Ok(Converted {
         buckets: expected.buckets,
         events: expected.events,

@@ -56,6 +56,10 @@ pub enum DatastoreError {
     /// SQLite failed: read-only file, I/O error, or another error.
     #[error("Database error: {0}")]
     Sql(String),
+    /// A file beside the database (the journal, the lock, a copy) could not be read or
+    /// written.
+    #[error("File error: {0}")]
+    Io(String),
 }
 
 thread_local! {
@@ -82,6 +86,16 @@ impl From<rusqlite::Error> for DatastoreError {
                 DatastoreError::Busy(e.to_string())
             }
             _ => DatastoreError::Sql(e.to_string()),
+        }
+    }
+}
+
+impl From<std::io::Error> for DatastoreError {
+    fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::StorageFull {
+            DatastoreError::DiskFull(e.to_string())
+        } else {
+            DatastoreError::Io(e.to_string())
         }
     }
 }

@@ -162,28 +162,49 @@ fn step_read(store: &mut Store, mut read: RangeRead, reply: RowSink, time: Durat
 }
 
 /// One step of an import: a read step of what a bucket already holds, or one chunk of
-/// inserts.
+/// inserts. Each step's changes are sealed in the journal before the import goes on (an
+/// import is kept step by step, and importing the file again adds only what is missing);
+/// a step that fails leaves none of its own.
 fn step_import(
     store: &mut Store,
     batch: &mut Batch,
-    mut pending: VecDeque<ImportBucket>,
+    pending: VecDeque<ImportBucket>,
     reply: Reply<()>,
     time: Duration,
 ) -> Stepped {
+    match import_chunk(store, batch, pending, time).and_then(|left| {
+        batch.seal()?;
+        Ok(left)
+    }) {
+        Ok(Some(pending)) => Stepped::more(Job::Import(pending, reply)),
+        Ok(None) => {
+            let _ = reply.send(Ok(()));
+            Stepped::done(Commit::Finished)
+        }
+        Err(e) => {
+            let _ = reply.send(Err(e));
+            Stepped::done(Commit::Finished)
+        }
+    }
+}
+
+/// The work of one import step; what is left to do, `None` when the import is done.
+fn import_chunk(
+    store: &mut Store,
+    batch: &mut Batch,
+    mut pending: VecDeque<ImportBucket>,
+    time: Duration,
+) -> crate::error::Result<Option<VecDeque<ImportBucket>>> {
     let Some(bucket) = pending.front_mut() else {
-        let _ = reply.send(Ok(()));
-        return Stepped::done(Commit::Finished);
+        return Ok(None);
     };
     if let Some(present) = bucket.present.as_mut() {
         let deadline = Some(Instant::now() + time);
-        if let Err(e) = present.step_until(store.conn(), READ_CHUNK_ROWS, deadline) {
-            let _ = reply.send(Err(e));
-            return Stepped::done(Commit::Finished);
-        }
+        present.step_until(store.conn(), READ_CHUNK_ROWS, deadline)?;
         if let Some(read) = bucket.present.take_if(|r| r.is_done()) {
             bucket.drop_present(&read.finish());
         }
-        return Stepped::more(Job::Import(pending, reply));
+        return Ok(Some(pending));
     }
     let events = &mut bucket.events;
     let chunk: Vec<NewEvent> = events
@@ -195,15 +216,8 @@ fn step_import(
     if events.is_empty() {
         pending.pop_front();
     }
-    if let Err(e) = store.insert_events(batch, &name, chunk) {
-        let _ = reply.send(Err(e));
-        return Stepped::done(Commit::Finished);
-    }
-    if pending.is_empty() {
-        let _ = reply.send(Ok(()));
-        return Stepped::done(Commit::Finished);
-    }
-    Stepped::more(Job::Import(pending, reply))
+    store.insert_events(batch, &name, chunk)?;
+    Ok((!pending.is_empty()).then_some(pending))
 }
 
 #[cfg(test)]

@@ -31,7 +31,8 @@
 //! * A missing event is [`DatastoreError::NoSuchEvent`] (the reference answered an internal
 //!   error); event counts honour `start`/`end`; events before 1970 are returned like others.
 //! * Rows whose stored `data` is not a JSON object are skipped with a warning.
-//! * A second process opening the same file fails at once with [`DatastoreError::Locked`].
+//! * A second process opening the same file fails at once with [`DatastoreError::Locked`],
+//!   before it looks at or changes any file (`lifecycle/`).
 //!
 //! # When a hand-off polls instead of sleeping
 //! Handing a request to the worker and the answer back puts a thread to sleep and wakes it
@@ -68,6 +69,7 @@ mod handoff;
 mod import_document;
 mod job;
 mod legacy_import;
+mod lifecycle;
 mod live_salvage;
 mod new_event;
 mod open;
@@ -90,24 +92,23 @@ pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
 };
 pub use error::{DatastoreError, Result};
-pub use files::{lock as lock_database, replace_database, with_suffix, FILE_TIME_FORMAT};
+pub use files::{with_suffix, FILE_TIME_FORMAT};
 pub use import_document::{parse_import_document, ImportDocument, ImportProblem, MAX_PROBLEMS};
+pub use lifecycle::{
+    announce, announcement_path, list_backups, lock_file, rotate_backups, rotation,
+    withdraw_announcement, write_backup, BackupFile, BackupKind, DatabaseFile,
+};
 pub use new_event::NewEvent;
 pub use open::OpenOptions;
 pub use pending::{Pending, PendingFuture};
 pub use privacy::PRIVACY_FILTERS_KEY;
-pub use salvage::{
-    damage_marker, replace_with_salvaged, salvage, salvage_target, LostRange, SalvageReport,
-};
+pub use salvage::{damage_marker, salvage, LostRange, SalvageReport};
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub use schema::SCHEMA_VERSION;
 
 /// The folder beside the database where backups go unless configured otherwise.
 pub const BACKUP_FOLDER: &str = "backups";
 
-/// What names a backup taken before a schema migration:
-/// `<stem>-before-schema-v<version>-<time>.db` (see [`FILE_TIME_FORMAT`]).
-pub const BEFORE_MIGRATION: &str = "before-schema-v";
 pub use store::created_from_text;
 
 use aw_models::{timestamp, Bucket, Event};
@@ -156,12 +157,18 @@ impl Datastore {
         Datastore::open_with(path, OpenOptions::default())
     }
 
-    /// Opens the database at `path` with options. Returns once the worker is ready, so every
-    /// failure to open (locked, read-only, newer schema) is reported here.
+    /// Opens the database at `path` with options: claims the file
+    /// ([`DatabaseFile::claim`]: fails at once with [`DatastoreError::Locked`] when another
+    /// server has it) and opens it ([`DatabaseFile::open`]).
     pub fn open_with(path: &Path, options: OpenOptions) -> Result<Datastore> {
+        DatabaseFile::claim(path)?.open(options)
+    }
+
+    /// Starts the worker on `file`. Returns once the worker is ready, so every failure to
+    /// open (read-only, newer schema, damage that could not be salvaged) is reported here.
+    fn start(file: DatabaseFile, options: OpenOptions) -> Result<Datastore> {
         let (requests, receiver) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
-        let path = path.to_path_buf();
         let shared = Arc::new(Shared::default());
         let published = shared.clone();
         std::thread::Builder::new()
@@ -169,11 +176,10 @@ impl Datastore {
             .spawn(move || {
                 // Requests wait on this thread: it takes the CPU back at once when it wakes.
                 aw_platform::sched::short_slices();
-                let opened = open_store(&path, &options, published.clone());
+                let opened = open_or_salvage(&file, &options, &published);
                 // The password (if any) is no longer needed once the file is open: wiped now,
                 // not when the worker ends; unless a salvage while serving may reopen it.
                 let salvager = options.salvage_on_damage.then(|| live_salvage::Salvager {
-                    path: path.clone(),
                     options: options.clone(),
                     failed_at: std::cell::Cell::new(None),
                 });
@@ -181,7 +187,7 @@ impl Datastore {
                 match opened {
                     Ok(Opened {
                         store,
-                        mut lock,
+                        batch,
                         legacy,
                         backup_source,
                     }) => {
@@ -195,14 +201,14 @@ impl Datastore {
                             store,
                             receiver,
                             &published,
-                            &path,
-                            &mut lock,
+                            &file,
+                            batch,
                             salvager.as_ref(),
                         );
                         published.worker_alive.store(false, Ordering::Release);
                         // The lock is released only after the connection is closed (`run` has
                         // dropped the store), and `close` is answered only after both.
-                        drop(lock);
+                        drop(file);
                         if let Some((reply, result)) = closing {
                             let _ = reply.send(result);
                         }
@@ -504,5 +510,38 @@ impl Datastore {
     /// handle fail with [`DatastoreError::WorkerGone`].
     pub fn close(&self) -> Pending<()> {
         self.ask(Request::Close)
+    }
+}
+
+impl DatabaseFile {
+    /// Opens the database for serving: salvages it first when a damage marker asks for it
+    /// or the open meets damage (with `salvage_on_damage`), applies the journal's held
+    /// writes, and starts the worker, which owns the file (and its lock) from then on.
+    pub fn open(self, options: OpenOptions) -> Result<Datastore> {
+        Datastore::start(self, options)
+    }
+}
+
+/// [`open_store`], with the salvage `options.salvage_on_damage` asks for: when the marker
+/// of a damage met while serving is there, and when the open itself meets damage.
+fn open_or_salvage(
+    file: &DatabaseFile,
+    options: &OpenOptions,
+    shared: &Arc<Shared>,
+) -> Result<Opened> {
+    let path = file.path();
+    if options.salvage_on_damage {
+        file.salvage_if_marked(options.password.as_ref())?;
+    }
+    match open_store(path, options, shared.clone(), true) {
+        Err(DatastoreError::Damaged(e)) if options.salvage_on_damage && file.is_locked() => {
+            log::error!(
+                "The database {} is damaged ({e}); salvaging what can be read",
+                path.display()
+            );
+            file.salvage(options.password.as_ref())?;
+            open_store(path, options, shared.clone(), true)
+        }
+        other => other,
     }
 }

@@ -6,13 +6,13 @@
 //! a year takes under two seconds): it rolls back the open transaction (the batch keeps the
 //! writes it acknowledged), copies what can be read into a fresh file ([`crate::salvage()`]),
 //! closes its connection, keeps the damaged file and its WAL aside as
-//! `<database>.damaged-<time>`, opens the fresh file in its place (taking the lock, a new
-//! backup connection, the caches) and applies the batch again. Long jobs in progress end
-//! with an error (their callers may ask again). The request that met the damage got its
+//! `<database>.damaged-<time>`, opens the fresh file in its place (a new backup
+//! connection, the caches) and applies the batch again. All of it goes through the file's
+//! owner (`lifecycle/`): without the lock nothing is replaced, and requests that meet the
+//! damage get the error. Long jobs in progress end with an error (their callers may ask again). The request that met the damage got its
 //! error already; the ones after it are served from the salvaged file.
 
 use std::collections::VecDeque;
-use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -20,6 +20,7 @@ use rusqlite::Connection;
 
 use crate::error::{DatastoreError, Result};
 use crate::job::Job;
+use crate::lifecycle::DatabaseFile;
 use crate::open::{open_store, OpenOptions, Opened};
 use crate::shared::Shared;
 use crate::store::Store;
@@ -27,8 +28,6 @@ use crate::transaction::Transaction;
 
 /// What the worker needs to salvage its file and open the copy.
 pub(crate) struct Salvager {
-    /// The database file.
-    pub path: PathBuf,
     /// How it was opened (with the password of an encrypted database).
     pub options: OpenOptions,
     /// When a salvage last failed: the next is not tried before [`RETRY_AFTER`], so a
@@ -59,19 +58,22 @@ fn placeholder(shared: Arc<Shared>) -> Result<Store> {
 #[must_use]
 pub(crate) fn salvage_now(
     store: &mut Store,
-    lock: &mut File,
+    file: &DatabaseFile,
     tx: &mut Transaction,
     jobs: &mut VecDeque<Job>,
     salvager: &Salvager,
     shared: &Arc<Shared>,
 ) -> bool {
-    let path = &salvager.path;
-    let _ = std::fs::write(crate::damage_marker(path), b"damaged; salvage pending\n");
-    if salvager
-        .failed_at
-        .get()
-        .is_some_and(|t| t.elapsed() < RETRY_AFTER)
+    let path = file.path();
+    file.mark_damaged();
+    if !file.is_locked()
+        || salvager
+            .failed_at
+            .get()
+            .is_some_and(|t| t.elapsed() < RETRY_AFTER)
     {
+        // Without the lock no file is replaced: requests that meet the damage fail with
+        // `Damaged`, and the marker stays for a start that holds the lock.
         return true;
     }
     log::error!(
@@ -87,17 +89,15 @@ pub(crate) fn salvage_now(
         let _ = store.conn().execute_batch("ROLLBACK");
     }
     let started = std::time::Instant::now();
-    let fresh = crate::salvage_target(path);
-    let report = match crate::salvage(path, &fresh, salvager.options.password.as_ref()) {
-        Ok(report) => report,
+    let (report, fresh) = match file.salvage_copy(salvager.options.password.as_ref()) {
+        Ok(copied) => copied,
         Err(e) => {
             log::error!(
                 "Salvaging {} failed: {e}; going on with it as it is",
                 path.display()
             );
-            let _ = std::fs::remove_file(&fresh);
             salvager.failed_at.set(Some(std::time::Instant::now()));
-            tx.carry_over(store);
+            tx.carry_over(store, "the salvage failed");
             return true;
         }
     };
@@ -106,11 +106,11 @@ pub(crate) fn salvage_now(
     let Ok(empty) = placeholder(shared.clone()) else {
         log::error!("Cannot swap in the salvaged copy of {}", path.display());
         salvager.failed_at.set(Some(std::time::Instant::now()));
-        tx.carry_over(store);
+        tx.carry_over(store, "the salvaged copy could not be swapped in");
         return true;
     };
     drop(std::mem::replace(store, empty));
-    let aside = match crate::replace_with_salvaged(path, &fresh) {
+    let aside = match file.put_salvaged_in_place(&fresh) {
         Ok(aside) => aside,
         Err(e) => {
             log::error!(
@@ -122,15 +122,14 @@ pub(crate) fn salvage_now(
     };
     let mut options = salvager.options.clone();
     options.legacy_import = None;
-    match open_store(path, &options, shared.clone()) {
+    // The journal stays the worker's: its records are the batch carried over below.
+    match open_store(path, &options, shared.clone(), false) {
         Ok(Opened {
             store: opened,
-            lock: new_lock,
             backup_source,
             ..
         }) => {
             *store = opened;
-            *lock = new_lock;
             if backup_source.is_some() {
                 *shared
                     .backup_source
@@ -148,7 +147,7 @@ pub(crate) fn salvage_now(
             return false;
         }
     }
-    tx.carry_over(store);
+    tx.carry_over(store, "the database file was replaced by its salvaged copy");
     // What the salvage met on its way is not a new damage.
     let _ = crate::error::take_damage_seen();
     log::warn!(

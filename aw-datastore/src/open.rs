@@ -1,14 +1,15 @@
-//! Opening a database file: the cross-process lock, pragmas, migrations, repairs, and
-//! whether the Python server's database is to be imported (the import itself is an
-//! ordinary import request to the worker, see `lib.rs`).
+//! Opening a database file: pragmas, migrations (with a backup before), repairs, the
+//! journal's held writes, and whether the Python server's database is to be imported (the
+//! import itself is an ordinary import request to the worker, see `lib.rs`). The caller
+//! owns the file and holds its lock (`lifecycle/`).
 
 use rusqlite::{Connection, OpenFlags};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::backup::{self, BackupSource};
+use crate::batch::Batch;
 use crate::encryption::{self, DbPassword};
 use crate::error::{DatastoreError, Result};
 use crate::schema;
@@ -42,8 +43,9 @@ pub struct OpenOptions {
 /// What opening a database gives the worker.
 pub(crate) struct Opened {
     pub store: Store,
-    /// The cross-process lock, held while the file is open.
-    pub lock: File,
+    /// The worker's first batch: the journal, and the acknowledged writes of the last run
+    /// that could not be committed yet (empty, and no journal, when not recovering).
+    pub batch: Batch,
     /// The Python server's database to import, if this file was just created and that one
     /// exists.
     pub legacy: Option<PathBuf>,
@@ -64,16 +66,10 @@ fn backup_before_migration(
             .unwrap_or(Path::new("."))
             .join(crate::BACKUP_FOLDER)
     });
-    let stem = path
-        .file_stem()
-        .map_or("database".into(), |s| s.to_string_lossy().into_owned());
-    let stamp = chrono::Utc::now().format(crate::FILE_TIME_FORMAT);
-    let target = folder.join(format!(
-        "{stem}-{}{found}-{stamp}.db",
-        crate::BEFORE_MIGRATION
-    ));
+    let target = crate::lifecycle::migration_target(&folder, path, found)?;
     // The copy's own check expects the current version: this one is older by design.
     backup::write_unchecked_version(conn, options.password.is_some(), &target)?;
+    let _ = crate::lifecycle::match_database(&target, path);
     log::info!(
         "Backed up {} (schema version {found}) to {} before migrating it",
         path.display(),
@@ -82,11 +78,14 @@ fn backup_before_migration(
     Ok(())
 }
 
-/// Opens the file, takes the cross-process lock, configures, migrates and loads the store.
+/// Opens the file, configures, migrates and loads the store; with `recover`, applies the
+/// journal's held writes (`lifecycle/recovery.rs`) and opens it for the worker (a salvage
+/// while serving reopens without: the worker keeps its journal).
 pub(crate) fn open_store(
     path: &Path,
     options: &OpenOptions,
     shared: Arc<Shared>,
+    recover: bool,
 ) -> Result<Opened> {
     let mut conn = Connection::open_with_flags(
         path,
@@ -98,7 +97,6 @@ pub(crate) fn open_store(
     .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
     // The key (if any) before any other statement touches the file.
     encryption::unlock(&conn, options.password.as_ref(), path)?;
-    let lock = crate::files::lock(path)?;
     conn.busy_timeout(Duration::from_secs(2))?;
     schema::configure(&conn)?;
     if let Some(pages) = options.max_page_count {
@@ -117,17 +115,13 @@ pub(crate) fn open_store(
         other => other,
     })?;
     schema::repair_id_sequence(&mut conn)?;
-    match crate::batch::apply_pending(&conn, path) {
-        Ok(0) => {}
-        Ok(n) => log::warn!(
-            "Applied {n} acknowledged changes a previous stop could not commit ({})",
-            crate::batch::pending_path(path).display()
-        ),
-        Err(e) => log::error!(
-            "Could not apply the changes a previous stop kept in {}: {e}; they stay there",
-            crate::batch::pending_path(path).display()
-        ),
-    }
+    let batch = if recover {
+        let recovered = crate::lifecycle::recover(&conn, path)?;
+        Batch::with_journal(recovered.journal, recovered.held)
+    } else {
+        crate::lifecycle::marker(&conn)?;
+        Batch::default()
+    };
     schema::ensure_long_events_index(&conn)?;
     let store = Store::new(conn, shared)?;
     let legacy = match options.legacy_import.as_deref() {
@@ -148,7 +142,7 @@ pub(crate) fn open_store(
     };
     Ok(Opened {
         store,
-        lock,
+        batch,
         legacy,
         backup_source,
     })

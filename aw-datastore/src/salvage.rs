@@ -27,7 +27,7 @@ use serde::Serialize;
 use crate::batch::{INSERT_BUCKET_SQL, INSERT_EVENT_SQL};
 use crate::encryption::{self, DbPassword};
 use crate::error::{DatastoreError, Result};
-use crate::files::{replace_database, with_suffix};
+use crate::files::with_suffix;
 use crate::schema;
 
 /// Rows read per range read.
@@ -81,23 +81,12 @@ impl SalvageReport {
 }
 
 /// Where [`salvage`] writes the copy of `db` before it replaces it.
-pub fn salvage_target(db: &Path) -> std::path::PathBuf {
+pub(crate) fn salvage_target(db: &Path) -> std::path::PathBuf {
     let fresh = with_suffix(db, ".salvaging");
     for side in ["", "-wal", "-shm", "-journal"] {
         let _ = std::fs::remove_file(with_suffix(&fresh, side));
     }
     fresh
-}
-
-/// Puts the salvaged copy `fresh` in place of `db`; the damaged file and its WAL are kept
-/// aside as `<db>.damaged-<time>` (never over another file), and the damage marker goes.
-/// Nothing may hold `db` open. Returns where the damaged file went.
-pub fn replace_with_salvaged(db: &Path, fresh: &Path) -> Result<std::path::PathBuf> {
-    let aside = replace_database(db, fresh, "damaged")
-        .map_err(|e| DatastoreError::Sql(format!("cannot put the salvaged copy in place: {e}")))?
-        .ok_or_else(|| DatastoreError::Sql(format!("'{}' is gone", db.display())))?;
-    let _ = std::fs::remove_file(damage_marker(db));
-    Ok(aside)
 }
 
 /// Ids of a table that could not be read.
@@ -112,7 +101,7 @@ pub struct LostRange {
 }
 
 /// `<database>.damaged`: written when a damaged page was met and the file not yet salvaged;
-/// a start that finds it salvages first (the server does, `aw-server/src/damage.rs`).
+/// a start that finds it salvages first (`lifecycle/`).
 pub fn damage_marker(db: &Path) -> std::path::PathBuf {
     with_suffix(db, ".damaged")
 }
@@ -232,6 +221,18 @@ pub fn salvage(
         },
     )?;
     report.lost.extend(lost);
+    // The same database, as far as the journal is concerned: its held writes apply here.
+    crate::lifecycle::marker(&tx)?;
+    if let Ok((id, committed)) = source.query_row(
+        "SELECT database, committed FROM aw_server_journal WHERE id = 1",
+        [],
+        |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+    ) {
+        tx.execute(
+            "UPDATE aw_server_journal SET database = ?1, committed = ?2 WHERE id = 1",
+            rusqlite::params![id, committed],
+        )?;
+    }
     // Ids of lost events are never handed out again.
     if let Ok(seq) = source.query_row(
         "SELECT seq FROM sqlite_sequence WHERE name = 'events'",

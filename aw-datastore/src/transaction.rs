@@ -54,18 +54,41 @@ pub(crate) struct Transaction {
 }
 
 impl Transaction {
-    /// Begins the first transaction.
+    /// Begins the first transaction (unit tests: no journal).
+    #[cfg(test)]
     pub(crate) fn begin(store: &Store) -> Transaction {
-        let mut tx = Transaction {
-            batch: Batch::default(),
+        let mut tx = Transaction::unopened(Batch::default());
+        tx.open = tx.try_begin(store).is_ok();
+        tx
+    }
+
+    /// Begins the first transaction with `batch`: its journal, and the acknowledged changes
+    /// recovery could not commit at open, applied again here (or as soon as they can be).
+    pub(crate) fn begin_with(store: &mut Store, batch: Batch) -> Transaction {
+        let held = !batch.is_empty();
+        let mut tx = Transaction::unopened(batch);
+        if held {
+            // Begins the transaction itself.
+            tx.carry_over(
+                store,
+                "the last run's acknowledged writes wait to be applied",
+            );
+        } else {
+            tx.open = tx.try_begin(store).is_ok();
+        }
+        tx
+    }
+
+    /// The state before the first `BEGIN`.
+    fn unopened(batch: Batch) -> Transaction {
+        Transaction {
+            batch,
             started: Instant::now(),
             open: false,
             unsaved: None,
             disk_full: false,
             retry_at: None,
-        };
-        tx.open = tx.try_begin(store).is_ok();
-        tx
+        }
     }
 
     fn try_begin(&mut self, store: &Store) -> Result<()> {
@@ -105,18 +128,27 @@ impl Transaction {
         })
     }
 
-    /// After a request or job step whose changes begin at batch mark `mark`: if SQLite
-    /// rolled the transaction back, applies the batch up to `mark` again.
-    pub(crate) fn check(&mut self, store: &mut Store, mark: usize) {
-        if !self.open || !store.conn().is_autocommit() {
+    /// After a request or job step: if SQLite rolled the transaction back, or the step
+    /// left changes it did not seal (it failed, and a failed request leaves no row), rolls
+    /// back and applies the sealed changes again.
+    pub(crate) fn check(&mut self, store: &mut Store) {
+        let unsealed = self.batch.len() - self.batch.sealed();
+        let dropped = self.open && store.conn().is_autocommit();
+        if !dropped && (unsealed == 0 || !self.open) {
             return;
         }
+        if !dropped {
+            // Only a failed request's own rows are at stake: they go with the rollback.
+            let _ = store.conn().execute_batch("ROLLBACK");
+            log::debug!("Undoing the {unsealed} changes of a failed request");
+        } else {
+            log::error!(
+                "SQLite rolled back the open transaction; applying its {} earlier changes again",
+                self.batch.sealed()
+            );
+        }
         self.open = false;
-        self.batch.truncate(mark);
-        log::error!(
-            "SQLite rolled back the open transaction; applying its {} earlier changes again",
-            self.batch.len()
-        );
+        self.batch.truncate(self.batch.sealed());
         self.unsaved = Some("the transaction was rolled back".into());
         match self.restore(store) {
             Ok(()) => log::warn!("Every acknowledged write was applied again"),
@@ -156,13 +188,14 @@ impl Transaction {
         }
     }
 
-    /// After the store's file changed under the transaction (a salvage: `live_salvage.rs`):
-    /// begins a transaction on it and applies the whole batch again.
-    pub(crate) fn carry_over(&mut self, store: &mut Store) {
+    /// After the store's file changed under the transaction (a salvage: `live_salvage.rs`),
+    /// or at start with held writes (`why`): begins a transaction and applies the whole
+    /// batch again.
+    pub(crate) fn carry_over(&mut self, store: &mut Store, why: &str) {
         self.open = false;
-        self.unsaved = Some("the database file was replaced by its salvaged copy".into());
+        self.unsaved = Some(why.to_string());
         if let Err(e) = self.restore(store) {
-            log::error!("Could not apply the acknowledged writes to the salvaged copy yet: {e}");
+            log::error!("Could not apply the acknowledged writes yet ({why}): {e}");
         }
     }
 
@@ -172,13 +205,22 @@ impl Transaction {
         if self.unsaved.is_some() {
             self.restore(store)?;
         }
+        let last = self.batch.journal_last().filter(|_| !self.batch.is_empty());
         if !self.open {
             // `BEGIN` had failed: what the batch records ran in autocommit mode, durable.
+            // (Should the number not be stored, recovery finds those rows there already.)
+            if let Some(last) = last {
+                let _ = crate::lifecycle::store_committed(store.conn(), last);
+            }
             self.batch.clear();
             self.renew(store);
             return Ok(());
         }
-        match store.conn().execute_batch("COMMIT") {
+        let stored = match last {
+            Some(last) => crate::lifecycle::store_committed(store.conn(), last),
+            None => Ok(()),
+        };
+        match stored.and_then(|()| store.conn().execute_batch("COMMIT")) {
             Ok(()) => {
                 if !self.batch.is_empty() {
                     log::trace!("Committed {} changes", self.batch.len());
@@ -295,7 +337,6 @@ pub(crate) mod tests {
     /// stands in for a disk that is still full; it is gone afterwards, but no replay is
     /// tried again within `RETRY_DELAY`).
     pub(crate) fn unrecoverable_rollback(tx: &mut Transaction, store: &mut Store) {
-        let mark = tx.batch().len();
         store.conn().execute_batch("ROLLBACK").unwrap();
         store
             .conn()
@@ -304,7 +345,7 @@ pub(crate) mod tests {
                  BEGIN SELECT RAISE(ABORT, 'disk full'); END",
             )
             .unwrap();
-        tx.check(store, mark);
+        tx.check(store);
         store.conn().execute_batch("DROP TRIGGER refuse").unwrap();
     }
 
@@ -319,6 +360,7 @@ pub(crate) mod tests {
         store
             .create_bucket(tx.writes(), bucket("kept"), Vec::new())
             .unwrap();
+        tx.writes().seal().unwrap();
         let mark = tx.batch().len();
 
         unrecoverable_rollback(&mut tx, &mut store);

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use crate::batch::Batch;
 use crate::error::Result;
 use crate::job::{Job, Stepped};
+use crate::lifecycle::DatabaseFile;
 use crate::range_read::RangeRead;
 use crate::request::{Reply, Request, RowSink};
 use crate::schedule::{self, Commit, Otherwise, Receive, Situation, StreamGuess};
@@ -43,13 +44,13 @@ pub(crate) fn run(
     mut store: Store,
     requests: Receiver<Request>,
     shared: &std::sync::Arc<Shared>,
-    path: &std::path::Path,
-    lock: &mut std::fs::File,
+    file: &DatabaseFile,
+    batch: Batch,
     salvager: Option<&crate::live_salvage::Salvager>,
 ) -> Option<(Reply<()>, Result<()>)> {
     // Damage met while opening was dealt with there.
     let _ = crate::error::take_damage_seen();
-    let mut tx = Transaction::begin(&store);
+    let mut tx = Transaction::begin_with(&mut store, batch);
     let mut jobs: VecDeque<Job> = VecDeque::new();
     // When the waiting job's wait began (the end of the last job step, or the job's start),
     // and when a quick request was last answered.
@@ -64,10 +65,10 @@ pub(crate) fn run(
         if crate::error::take_damage_seen() {
             if let Some(salvager) = salvager {
                 let serving = crate::live_salvage::salvage_now(
-                    &mut store, lock, &mut tx, &mut jobs, salvager, shared,
+                    &mut store, file, &mut tx, &mut jobs, salvager, shared,
                 );
                 if !serving {
-                    keep_pending(&tx, path, "the salvaged copy could not be opened");
+                    keep_held(&tx, "the salvaged copy could not be opened");
                     return None;
                 }
             }
@@ -110,7 +111,7 @@ pub(crate) fn run(
                     .as_ref()
                     .err()
                     .map_or(String::new(), ToString::to_string);
-                keep_pending(&tx, path, &format!("before the stop: {why}"));
+                keep_held(&tx, &format!("before the stop: {why}"));
                 return Some((reply, result));
             }
             Some(other) => {
@@ -165,7 +166,7 @@ pub(crate) fn run(
                 Otherwise::Again => continue,
             },
         }
-        tx.check(&mut store, mark);
+        tx.check(&mut store);
         schedule::note_changes(tx.writes(), commit, mark);
         if schedule::commit_due(tx.batch(), tx.age(), tx.may_retry()) {
             let _ = tx.commit(&mut store);
@@ -176,24 +177,25 @@ pub(crate) fn run(
     None
 }
 
-/// Keeps the acknowledged changes the worker could not commit (`why`) in a file beside the
-/// database, applied at the next start (`batch::apply_pending`).
-fn keep_pending(tx: &Transaction, path: &std::path::Path, why: &str) {
-    if tx.batch().is_empty() {
+/// Makes sure the acknowledged changes the worker could not commit (`why`) outlive a power
+/// cut too: they are in the journal already, which the next start applies
+/// (`lifecycle/recovery.rs`).
+fn keep_held(tx: &Transaction, why: &str) {
+    let (Some(journal), false) = (tx.batch().journal(), tx.batch().is_empty()) else {
         return;
-    }
-    let pending = crate::batch::pending_path(path);
-    match tx.batch().save_pending(&pending) {
+    };
+    match journal.sync() {
         Ok(()) => log::error!(
             "{} acknowledged changes could not be committed ({why}); they are kept in {} and \
              applied at the next start",
             tx.batch().len(),
-            pending.display()
+            journal.path().display()
         ),
         Err(e) => log::error!(
-            "{} acknowledged changes could not be committed ({why}), nor kept in {}: {e}",
+            "{} acknowledged changes could not be committed ({why}); they are in {}, which \
+             could not be synced ({e}): a power cut before the next start may lose them",
             tx.batch().len(),
-            pending.display()
+            journal.path().display()
         ),
     }
 }
@@ -242,23 +244,28 @@ fn receive(
     }
 }
 
-/// Runs one request and sends its answer (a caller that went away is no error); a request
+/// Runs one request and sends its answer (a caller that went away is no error), a write's
+/// only once its changes are sealed in the journal (`batch.rs`); a request
 /// too long for one go comes back as a [`Job`] to continue later, after a first step of at
 /// most `step` (reads), with that step's commit intent.
 fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration) -> Stepped {
     match request {
         Request::CreateBucket(bucket, events, reply) => {
-            let _ = reply.send(store.create_bucket(batch, *bucket, events));
+            let created = store.create_bucket(batch, *bucket, events);
+            let _ = reply.send(batch.sealed_result(created));
         }
         Request::Import(buckets, reply) => return Job::import(store, batch, buckets, reply, step),
         Request::DeleteBucket(name, reply) => {
-            let _ = reply.send(store.delete_bucket(batch, &name));
+            let deleted = store.delete_bucket(batch, &name);
+            let _ = reply.send(batch.sealed_result(deleted));
         }
         Request::InsertEvents(name, events, reply) => {
-            let _ = reply.send(store.insert_events(batch, &name, events));
+            let inserted = store.insert_events(batch, &name, events);
+            let _ = reply.send(batch.sealed_result(inserted));
         }
         Request::Heartbeat(name, event, pulsetime_ns, reply) => {
-            let _ = reply.send(store.heartbeat(batch, &name, event, pulsetime_ns));
+            let merged = store.heartbeat(batch, &name, event, pulsetime_ns);
+            let _ = reply.send(batch.sealed_result(merged));
         }
         Request::GetEvents {
             bucket,
@@ -279,7 +286,8 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             let _ = reply.send(store.get_event(&name, id));
         }
         Request::DeleteEvents(name, ids, reply) => {
-            let _ = reply.send(store.delete_events(batch, &name, &ids));
+            let deleted = store.delete_events(batch, &name, &ids);
+            let _ = reply.send(batch.sealed_result(deleted));
         }
         Request::CountEvents(name, start, end, reply) => {
             let _ = reply.send(store.count_events(&name, start, end));
@@ -288,10 +296,12 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             let _ = reply.send(store.get_key_value(&key));
         }
         Request::SetKeyValue(key, value, reply) => {
-            let _ = reply.send(store.set_key_value(batch, &key, &value));
+            let set = store.set_key_value(batch, &key, &value);
+            let _ = reply.send(batch.sealed_result(set));
         }
         Request::DeleteKeyValue(key, reply) => {
-            let _ = reply.send(store.delete_key_value(batch, &key));
+            let deleted = store.delete_key_value(batch, &key);
+            let _ = reply.send(batch.sealed_result(deleted));
         }
         Request::GetKeyValues(prefix, reply) => {
             let _ = reply.send(store.get_key_values(&prefix));
@@ -326,6 +336,7 @@ mod tests {
         store
             .create_bucket(tx.writes(), bucket("kept"), Vec::new())
             .unwrap();
+        tx.writes().seal().unwrap();
 
         let events: Vec<NewEvent> = (0..10)
             .map(|i| NewEvent {
@@ -353,5 +364,58 @@ mod tests {
             .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
             .unwrap();
         assert_eq!(written, 0);
+    }
+
+    /// A write of many rows whose third row fails (SQLite aborts the statement only, so the
+    /// transaction and the first two rows would stay) stores none of them, and the write
+    /// acknowledged before it is kept.
+    #[test]
+    fn a_failed_write_of_many_rows_leaves_none_and_keeps_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = store_in(&dir);
+        let mut tx = Transaction::begin(&store);
+        let (reply, _answer) = tokio::sync::oneshot::channel();
+        let created = Request::CreateBucket(Box::new(bucket("b")), Vec::new(), reply);
+        let _ = handle(&mut store, tx.writes(), created, Duration::from_secs(1));
+        let event = |n: i64, data: &str| NewEvent {
+            id: None,
+            start: n,
+            end: n,
+            data: data.into(),
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let kept = Request::InsertEvents("b".into(), vec![event(0, "{}")], reply);
+        let _ = handle(&mut store, tx.writes(), kept, Duration::from_secs(1));
+        answer.blocking_recv().unwrap().unwrap();
+        tx.check(&mut store);
+
+        store
+            .conn()
+            .execute_batch(
+                r#"CREATE TEMP TRIGGER refuse BEFORE INSERT ON events WHEN NEW.data = '{"bad":1}'
+                   BEGIN SELECT RAISE(ABORT, 'refused'); END"#,
+            )
+            .unwrap();
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let rows = vec![event(1, "{}"), event(2, "{}"), event(3, r#"{"bad":1}"#)];
+        let failing = Request::InsertEvents("b".into(), rows, reply);
+        let _ = handle(&mut store, tx.writes(), failing, Duration::from_secs(1));
+        assert!(answer.blocking_recv().unwrap().is_err());
+        tx.check(&mut store);
+        // (Made inside the open transaction, the trigger went with the undo.)
+        store
+            .conn()
+            .execute_batch("DROP TRIGGER IF EXISTS refuse")
+            .unwrap();
+        tx.commit(&mut store).unwrap();
+        let starts: Vec<i64> = store
+            .conn()
+            .prepare("SELECT starttime FROM events")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(std::result::Result::unwrap)
+            .collect();
+        assert_eq!(starts, [0]);
     }
 }

@@ -3,6 +3,7 @@
 //!
 //! * [`dirs`]: where ActivityWatch keeps its files (XDG on Linux, the platform's
 //!   equivalents elsewhere);
+//! * [`disk`]: free space, space reserved ahead of need, durable folder entries;
 //! * [`hostname()`]: the device's name, which bucket ids and `/api/0/info` carry;
 //! * [`sched`]: how threads ask the kernel for the CPU (short time slices for the datastore
 //!   thread, a lower priority for background work);
@@ -13,6 +14,7 @@
 //! Nothing here knows about events or buckets; that is `aw-models`.
 
 pub mod dirs;
+pub mod disk;
 mod hostname;
 pub mod log_throttle;
 pub mod logging;

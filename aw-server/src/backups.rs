@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use aw_datastore::BackupSource;
-use chrono::{DateTime, Datelike, NaiveDateTime, Utc};
+use aw_datastore::{BackupFile, BackupKind, BackupSource};
+use chrono::{DateTime, Utc};
 use crossbeam_channel::{Receiver, Sender};
 use serde::{Deserialize, Serialize};
 
@@ -72,8 +72,12 @@ pub(crate) struct BackupEntry {
     /// `verified`: it passed `integrity_check` when it was written (a file that did not
     /// never got a backup's name).
     pub verdict: &'static str,
-    /// `scheduled` (automatic or on demand) or `before-migration` (never rotated away).
+    /// `scheduled` (automatic or on demand), `before-migration` or `before-rewrite` (the
+    /// last two never rotated away).
     pub kind: &'static str,
+    /// Its place in the order backups were written (0: named by an earlier version): the
+    /// newest is the highest, whatever the clock said.
+    pub seq: u64,
 }
 
 /// The last attempt to take a backup.
@@ -112,17 +116,8 @@ pub(crate) struct BackupStatus {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum BackupError {
     /// Less free space than the floor would be left.
-    #[error("not enough free space in {folder}: {available_mb} MiB free, the backup needs about {needed_mb} MiB and {floor_mb} MiB must stay free")]
-    NoSpace {
-        /// The backup folder.
-        folder: String,
-        /// Free space now.
-        available_mb: u64,
-        /// The database's size.
-        needed_mb: u64,
-        /// The configured floor.
-        floor_mb: u64,
-    },
+    #[error("{0}")]
+    NoSpace(String),
     /// Copying or verifying failed.
     #[error("{0}")]
     Failed(String),
@@ -261,11 +256,12 @@ impl Backups {
         // Due: an interval after the newest backup, and not before FIRST_DELAY (or half an
         // interval, when the interval is that short).
         let first = FIRST_DELAY.min(interval / 2);
+        // The newest by number; a time in the future (a clock that was ahead) says nothing
+        // of its age, and is taken as no backup at all.
         let newest_age = list(&self.folder, &self.database)
             .iter()
-            .filter(|b| b.kind == "scheduled")
-            .map(|b| (Utc::now() - b.time).to_std().unwrap_or(Duration::ZERO))
-            .min();
+            .find(|b| b.kind == "scheduled")
+            .and_then(|b| (Utc::now() - b.time).to_std().ok());
         let mut wait = match newest_age {
             Some(age) => interval.saturating_sub(age).max(first),
             None => first,
@@ -291,10 +287,10 @@ impl Backups {
                 // Stop.
                 Some(None) => return,
                 Some(Some(reply)) => {
-                    let _ = reply.send(self.take(&source));
+                    let _ = reply.send(self.take(&source, datastore));
                 }
                 None => {
-                    if let Err(e) = self.take(&source) {
+                    if let Err(e) = self.take(&source, datastore) {
                         log::warn!("Automatic backup skipped: {e}");
                     }
                     wait = interval;
@@ -303,10 +299,18 @@ impl Backups {
         }
     }
 
-    /// Takes one backup and rotates; records the attempt.
-    fn take(&self, source: &BackupSource) -> Result<BackupEntry, BackupError> {
+    /// Commits what was acknowledged (so the backup holds every write answered before it
+    /// was asked for), takes one backup and rotates; records the attempt.
+    fn take(
+        &self,
+        source: &BackupSource,
+        datastore: &aw_datastore::Datastore,
+    ) -> Result<BackupEntry, BackupError> {
         self.running
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Err(e) = datastore.force_commit().wait() {
+            log::warn!("The backup is taken without the writes not yet committed: {e}");
+        }
         let result = take_backup(source, &self.folder, &self.config);
         self.running
             .store(false, std::sync::atomic::Ordering::Relaxed);
@@ -319,248 +323,64 @@ impl Backups {
     }
 }
 
-/// Writes one verified backup of `source`'s database into `folder` and rotates the folder.
+/// Writes one verified backup of `source`'s database into `folder` and rotates the folder
+/// (the datastore owns the files: names, space check, modes, rotation).
 pub(crate) fn take_backup(
     source: &BackupSource,
     folder: &Path,
     config: &BackupConfig,
 ) -> Result<BackupEntry, BackupError> {
     let database = source.database();
-    std::fs::create_dir_all(folder)
-        .map_err(|e| BackupError::Failed(format!("cannot create {}: {e}", folder.display())))?;
-    check_space(folder, database, config.min_free_mb)?;
-    let time = Utc::now();
-    let file = format!("{}-{}.db", stem(database), time.format(TIME_FORMAT));
-    let target = folder.join(&file);
     let started = std::time::Instant::now();
-    let size = source
-        .write(&target)
-        .map_err(|e| BackupError::Failed(e.to_string()))?;
+    let written = aw_datastore::write_backup(
+        source,
+        folder,
+        BackupKind::Scheduled,
+        config.min_free_mb.saturating_mul(1 << 20),
+    )
+    .map_err(|e| match e {
+        aw_datastore::DatastoreError::DiskFull(message) => BackupError::NoSpace(message),
+        other => BackupError::Failed(other.to_string()),
+    })?;
     log::info!(
         "Backed up {} to {} ({} MB, verified, in {:.1?})",
         database.display(),
-        target.display(),
-        size / 1_000_000,
+        folder.join(&written.file).display(),
+        written.size / 1_000_000,
         started.elapsed()
     );
-    rotate(folder, database, config);
-    Ok(BackupEntry {
-        file,
-        size,
-        time: parse_time(&target, database).map_or(time, |(t, _)| t),
-        verdict: "verified",
-        kind: "scheduled",
-    })
+    for file in
+        aw_datastore::rotate_backups(folder, database, config.keep_daily, config.keep_weekly)
+    {
+        log::info!("Removed the old backup {}", folder.join(file).display());
+    }
+    Ok(BackupEntry::from(written))
 }
 
-/// How backup names carry their time.
-use aw_datastore::FILE_TIME_FORMAT as TIME_FORMAT;
-
-fn stem(database: &Path) -> String {
-    database
-        .file_stem()
-        .map_or("database".into(), |s| s.to_string_lossy().into_owned())
-}
-
-/// The time and kind of a backup file of `database`, from its name: `<stem>-<time>.db`
-/// (scheduled) or `<stem>-before-schema-v<N>-<time>.db` (before a migration).
-fn parse_time(path: &Path, database: &Path) -> Option<(DateTime<Utc>, &'static str)> {
-    let name = path.file_name()?.to_str()?;
-    let rest = name.strip_prefix(&format!("{}-", stem(database)))?;
-    let rest = rest.strip_suffix(".db")?;
-    let (kind, text) = match rest.strip_prefix(aw_datastore::BEFORE_MIGRATION) {
-        Some(tail) => ("before-migration", tail.split_once('-')?.1),
-        None => ("scheduled", rest),
-    };
-    let time = NaiveDateTime::parse_from_str(text, TIME_FORMAT).ok()?;
-    Some((time.and_utc(), kind))
+impl From<BackupFile> for BackupEntry {
+    fn from(b: BackupFile) -> BackupEntry {
+        BackupEntry {
+            file: b.file,
+            size: b.size,
+            time: b.time,
+            verdict: "verified",
+            kind: b.kind.label(),
+            seq: b.seq,
+        }
+    }
 }
 
 /// The backups of `database` in `folder`, newest first.
 pub(crate) fn list(folder: &Path, database: &Path) -> Vec<BackupEntry> {
-    let mut found: Vec<BackupEntry> = std::fs::read_dir(folder)
+    aw_datastore::list_backups(folder, database)
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| {
-            let path = entry.path();
-            let (time, kind) = parse_time(&path, database)?;
-            let meta = entry.metadata().ok().filter(|m| m.is_file())?;
-            Some(BackupEntry {
-                file: entry.file_name().to_string_lossy().into_owned(),
-                size: meta.len(),
-                time,
-                verdict: "verified",
-                kind,
-            })
-        })
-        .collect();
-    found.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| b.file.cmp(&a.file)));
-    found
-}
-
-/// The scheduled backups rotation removes: all but the newest of each of the last
-/// `keep_daily` days and `keep_weekly` ISO weeks, never the newest.
-fn rotation(backups: &[BackupEntry], keep_daily: usize, keep_weekly: usize) -> Vec<String> {
-    let scheduled: Vec<&BackupEntry> = backups.iter().filter(|b| b.kind == "scheduled").collect();
-    let mut keep = vec![false; scheduled.len()];
-    if let Some(first) = keep.first_mut() {
-        *first = true;
-    }
-    let mut days = Vec::new();
-    let mut weeks = Vec::new();
-    for (i, b) in scheduled.iter().enumerate() {
-        let day = b.time.date_naive();
-        if !days.contains(&day) && days.len() < keep_daily {
-            days.push(day);
-            keep[i] = true;
-        }
-        let week = (b.time.iso_week().year(), b.time.iso_week().week());
-        if !weeks.contains(&week) && weeks.len() < keep_weekly {
-            weeks.push(week);
-            keep[i] = true;
-        }
-    }
-    scheduled
-        .iter()
-        .zip(keep)
-        .filter(|(_, kept)| !kept)
-        .map(|(b, _)| b.file.clone())
+        .map(BackupEntry::from)
         .collect()
-}
-
-fn rotate(folder: &Path, database: &Path, config: &BackupConfig) {
-    for file in rotation(
-        &list(folder, database),
-        config.keep_daily,
-        config.keep_weekly,
-    ) {
-        let path = folder.join(&file);
-        match std::fs::remove_file(&path) {
-            Ok(()) => log::info!("Removed the old backup {}", path.display()),
-            Err(e) => log::warn!("Cannot remove the old backup {}: {e}", path.display()),
-        }
-    }
-}
-
-/// Refuses a backup that would leave less than `floor_mb` free on `folder`'s disk.
-fn check_space(folder: &Path, database: &Path, floor_mb: u64) -> Result<(), BackupError> {
-    let Some(available) = free_bytes(folder) else {
-        return Ok(());
-    };
-    let mb = |bytes: u64| bytes / (1 << 20);
-    let needed: u64 = [
-        database.to_path_buf(),
-        aw_datastore::with_suffix(database, "-wal"),
-    ]
-    .iter()
-    .filter_map(|p| std::fs::metadata(p).ok())
-    .map(|m| m.len())
-    .sum();
-    if available < needed.saturating_add(floor_mb << 20) {
-        return Err(BackupError::NoSpace {
-            folder: folder.display().to_string(),
-            available_mb: mb(available),
-            needed_mb: mb(needed),
-            floor_mb,
-        });
-    }
-    Ok(())
-}
-
-/// Bytes an unprivileged user may still write on `path`'s file system.
-fn free_bytes(path: &Path) -> Option<u64> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-        // SAFETY: `c_path` is a valid C string and `stat` a valid, writable statvfs.
-        let rc = unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) };
-        (rc == 0).then(|| (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        None
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
-
-    fn entry(time: &str) -> BackupEntry {
-        let time = NaiveDateTime::parse_from_str(time, "%Y-%m-%d %H:%M")
-            .unwrap()
-            .and_utc();
-        BackupEntry {
-            file: format!("sqlite-{}.db", time.format(TIME_FORMAT)),
-            size: 1,
-            time,
-            verdict: "verified",
-            kind: "scheduled",
-        }
-    }
-
-    #[test]
-    fn rotation_keeps_the_newest_of_each_recent_day_and_week() {
-        // Newest first: two on Nov 26, one a day back to Nov 10 (a Tuesday), one on Oct 1.
-        let mut backups = vec![entry("2026-11-26 18:00"), entry("2026-11-26 09:00")];
-        for day in (10..=25).rev() {
-            backups.push(entry(&format!("2026-11-{day:02} 09:00")));
-        }
-        backups.push(entry("2026-10-01 09:00"));
-        let removed = rotation(&backups, 7, 4);
-        let kept: Vec<String> = backups
-            .iter()
-            .filter(|b| !removed.contains(&b.file))
-            .map(|b| b.time.format("%m-%d %H").to_string())
-            .collect();
-        // 7 days (26 … 20), then the newest of the 4 most recent weeks with backups:
-        // Nov 23-29 and 16-22 (kept already), Nov 9-15 (the 15th) and Sep 28-Oct 4.
-        assert_eq!(
-            kept,
-            [
-                "11-26 18", "11-25 09", "11-24 09", "11-23 09", "11-22 09", "11-21 09", "11-20 09",
-                "11-15 09", "10-01 09"
-            ]
-        );
-        assert_eq!(rotation(&backups[..1], 0, 1), Vec::<String>::new());
-        // Before-migration backups are never rotated.
-        let mut special = entry("2020-01-01 00:00");
-        special.kind = "before-migration";
-        assert!(rotation(&[entry("2026-11-26 18:00"), special], 1, 0).is_empty());
-    }
-
-    #[test]
-    fn names_carry_time_and_kind() {
-        let db = Path::new("/data/sqlite.db");
-        assert_eq!(
-            parse_time(Path::new("/b/sqlite-2026-11-26T10-58-30Z.db"), db),
-            Some((
-                Utc.with_ymd_and_hms(2026, 11, 26, 10, 58, 30).unwrap(),
-                "scheduled"
-            ))
-        );
-        assert_eq!(
-            parse_time(
-                Path::new("/b/sqlite-before-schema-v4-2026-11-26T10-58-30Z.db"),
-                db
-            )
-            .map(|(_, k)| k),
-            Some("before-migration")
-        );
-        assert_eq!(
-            parse_time(Path::new("/b/.sqlite-2026-11-26T10-58-30Z.db.partial"), db),
-            None
-        );
-        assert_eq!(
-            parse_time(Path::new("/b/other-2026-11-26T10-58-30Z.db"), db),
-            None
-        );
-    }
 
     #[test]
     fn the_backup_table_is_read_and_checked() {

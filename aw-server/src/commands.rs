@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use aw_datastore::{BackupSource, DbPassword};
+use aw_datastore::{BackupSource, DatabaseFile, DbPassword};
 
 use crate::backups::{self, BackupConfig};
 use crate::cli::Cli;
@@ -118,24 +118,35 @@ fn ask_server(server: &instance::Announcement, api_key: Option<&str>) -> Result<
     }
 }
 
+/// Claims the database for a command that replaces it: `Err` is the exit code (another
+/// process holds it, or the lock cannot be taken, so no file may be replaced).
+fn claim_for(db: &Path, what: &str) -> Result<DatabaseFile, ExitCode> {
+    match DatabaseFile::claim(db) {
+        Ok(file) if file.is_locked() => Ok(file),
+        Ok(_) => Err(fail(format!(
+            "Not going to {what}: the lock of {} cannot be taken (see the warning above), \
+             so another process may have the database open. The database is unchanged.",
+            db.display()
+        ))),
+        Err(aw_datastore::DatastoreError::Locked(_)) => {
+            log::error!("{}", instance::in_use_message(db));
+            Err(ExitCode::from(instance::EXIT_IN_USE))
+        }
+        Err(e) => Err(fail(e)),
+    }
+}
+
 /// `aw-server salvage`: the server must be stopped; the report is printed as JSON.
 pub(crate) fn salvage(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
     let db = crate::cli::db_path(cli);
     if !db.exists() {
         return fail(format!("There is no database at {}", db.display()));
     }
-    let lock = match aw_datastore::lock_database(&db) {
-        Ok(lock) => lock,
-        Err(aw_datastore::DatastoreError::Locked(_)) => {
-            log::error!("{}", instance::in_use_message(&db));
-            return ExitCode::from(instance::EXIT_IN_USE);
-        }
-        Err(e) => return fail(e),
+    let file = match claim_for(&db, "salvage") {
+        Ok(file) => file,
+        Err(code) => return code,
     };
-    // The lock is on the damaged file, which is moved aside: held until then.
-    let result = crate::damage::salvage_in_place(&db, password.as_ref());
-    drop(lock);
-    match result {
+    match file.salvage(password.as_ref()) {
         Ok((report, _)) => {
             println!("{}", serde_json::to_string(&report).unwrap_or_default());
             ExitCode::SUCCESS
@@ -151,17 +162,9 @@ pub(crate) fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&P
         Err(e) => return fail(e),
     };
     // Held until the new file is in place: no server may open the database meanwhile.
-    let _lock = if db.exists() {
-        match aw_datastore::lock_database(&db) {
-            Ok(lock) => Some(lock),
-            Err(aw_datastore::DatastoreError::Locked(_)) => {
-                log::error!("{}", instance::in_use_message(&db));
-                return ExitCode::from(instance::EXIT_IN_USE);
-            }
-            Err(e) => return fail(e),
-        }
-    } else {
-        None
+    let file = match claim_for(&db, "restore") {
+        Ok(file) => file,
+        Err(code) => return code,
     };
     let backup = match chosen {
         Some(path) if path.components().count() == 1 && !path.exists() => folder.join(path),
@@ -174,27 +177,23 @@ pub(crate) fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&P
             None => return fail(format!("There is no backup in {}", folder.display())),
         },
     };
-    // Copied through SQLite, with what the backup's WAL holds, and checked as a backup is.
-    let incoming = aw_datastore::with_suffix(&db, ".restoring");
-    if let Err(e) = aw_datastore::copy_verified(&backup, password.as_ref(), &incoming) {
-        return fail(format!(
-            "Not restoring from {}: {e}. The database is unchanged.",
-            backup.display()
-        ));
-    }
-    match aw_datastore::replace_database(&db, &incoming, "replaced") {
-        Ok(aside) => {
-            match aside {
-                Some(aside) => log::info!(
-                    "Restored {} from {}; the file it replaced is kept at {}",
-                    db.display(),
-                    backup.display(),
-                    aside.display()
-                ),
-                None => log::info!("Restored {} from {}", db.display(), backup.display()),
-            }
+    match file.restore(&backup, password.as_ref()) {
+        Ok(Some(aside)) => {
+            log::info!(
+                "Restored {} from {}; the file it replaced is kept at {}",
+                db.display(),
+                backup.display(),
+                aside.display()
+            );
             ExitCode::SUCCESS
         }
-        Err(e) => fail(format!("Restore failed: cannot put the copy in place: {e}")),
+        Ok(None) => {
+            log::info!("Restored {} from {}", db.display(), backup.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(format!(
+            "Not restoring from {}: {e}. The database is unchanged.",
+            backup.display()
+        )),
     }
 }

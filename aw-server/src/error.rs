@@ -75,7 +75,8 @@ impl From<DatastoreError> for ApiError {
             | DatastoreError::UnsupportedDbVersion(..)
             | DatastoreError::WorkerGone
             | DatastoreError::Encryption(_)
-            | DatastoreError::Sql(_) => Status::InternalServerError,
+            | DatastoreError::Sql(_)
+            | DatastoreError::Io(_) => Status::InternalServerError,
         };
         let reason = match &e {
             DatastoreError::DiskFull(_) => Some("disk_full"),

@@ -8,7 +8,7 @@
 //! (Linux) and the file is believed only when its pid is that process (or, where
 //! `/proc/locks` cannot tell, when the process still runs).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -28,45 +28,43 @@ pub(crate) struct Announcement {
     pub port: u16,
 }
 
-/// `<database>.server.json`.
-fn announcement_path(db: &Path) -> PathBuf {
-    aw_datastore::with_suffix(db, ".server.json")
-}
-
-/// Writes this server's announcement beside `db` (aside, then renamed into place).
+/// Writes this server's announcement beside `db` (the datastore writes the file).
 pub(crate) fn announce(db: &Path, address: &str, port: u16) {
     let me = Announcement {
         pid: std::process::id(),
         address: address.to_string(),
         port,
     };
-    let path = announcement_path(db);
-    let temp = aw_datastore::with_suffix(&path, ".tmp");
     let written = serde_json::to_vec(&me)
         .map_err(std::io::Error::other)
-        .and_then(|text| std::fs::write(&temp, text))
-        .and_then(|()| std::fs::rename(&temp, &path));
+        .and_then(|text| aw_datastore::announce(db, &text));
     if let Err(e) = written {
-        log::warn!("Cannot write {}: {e}", path.display());
+        log::warn!(
+            "Cannot write {}: {e}",
+            aw_datastore::announcement_path(db).display()
+        );
     }
 }
 
 /// Removes the announcement beside `db` if it is this process's.
 pub(crate) fn withdraw(db: &Path) {
-    let path = announcement_path(db);
-    if read(&path).is_some_and(|a| a.pid == std::process::id()) {
-        let _ = std::fs::remove_file(path);
-    }
+    aw_datastore::withdraw_announcement(db, |text| {
+        parse(text).is_some_and(|a| a.pid == std::process::id())
+    });
+}
+
+fn parse(text: &[u8]) -> Option<Announcement> {
+    serde_json::from_slice(text).ok()
 }
 
 fn read(path: &Path) -> Option<Announcement> {
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    parse(&std::fs::read(path).ok()?)
 }
 
 /// The server running on `db`, if one does: the process holding its lock, with where it
 /// listens when its announcement is there.
 pub(crate) fn running(db: &Path) -> Option<(u32, Option<Announcement>)> {
-    let announced = read(&announcement_path(db));
+    let announced = read(&aw_datastore::announcement_path(db));
     match lock_holder(db) {
         Some(pid) => Some((pid, announced.filter(|a| a.pid == pid))),
         None => announced
@@ -92,13 +90,13 @@ pub(crate) fn in_use_message(db: &Path) -> String {
     )
 }
 
-/// The process holding an advisory lock on `db`, from `/proc/locks` (Linux; `None`
-/// elsewhere or when nothing holds one).
+/// The process holding the lock of `db` (`<database>.lock`), from `/proc/locks` (Linux;
+/// `None` elsewhere or when nothing holds one).
 fn lock_holder(db: &Path) -> Option<u32> {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(db).ok()?;
+        let meta = std::fs::metadata(aw_datastore::lock_file(db)).ok()?;
         let (major, minor) = (libc::major(meta.dev()), libc::minor(meta.dev()));
         let wanted = format!("{major:02x}:{minor:02x}:{}", meta.ino());
         let locks = std::fs::read_to_string("/proc/locks").ok()?;
@@ -128,8 +126,7 @@ mod tests {
         let db = dir.path().join("sqlite.db");
         std::fs::write(&db, b"").unwrap();
         assert_eq!(running(&db), None);
-        let file = std::fs::File::open(&db).unwrap();
-        file.try_lock().unwrap();
+        let _file = aw_datastore::DatabaseFile::claim(&db).unwrap();
         announce(&db, "127.0.0.1", 5600);
         let (pid, announced) = running(&db).unwrap();
         assert_eq!(pid, std::process::id());
@@ -140,6 +137,6 @@ mod tests {
             "{message}"
         );
         withdraw(&db);
-        assert!(!announcement_path(&db).exists());
+        assert!(!aw_datastore::announcement_path(&db).exists());
     }
 }

@@ -11,7 +11,6 @@ mod cli;
 mod commands;
 mod config;
 mod cpu;
-mod damage;
 mod device_id;
 mod dirs;
 mod endpoints;

@@ -319,23 +319,16 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    if crate::damage::marker(&settings.db_path).exists() && settings.db_path.exists() {
-        log::warn!(
-            "The database {} was found damaged while serving; salvaging it first",
-            settings.db_path.display()
-        );
-        crate::damage::salvage_in_place(&settings.db_path, settings.password.as_ref())
-            .map_err(|e| format!("cannot salvage {}: {e}", settings.db_path.display()))?;
-    }
-    // Kept until the file is open, for a salvage if it turns out damaged (wiped then).
-    let salvage_password = settings.password.clone();
+    // The datastore owns the file: it takes the lock before it looks at anything, salvages
+    // a damaged file (a marker left by a salvage that failed while serving, or damage met
+    // while opening) and applies the journal's held writes.
     let options = OpenOptions {
         legacy_import: settings.legacy_import.clone(),
         // Moved, not copied: the datastore drops it once the file is open.
         password: settings.password.take(),
         // Backups read through a connection of their own, opened with the key.
         backup_source: true,
-        // A damaged page met while serving: salvage at once, go on with the copy.
+        // A damaged file (at start, or met while serving): salvage it, go on with the copy.
         salvage_on_damage: true,
         backup_folder: Some(crate::backups::folder_of(
             &settings.config.backup,
@@ -343,20 +336,7 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
         )),
         ..OpenOptions::default()
     };
-    let opened = match Datastore::open_with(&settings.db_path, options.clone()) {
-        Err(aw_datastore::DatastoreError::Damaged(e)) => {
-            log::error!(
-                "The database {} is damaged ({e}); salvaging what can be read",
-                settings.db_path.display()
-            );
-            crate::damage::salvage_in_place(&settings.db_path, salvage_password.as_ref())
-                .map_err(|e| format!("cannot salvage {}: {e}", settings.db_path.display()))?;
-            Datastore::open_with(&settings.db_path, options)
-        }
-        other => other,
-    };
-    drop(salvage_password);
-    let datastore = opened.map_err(|e| match e {
+    let datastore = Datastore::open_with(&settings.db_path, options).map_err(|e| match e {
         aw_datastore::DatastoreError::Locked(_) => Failure {
             message: crate::instance::in_use_message(&settings.db_path),
             exit_code: crate::instance::EXIT_IN_USE,

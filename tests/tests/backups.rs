@@ -309,3 +309,43 @@ fn a_restore_brings_back_the_commits_in_the_given_files_wal() {
         "every committed event of the given file"
     );
 }
+
+/// A clock that jumped (back, or ahead and then back) leaves backups whose times are after
+/// the one written now: that one is still kept by rotation (it is the newest by its number)
+/// and a plain `restore` picks it.
+#[test]
+fn after_a_clock_jump_the_backup_just_written_is_kept_and_restored() {
+    for days in [3i64, -3] {
+        let folder = tempfile::tempdir().unwrap();
+        let (mut s, config, _dir) = server(folder.path(), "keep_daily = 1\nkeep_weekly = 0", "");
+        let mut c = s.client();
+        seed(&mut c, 5, 0);
+        let r = c.request("POST", "/api/0/backups", &[], None);
+        assert_eq!(r.status, 200, "{}", r.body);
+        let first = r.json()["file"].as_str().unwrap().to_string();
+        // Its name as the jumped clock wrote it: `days` away from now, same number.
+        let shifted = chrono::Utc::now() + chrono::Duration::days(days);
+        let (_, seq) = first.rsplit_once("-n").unwrap();
+        let renamed = format!("sqlite-{}-n{seq}", shifted.format("%Y-%m-%dT%H-%M-%SZ"));
+        std::fs::rename(folder.path().join(&first), folder.path().join(&renamed)).unwrap();
+
+        seed(&mut c, 5, 5);
+        let r = c.request("POST", "/api/0/backups", &[], None);
+        assert_eq!(r.status, 200, "{}", r.body);
+        let newest = r.json()["file"].as_str().unwrap().to_string();
+        assert!(
+            files(folder.path()).contains(&newest),
+            "clock {days:+} days: the backup just written was rotated away: {:?}",
+            files(folder.path())
+        );
+        let listed = c.get("/api/0/backups").json();
+        assert_eq!(listed["backups"][0]["file"], newest.as_str(), "{listed}");
+        seed(&mut c, 5, 10);
+        assert!(s.stop());
+        let (out, text) = run(&s, &config, &["restore"]);
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains(&newest), "{text}");
+        s.start_again();
+        assert_eq!(count(&mut s.client()), 10, "clock {days:+} days");
+    }
+}

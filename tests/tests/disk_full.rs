@@ -135,3 +135,113 @@ fn a_full_disk_refuses_new_writes_with_500_keeps_every_acknowledged_one_and_reco
         "exactly the acknowledged writes are stored"
     );
 }
+
+/// A stop while the disk is still full (users reboot when it fills): the writes acknowledged
+/// and held are all kept, and they are all in the database after space returns and a
+/// restart.
+#[test]
+fn a_stop_on_a_full_disk_keeps_every_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(_mount) = mount_tmpfs(dir.path(), "16m") else {
+        return;
+    };
+    let filler = dir.path().join("filler");
+    let mut s = TestServer::start_in(
+        tempfile::TempDir::new_in(dir.path()).unwrap(),
+        &["--no-legacy-import"],
+    );
+    let mut c = s.client();
+    c.create_test_bucket("w");
+    for n in 1..=20 {
+        let r = c.post_json("/api/0/buckets/w/events", &event(n));
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    fill(&filler);
+    for n in 21..=70 {
+        let r = c.post_json("/api/0/buckets/w/events", &event(n));
+        assert_eq!(r.status, 200, "event {n}: {}; {}", r.body, s.output_tail());
+    }
+    // The final commit fails: the process says so, and ends.
+    let _ = s.stop();
+    // Started again while the disk is still full: it serves, keeps the held writes (they
+    // wait to be applied, or are), takes or refuses new ones, and stops again.
+    let mut expected: Vec<usize> = (1..=70).collect();
+    s.start_again();
+    let mut c = s.client();
+    let r = c.post_json("/api/0/buckets/w/events", &event(71));
+    match r.status {
+        200 => expected.push(71),
+        500 => assert_eq!(
+            r.json()["reason"],
+            "disk_full",
+            "{}; {}",
+            r.body,
+            s.output_tail()
+        ),
+        other => panic!("answered {other}: {}", r.body),
+    }
+    let _ = s.stop();
+    std::fs::remove_file(&filler).unwrap();
+    s.start_again();
+    assert_eq!(
+        s.client().stored_numbers("w"),
+        expected,
+        "{}",
+        s.output_tail()
+    );
+}
+
+/// A write of many rows that fails part way (the disk fills under it) stores none of them,
+/// so the client's retry stores each once.
+#[test]
+fn a_many_row_write_that_fails_part_way_stores_none_of_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(_mount) = mount_tmpfs(dir.path(), "24m") else {
+        return;
+    };
+    let filler = dir.path().join("filler");
+    let mut s = TestServer::start_in(
+        tempfile::TempDir::new_in(dir.path()).unwrap(),
+        &["--no-legacy-import"],
+    );
+    let mut c = s.client();
+    c.create_test_bucket("w");
+    for n in 1..=5 {
+        let r = c.post_json("/api/0/buckets/w/events", &event(n));
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    fill(&filler);
+    // More than SQLite keeps in memory, so its pages must go to the full disk part way.
+    let many: Vec<String> = (100..400)
+        .map(|n| {
+            format!(
+                r#"{{"timestamp":"2026-01-01T00:00:00Z","duration":{n},"data":{{"n":{n},"pad":"{}"}}}}"#,
+                "y".repeat(20_000)
+            )
+        })
+        .collect();
+    let body = format!("[{}]", many.join(","));
+    let r = c.post_json("/api/0/buckets/w/events", &body);
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert_eq!(r.json()["reason"], "disk_full", "{}", r.body);
+    assert_eq!(
+        c.stored_numbers("w"),
+        (1..=5).collect::<Vec<_>>(),
+        "the failed write left rows"
+    );
+    std::fs::remove_file(&filler).unwrap();
+    // The client sends it again once there is space.
+    let deadline = Instant::now() + aw_tests::HANG_GUARD;
+    loop {
+        let r = c.post_json("/api/0/buckets/w/events", &body);
+        if r.status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never stored: {}", r.body);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(s.stop(), "{}", s.output_tail());
+    s.start_again();
+    let expected: Vec<usize> = (1..=5).chain(100..400).collect();
+    assert_eq!(s.client().stored_numbers("w"), expected);
+}

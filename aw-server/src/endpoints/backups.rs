@@ -27,7 +27,7 @@ pub(crate) async fn take(state: &State<AppState>) -> ApiResult<Json<BackupEntry>
         .map_err(|e| ApiError::new(Status::InternalServerError, e.to_string()))?;
     match taken {
         Ok(entry) => Ok(Json(entry)),
-        Err(e @ BackupError::NoSpace { .. }) => {
+        Err(e @ BackupError::NoSpace(_)) => {
             Err(ApiError::new(Status::InsufficientStorage, e.to_string()))
         }
         Err(e @ BackupError::Unavailable(_)) => {

@@ -1,0 +1,426 @@
+//! The journal of acknowledged writes: `<database>.journal`, where every write the worker
+//! acknowledges is appended before its answer goes out, so that a process that dies at any
+//! instant (a kill, a crash, a stop on a full disk) loses none of them, while the database
+//! itself still commits once per group (every 15 s; `worker.rs`).
+//!
+//! * **Cheap.** An append is a copy into the journal mapped in memory (a shared mapping of
+//!   the file: the page cache itself), not a system call and not an fsync: what is in the
+//!   page cache survives the process. Power loss is covered by the commits, as before (every
+//!   write of a finished commit survives; the writes after it may not). Where the file
+//!   cannot be mapped, each append is one `pwrite`.
+//! * **Never needs new space.** The file is preallocated ([`INITIAL_SIZE`], grown ahead of
+//!   need while there is room), so appending works on a full disk; a write that no longer
+//!   fits is refused (the client keeps it and retries), never acknowledged.
+//! * **Exactly once.** Records carry consecutive sequence numbers. Each commit stores the
+//!   last sequence number it holds in the database's own `aw_server_journal` row, in the
+//!   same transaction, and then the journal is emptied (its header names the new base). At
+//!   start, the records after the stored number are applied (`recovery.rs`); one that was
+//!   committed is never applied twice, and an update never reverts a newer value.
+//! * **Only to its own file.** The header names the database it was written for (a random
+//!   id kept in that same row). A journal whose records do not follow on from the
+//!   database's stored number, or that names another database (a backup put in place by
+//!   hand, another device's file) is kept aside as `<journal>.unmatched-<time>` and
+//!   reported, never applied.
+//!
+//! Format: a 64-byte header (`AWJRNL01`, the base sequence number, the database id, a
+//! CRC-32), then records `[payload length u32][CRC-32 of seq and payload u32][seq u64]
+//! [payload]`, little-endian, the payload being one request's row changes as JSON. A record
+//! ends the journal when its CRC does not match, its length is zero, or its number is not
+//! the next one (records of before the last emptying stay behind the tail).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::batch::Change;
+use crate::files::with_suffix;
+
+/// The space reserved when the journal is made, and kept when it is emptied.
+pub(crate) const INITIAL_SIZE: u64 = 4 << 20;
+
+/// When less than this is left free after an append, the journal grows (while it can).
+const HEADROOM: u64 = 1 << 20;
+
+/// The largest record buffer kept between appends.
+const SCRATCH_KEPT: usize = 64 << 10;
+
+const HEADER_LEN: u64 = 64;
+const MAGIC: &[u8; 8] = b"AWJRNL01";
+/// Record framing: length, CRC, sequence number.
+const RECORD_HEAD: usize = 16;
+
+/// `<database>.journal`.
+pub(crate) fn journal_path(db: &Path) -> PathBuf {
+    with_suffix(db, ".journal")
+}
+
+/// What a journal file holds.
+#[derive(Debug, Default)]
+pub(crate) struct Contents {
+    /// The id of the database it was written for.
+    pub database_id: String,
+    /// The sequence number committed when it was last emptied.
+    pub base: u64,
+    /// Its records after the base, in order: (sequence number, the changes of one request).
+    pub records: Vec<(u64, Vec<Change>)>,
+    /// Where the next record goes.
+    tail: u64,
+}
+
+/// The open journal of a served database.
+pub(crate) struct Journal {
+    file: File,
+    /// The file's first `allocated` bytes, mapped shared (`None`: not mappable here).
+    map: Option<memmap2::MmapMut>,
+    /// The record being built (kept to save an allocation per append).
+    scratch: Vec<u8>,
+    path: PathBuf,
+    database_id: String,
+    /// The number of the last record appended (the base when empty).
+    last: u64,
+    tail: u64,
+    allocated: u64,
+    /// A failure to grow was logged (not again until growing works).
+    grow_failed: bool,
+}
+
+fn io_error(text: String) -> std::io::Error {
+    std::io::Error::other(text)
+}
+
+fn header(database_id: &str, base: u64) -> [u8; HEADER_LEN as usize] {
+    let mut h = [0u8; HEADER_LEN as usize];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..16].copy_from_slice(&base.to_le_bytes());
+    let id = database_id.as_bytes();
+    let n = id.len().min(40);
+    h[16] = n as u8;
+    h[17..17 + n].copy_from_slice(&id[..n]);
+    let crc = crc32fast::hash(&h[..60]);
+    h[60..].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+/// Reads the journal at `path`; `None` when there is none (or not even a whole header).
+pub(crate) fn read(path: &Path) -> std::io::Result<Option<Contents>> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let Some(h) = bytes.get(..HEADER_LEN as usize) else {
+        return Ok(None);
+    };
+    if h.iter().all(|&b| b == 0) {
+        // Made, but its header never reached the disk (a power cut right after): empty.
+        return Ok(None);
+    }
+    if &h[..8] != MAGIC || crc32fast::hash(&h[..60]).to_le_bytes() != h[60..64] || h[16] > 40 {
+        return Err(io_error(format!("{} has no valid header", path.display())));
+    }
+    let mut base_bytes = [0u8; 8];
+    base_bytes.copy_from_slice(&h[8..16]);
+    let base = u64::from_le_bytes(base_bytes);
+    let database_id = String::from_utf8_lossy(&h[17..17 + h[16] as usize]).into_owned();
+    let mut contents = Contents {
+        database_id,
+        base,
+        records: Vec::new(),
+        tail: HEADER_LEN,
+    };
+    let mut at = HEADER_LEN as usize;
+    while let Some(head) = bytes.get(at..at + RECORD_HEAD) {
+        let word = |i: usize| {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&head[i..i + 4]);
+            u32::from_le_bytes(w)
+        };
+        let (len, crc) = (word(0) as usize, word(4));
+        let mut seq_bytes = [0u8; 8];
+        seq_bytes.copy_from_slice(&head[8..16]);
+        let seq = u64::from_le_bytes(seq_bytes);
+        let Some(payload) = bytes.get(at + RECORD_HEAD..at + RECORD_HEAD + len) else {
+            break;
+        };
+        let expected = contents.records.last().map_or(base, |(s, _)| *s) + 1;
+        if len == 0 || seq != expected || checksum(seq, payload) != crc {
+            break;
+        }
+        let Ok(changes) = serde_json::from_slice::<Vec<Change>>(payload) else {
+            break;
+        };
+        contents.records.push((seq, changes));
+        at += RECORD_HEAD + len;
+        contents.tail = at as u64;
+    }
+    Ok(Some(contents))
+}
+
+fn checksum(seq: u64, payload: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&seq.to_le_bytes());
+    hasher.update(payload);
+    hasher.finalize()
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal")
+            .field("path", &self.path)
+            .field("last", &self.last)
+            .field("tail", &self.tail)
+            .field("allocated", &self.allocated)
+            .field("mapped", &self.map.is_some())
+            .finish()
+    }
+}
+
+impl Journal {
+    /// Opens the journal of `db` for appending: empty with base `base` (`contents` `None`),
+    /// or going on after the records of `contents`. The file is preallocated.
+    pub(crate) fn open(
+        db: &Path,
+        database_id: &str,
+        base: u64,
+        contents: Option<&Contents>,
+    ) -> std::io::Result<Journal> {
+        let path = journal_path(db);
+        let file = super::modes::create_file(&path, db)?;
+        let allocated = file.metadata()?.len().max(INITIAL_SIZE);
+        aw_platform::disk::preallocate(&file, allocated)?;
+        let mut journal = Journal {
+            file,
+            map: None,
+            scratch: Vec::new(),
+            path,
+            database_id: database_id.to_string(),
+            last: base,
+            tail: HEADER_LEN,
+            allocated,
+            grow_failed: false,
+        };
+        journal.remap();
+        match contents {
+            Some(c) if !c.records.is_empty() => {
+                journal.last = c.records.last().map_or(c.base, |(s, _)| *s);
+                journal.tail = c.tail;
+            }
+            _ => {
+                journal.write_header(base)?;
+                // Once per start: the header names the database it belongs to, and a
+                // journal whose header is lost is taken for an empty one.
+                journal.sync()?;
+            }
+        }
+        Ok(journal)
+    }
+
+    /// The journal's file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The number of the last record appended (what a commit now stores).
+    pub(crate) fn last(&self) -> u64 {
+        self.last
+    }
+
+    /// Maps the file's allocated length (after it changed); without a map, appends write.
+    fn remap(&mut self) {
+        self.map = None;
+        // SAFETY: the journal is this process's alone while it holds the database's lock
+        // (no other process maps, writes or truncates it), and this struct changes the
+        // file's length only with the map dropped first.
+        let mapped = usize::try_from(self.allocated).ok().and_then(|len| unsafe {
+            memmap2::MmapOptions::new()
+                .len(len)
+                .map_mut(&self.file)
+                .ok()
+        });
+        self.map = mapped;
+    }
+
+    fn write_at(&mut self, bytes: &[u8], at: u64) -> std::io::Result<()> {
+        let start = usize::try_from(at).map_err(std::io::Error::other)?;
+        match self
+            .map
+            .as_mut()
+            .and_then(|map| map.get_mut(start..start + bytes.len()))
+        {
+            Some(place) => {
+                place.copy_from_slice(bytes);
+                Ok(())
+            }
+            None => write_at(&self.file, bytes, at),
+        }
+    }
+
+    fn write_header(&mut self, base: u64) -> std::io::Result<()> {
+        self.write_at(&header(&self.database_id, base), 0)?;
+        self.last = base;
+        self.tail = HEADER_LEN;
+        Ok(())
+    }
+
+    /// Appends the changes of one acknowledged request; fails (and appends nothing) when
+    /// they do not fit in the space the journal has and it cannot grow.
+    pub(crate) fn append(&mut self, changes: &[Change]) -> std::io::Result<()> {
+        let mut record = std::mem::take(&mut self.scratch);
+        record.clear();
+        record.resize(RECORD_HEAD, 0);
+        let written = serde_json::to_writer(&mut record, changes)
+            .map_err(std::io::Error::from)
+            .and_then(|()| self.append_record(&mut record));
+        // Kept for the next append unless one large write made it large.
+        if record.capacity() <= SCRATCH_KEPT {
+            self.scratch = record;
+        }
+        written
+    }
+
+    /// Frames the payload after `record`'s first [`RECORD_HEAD`] bytes and writes it.
+    fn append_record(&mut self, record: &mut [u8]) -> std::io::Result<()> {
+        let payload_len = record.len() - RECORD_HEAD;
+        let len = u32::try_from(payload_len)
+            .map_err(|_| io_error("one request's changes exceed 4 GiB".into()))?;
+        let seq = self.last + 1;
+        let crc = checksum(seq, &record[RECORD_HEAD..]);
+        record[..4].copy_from_slice(&len.to_le_bytes());
+        record[4..8].copy_from_slice(&crc.to_le_bytes());
+        record[8..16].copy_from_slice(&seq.to_le_bytes());
+        let end = self.tail + record.len() as u64;
+        if end > self.allocated {
+            self.grow(end + HEADROOM)?;
+        }
+        self.write_at(record, self.tail)?;
+        self.tail = end;
+        self.last = seq;
+        if self.allocated - self.tail < HEADROOM {
+            // Ahead of need, while the disk has room; failing here refuses nothing yet.
+            if let Err(e) = self.grow(self.allocated * 2) {
+                if !std::mem::replace(&mut self.grow_failed, true) {
+                    log::warn!("Cannot grow {}: {e}", self.path.display());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn grow(&mut self, to: u64) -> std::io::Result<()> {
+        aw_platform::disk::preallocate(&self.file, to)?;
+        self.allocated = to;
+        self.grow_failed = false;
+        self.remap();
+        Ok(())
+    }
+
+    /// Empties the journal after a commit that stored [`Journal::last`]: the header
+    /// names it as the base. After records past [`INITIAL_SIZE`] (an import, one large
+    /// event) the file goes back to that size and is mapped anew: the disk space and the
+    /// memory their pages took are given back.
+    pub(crate) fn empty(&mut self) -> std::io::Result<()> {
+        let grown = self.allocated > INITIAL_SIZE;
+        self.write_header(self.last)?;
+        if grown {
+            self.map = None;
+            self.file.set_len(INITIAL_SIZE)?;
+            self.allocated = INITIAL_SIZE;
+            self.remap();
+        }
+        Ok(())
+    }
+
+    /// Makes what was appended durable (a stop that could not commit: the journal must
+    /// then outlive a power cut too).
+    pub(crate) fn sync(&self) -> std::io::Result<()> {
+        if let Some(map) = &self.map {
+            map.flush()?;
+        }
+        self.file.sync_data()
+    }
+}
+
+fn write_at(file: &File, bytes: &[u8], at: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(file, bytes, at)
+    }
+    #[cfg(windows)]
+    {
+        let mut done = 0;
+        while done < bytes.len() {
+            done +=
+                std::os::windows::fs::FileExt::seek_write(file, &bytes[done..], at + done as u64)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(id: i64) -> Change {
+        Change::DeleteEvent { id, bucketrow: 1 }
+    }
+
+    #[test]
+    fn records_are_read_back_in_order_until_the_first_that_does_not_follow() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let mut journal = Journal::open(&db, "abc", 7, None).unwrap();
+        assert!(
+            journal.map.is_some() || cfg!(not(unix)),
+            "appends go through the map"
+        );
+        assert_eq!(
+            std::fs::metadata(journal.path()).unwrap().len(),
+            INITIAL_SIZE
+        );
+        journal.append(&[change(1)]).unwrap();
+        journal.append(&[change(2), change(3)]).unwrap();
+        let read_back = read(&journal_path(&db)).unwrap().unwrap();
+        assert_eq!((read_back.database_id.as_str(), read_back.base), ("abc", 7));
+        assert_eq!(
+            read_back.records,
+            vec![(8, vec![change(1)]), (9, vec![change(2), change(3)])]
+        );
+        // Emptied: the old records stay behind the tail but do not follow the new base.
+        journal.empty().unwrap();
+        journal.append(&[change(4)]).unwrap();
+        let read_back = read(&journal_path(&db)).unwrap().unwrap();
+        assert_eq!(read_back.base, 9);
+        assert_eq!(read_back.records, vec![(10, vec![change(4)])]);
+        // Going on after a restart appends after the last record.
+        let mut again = Journal::open(&db, "abc", 9, Some(&read_back)).unwrap();
+        again.append(&[change(5)]).unwrap();
+        assert_eq!(read(&journal_path(&db)).unwrap().unwrap().records.len(), 2);
+        // A torn record ends the journal.
+        let mut bytes = std::fs::read(journal_path(&db)).unwrap();
+        let at = read_back.tail as usize + RECORD_HEAD;
+        bytes[at] ^= 0xff;
+        std::fs::write(journal_path(&db), bytes).unwrap();
+        assert_eq!(read(&journal_path(&db)).unwrap().unwrap().records.len(), 1);
+    }
+
+    #[test]
+    fn a_journal_grows_ahead_of_need_and_gives_the_space_back_when_emptied() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let mut journal = Journal::open(&db, "id", 0, None).unwrap();
+        let big = Change::SetKeyValue {
+            key: "k".into(),
+            value: "x".repeat(1 << 20),
+            modified: 0,
+        };
+        for _ in 0..20 {
+            journal.append(std::slice::from_ref(&big)).unwrap();
+        }
+        assert!(journal.allocated - journal.tail >= HEADROOM);
+        assert_eq!(read(journal.path()).unwrap().unwrap().records.len(), 20);
+        journal.empty().unwrap();
+        assert_eq!(
+            std::fs::metadata(journal.path()).unwrap().len(),
+            INITIAL_SIZE
+        );
+    }
+}

@@ -1,0 +1,423 @@
+//! Applying the journal's acknowledged writes at start, exactly once, to the file they were
+//! written for, also when another program (the reference server can open the same file)
+//! wrote to it in between.
+//!
+//! The database keeps its own id and the sequence number of the last journal record its
+//! last commit held, in a table of ours (`aw_server_journal`, one row; the reference
+//! server never reads it, and a backup or a salvaged copy carries it along). The records
+//! after that number are applied in one transaction that also stores the new number.
+//!
+//! Ids. The records name the rows they wrote by the ids SQLite gave them. Another program
+//! that wrote in between may have taken those ids (its inserts do not see our uncommitted
+//! ones), so each insert is checked first: an id that is free is used as recorded; one that
+//! holds the very same row (written before, in autocommit mode) is taken as done; any
+//! other gets a new id, and later records that name the old one are pointed at the new
+//! one. A bucket whose name exists by then (the other program created it) takes the
+//! records' events.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::journal::{self, Contents, Journal};
+use crate::batch::{Change, NEW_ROW};
+use crate::error::{DatastoreError, Result};
+use crate::files::with_suffix;
+
+/// The database's id and its last committed journal number.
+const MARKER_SQL: &str = "CREATE TABLE IF NOT EXISTS aw_server_journal (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    database TEXT NOT NULL,
+    committed INTEGER NOT NULL
+)";
+
+/// Reads the database's id and last committed journal number, creating the row (a new
+/// random id, number 0) when the file has none (new, or written by another server).
+pub(crate) fn marker(conn: &Connection) -> Result<(String, u64)> {
+    conn.execute_batch(MARKER_SQL)?;
+    let found = conn
+        .query_row(
+            "SELECT database, committed FROM aw_server_journal WHERE id = 1",
+            [],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+        )
+        .optional()?;
+    match found {
+        Some((id, committed)) => Ok((id, u64::try_from(committed).unwrap_or(0))),
+        None => {
+            conn.execute(
+                "INSERT INTO aw_server_journal (id, database, committed)
+                 VALUES (1, lower(hex(randomblob(16))), 0)",
+                [],
+            )?;
+            marker(conn)
+        }
+    }
+}
+
+/// Stores `last` as the last committed journal number, inside the caller's transaction
+/// (the commit that holds that record's changes).
+pub(crate) fn store_committed(conn: &Connection, last: u64) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE aw_server_journal SET committed = ?1 WHERE id = 1")?
+        .execute([i64::try_from(last).unwrap_or(i64::MAX)])?;
+    Ok(())
+}
+
+/// What recovery hands the worker.
+#[derive(Debug)]
+pub(crate) struct Recovered {
+    /// The journal, open for appending.
+    pub journal: Journal,
+    /// Acknowledged changes found in the journal that could not be committed now (a disk
+    /// still full): the worker holds them as its open batch and commits them when it can.
+    /// They are in the journal already.
+    pub held: Vec<Change>,
+}
+
+/// `<database>.pending.json`: what a stop of an earlier version could not commit.
+fn legacy_pending(db: &Path) -> std::path::PathBuf {
+    with_suffix(db, ".pending.json")
+}
+
+/// Brings the journal of `db` (served through `conn`, schema current, no transaction open)
+/// into the database; see the module docs. Records that belong to another file are kept
+/// aside and reported.
+pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
+    let (id, committed) = marker(conn)?;
+    let path = journal::journal_path(db);
+    let contents = match journal::read(&path) {
+        Ok(Some(c)) if c.records.is_empty() => None,
+        Ok(Some(c)) if c.database_id == id && c.base <= committed => Some(c),
+        Ok(Some(c)) => {
+            keep_unmatched(
+                &path,
+                &format!(
+                    "it was written for database {} after its commit {}, and this file is \
+                 database {id} at commit {committed}",
+                    c.database_id, c.base
+                ),
+            );
+            None
+        }
+        Ok(None) => None,
+        Err(e) => {
+            keep_unmatched(&path, &e.to_string());
+            None
+        }
+    };
+    let contents = match contents {
+        Some(c) => c,
+        None => match adopt_legacy_pending(db, &id, committed)? {
+            Some(c) => c,
+            None => {
+                return Ok(Recovered {
+                    journal: Journal::open(db, &id, committed, None)?,
+                    held: Vec::new(),
+                })
+            }
+        },
+    };
+    let due: Vec<&(u64, Vec<Change>)> = contents
+        .records
+        .iter()
+        .filter(|(seq, _)| *seq > committed)
+        .collect();
+    let Some(last) = due.last().map(|(seq, _)| *seq) else {
+        return Ok(Recovered {
+            journal: Journal::open(db, &id, committed, None)?,
+            held: Vec::new(),
+        });
+    };
+    let changes: Vec<Change> = due.iter().flat_map(|(_, c)| c.iter().cloned()).collect();
+    let count = changes.len();
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let applied = apply_remapped(conn, changes.clone())
+        .and_then(|remapped| store_committed(conn, last).map(|()| remapped))
+        .and_then(|remapped| conn.execute_batch("COMMIT").map(|()| remapped));
+    match applied {
+        Ok(_) => {
+            log::warn!(
+                "Applied {count} acknowledged changes the last run had not committed ({})",
+                path.display()
+            );
+            Ok(Recovered {
+                journal: Journal::open(db, &id, last, None)?,
+                held: Vec::new(),
+            })
+        }
+        Err(e) => {
+            if !conn.is_autocommit() {
+                conn.execute_batch("ROLLBACK")?;
+            }
+            log::error!(
+                "Cannot apply the {count} acknowledged changes of {} now ({e}): they are \
+                 held and applied as soon as the database can be written",
+                path.display()
+            );
+            // Worked out again without writing, for the worker to apply when it can.
+            let held = apply_remapped_dry(conn, changes)?;
+            Ok(Recovered {
+                journal: Journal::open(db, &id, contents.base, Some(&contents))?,
+                held,
+            })
+        }
+    }
+}
+
+/// Keeps a journal that must not be applied here aside, and says so.
+fn keep_unmatched(path: &Path, why: &str) {
+    let aside = super::replace::free_aside_name(path, "unmatched");
+    match std::fs::rename(path, &aside) {
+        Ok(()) => log::error!(
+            "The journal {} is not this database's ({why}): its acknowledged writes are \
+             not applied; it is kept at {}",
+            path.display(),
+            aside.display()
+        ),
+        Err(e) => log::error!(
+            "The journal {} is not this database's ({why}) and cannot be moved aside: {e}",
+            path.display()
+        ),
+    }
+}
+
+/// An earlier version kept what a stop could not commit in `<database>.pending.json`: it
+/// becomes the first record of a new journal (synced), and the file is renamed
+/// `….applied`.
+fn adopt_legacy_pending(db: &Path, id: &str, committed: u64) -> Result<Option<Contents>> {
+    let pending = legacy_pending(db);
+    let Ok(bytes) = std::fs::read(&pending) else {
+        return Ok(None);
+    };
+    let changes: Vec<Change> = serde_json::from_slice(&bytes)
+        .map_err(|e| DatastoreError::Sql(format!("cannot read {}: {e}", pending.display())))?;
+    let mut journal = Journal::open(db, id, committed, None)?;
+    journal.append(&changes)?;
+    journal.sync()?;
+    std::fs::rename(&pending, with_suffix(&pending, ".applied"))?;
+    Ok(journal::read(journal.path())?)
+}
+
+/// Ids as the records name them → ids as applied.
+#[derive(Default)]
+struct IdMap {
+    buckets: HashMap<i64, i64>,
+    events: HashMap<i64, i64>,
+}
+
+impl IdMap {
+    fn bucket(&self, row: i64) -> i64 {
+        self.buckets.get(&row).copied().unwrap_or(row)
+    }
+    fn event(&self, id: i64) -> i64 {
+        self.events.get(&id).copied().unwrap_or(id)
+    }
+}
+
+/// Applies `changes` in order on `conn` (in the caller's transaction), each with the ids
+/// the database leaves it (see the module docs); returns them as applied.
+fn apply_remapped(conn: &Connection, changes: Vec<Change>) -> rusqlite::Result<Vec<Change>> {
+    let mut map = IdMap::default();
+    let mut applied = Vec::with_capacity(changes.len());
+    for change in changes {
+        if let Some(change) = remap(conn, &mut map, change)? {
+            change.apply(conn)?;
+            applied.push(change);
+        }
+    }
+    Ok(applied)
+}
+
+/// [`apply_remapped`] in a transaction that is rolled back: the changes as they would be
+/// applied now, with nothing written.
+fn apply_remapped_dry(conn: &Connection, changes: Vec<Change>) -> Result<Vec<Change>> {
+    conn.execute_batch("BEGIN")?;
+    let result = apply_remapped(conn, changes.clone());
+    if !conn.is_autocommit() {
+        conn.execute_batch("ROLLBACK")?;
+    }
+    // When even that fails (nothing can be written), the records as they are.
+    Ok(result.unwrap_or(changes))
+}
+
+/// The change with the ids it gets on this database; `None` when it is there already.
+fn remap(conn: &Connection, map: &mut IdMap, change: Change) -> rusqlite::Result<Option<Change>> {
+    Ok(Some(match change {
+        Change::CreateBucket { row, columns } => {
+            let by_name: Option<i64> = conn
+                .prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
+                .query_row([&columns[0]], |r| r.get(0))
+                .optional()?;
+            if let Some(existing) = by_name {
+                map.buckets.insert(row, existing);
+                return Ok(None);
+            }
+            let taken = conn
+                .prepare_cached("SELECT 1 FROM buckets WHERE id = ?1")?
+                .exists([row])?;
+            let new_row = if taken {
+                let [name, type_, client, hostname, created, data] = &columns;
+                conn.prepare_cached(crate::batch::INSERT_BUCKET_SQL)?
+                    .execute(params![
+                        NEW_ROW, name, type_, client, hostname, created, data
+                    ])?;
+                let id = conn.last_insert_rowid();
+                conn.execute("DELETE FROM buckets WHERE id = ?1", [id])?;
+                id
+            } else {
+                row
+            };
+            map.buckets.insert(row, new_row);
+            Change::CreateBucket {
+                row: new_row,
+                columns,
+            }
+        }
+        Change::DeleteBucket { row } => Change::DeleteBucket {
+            row: map.bucket(row),
+        },
+        Change::InsertEvent {
+            id,
+            bucketrow,
+            start,
+            end,
+            data,
+        } => {
+            let bucketrow = map.bucket(bucketrow);
+            let there: Option<(i64, i64, i64, String)> = conn
+                .prepare_cached(
+                    "SELECT bucketrow, starttime, endtime, data FROM events WHERE id = ?1",
+                )?
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .optional()?;
+            let new_id = match there {
+                None => id,
+                Some(row) if row == (bucketrow, start, end, data.clone()) => {
+                    map.events.insert(id, id);
+                    return Ok(None);
+                }
+                Some(_) => {
+                    // A fresh id: the next SQLite would give (reserved by an insert that
+                    // the change's own insert then replaces).
+                    conn.prepare_cached(crate::batch::INSERT_EVENT_SQL)?
+                        .execute(params![NEW_ROW, bucketrow, start, end, data])?;
+                    let fresh = conn.last_insert_rowid();
+                    conn.execute("DELETE FROM events WHERE id = ?1", [fresh])?;
+                    fresh
+                }
+            };
+            map.events.insert(id, new_id);
+            Change::InsertEvent {
+                id: new_id,
+                bucketrow,
+                start,
+                end,
+                data,
+            }
+        }
+        Change::ReplaceEvent {
+            id,
+            start,
+            end,
+            data,
+        } => Change::ReplaceEvent {
+            id: map.event(id),
+            start,
+            end,
+            data,
+        },
+        Change::ResizeEvent {
+            id,
+            bucketrow,
+            start,
+            end,
+        } => Change::ResizeEvent {
+            id: map.event(id),
+            bucketrow: map.bucket(bucketrow),
+            start,
+            end,
+        },
+        Change::DeleteEvent { id, bucketrow } => Change::DeleteEvent {
+            id: map.event(id),
+            bucketrow: map.bucket(bucketrow),
+        },
+        other @ (Change::SetKeyValue { .. } | Change::DeleteKeyValue { .. }) => other,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db_in(dir: &tempfile::TempDir) -> (Connection, std::path::PathBuf) {
+        let path = dir.path().join("sqlite.db");
+        let mut conn = Connection::open(&path).unwrap();
+        crate::schema::migrate(&mut conn).unwrap();
+        (conn, path)
+    }
+
+    fn events(conn: &Connection) -> Vec<(i64, i64, i64, String)> {
+        let mut stmt = conn
+            .prepare("SELECT id, bucketrow, endtime, data FROM events ORDER BY id")
+            .unwrap();
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap();
+        rows.map(std::result::Result::unwrap).collect()
+    }
+
+    /// A run created a bucket, inserted and resized an event, and died before its commit;
+    /// another program then created a bucket of the same name and took the event's id.
+    #[test]
+    fn held_writes_follow_ids_another_program_took_and_apply_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (conn, db) = db_in(&dir);
+        let (id, committed) = marker(&conn).unwrap();
+        let mut journal = Journal::open(&db, &id, committed, None).unwrap();
+        let columns = ["b", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from);
+        journal
+            .append(&[
+                Change::CreateBucket { row: 1, columns },
+                Change::InsertEvent {
+                    id: 1,
+                    bucketrow: 1,
+                    start: 0,
+                    end: 1,
+                    data: r#"{"ours":1}"#.into(),
+                },
+            ])
+            .unwrap();
+        journal
+            .append(&[Change::ResizeEvent {
+                id: 1,
+                bucketrow: 1,
+                start: 0,
+                end: 5,
+            }])
+            .unwrap();
+        drop(journal);
+        conn.execute_batch(
+            "INSERT INTO buckets (name, type, client, hostname, created) VALUES ('x', 't', 'c', 'h', 'now');
+             INSERT INTO buckets (name, type, client, hostname, created) VALUES ('b', 't', 'c', 'h', 'now');
+             INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (2, 0, 9, '{\"theirs\":1}');",
+        )
+        .unwrap();
+
+        let recovered = recover(&conn, &db).unwrap();
+        assert!(recovered.held.is_empty());
+        assert_eq!(
+            events(&conn),
+            [
+                (1, 2, 9, r#"{"theirs":1}"#.to_string()),
+                (2, 2, 5, r#"{"ours":1}"#.to_string())
+            ],
+            "into the bucket of that name, under a new id, resized"
+        );
+        assert_eq!(marker(&conn).unwrap().1, 2);
+        drop(recovered);
+        // Again: nothing is applied twice.
+        recover(&conn, &db).unwrap();
+        assert_eq!(events(&conn).len(), 2);
+    }
+}
