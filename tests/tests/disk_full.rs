@@ -48,6 +48,27 @@ fn fill(path: &Path) {
     let _ = file.sync_all();
 }
 
+/// A server on a fresh tmpfs of `size` (in `dir`) with bucket `w` and events `first`; the
+/// filler file that fills the disk when asked. `None` where mounting is not allowed.
+fn server_on_tmpfs(
+    dir: &Path,
+    size: &str,
+    first: impl IntoIterator<Item = usize>,
+) -> Option<(Mount, PathBuf, TestServer)> {
+    let mount = mount_tmpfs(dir, size)?;
+    let s = TestServer::start_in(
+        tempfile::TempDir::new_in(dir).unwrap(),
+        &["--no-legacy-import"],
+    );
+    let mut c = s.client();
+    c.create_test_bucket("w");
+    for n in first {
+        let r = c.post_json("/api/0/buckets/w/events", &event(n));
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    Some((mount, dir.join("filler"), s))
+}
+
 fn event(n: usize) -> String {
     format!(
         r#"[{{"timestamp":"2026-01-01T00:00:00Z","duration":{n},"data":{{"n":{n},"pad":"{}"}}}}]"#,
@@ -58,16 +79,10 @@ fn event(n: usize) -> String {
 #[test]
 fn a_full_disk_refuses_new_writes_with_500_keeps_every_acknowledged_one_and_recovers() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(_mount) = mount_tmpfs(dir.path(), "16m") else {
+    let Some((_mount, filler, mut s)) = server_on_tmpfs(dir.path(), "16m", []) else {
         return;
     };
-    let filler = dir.path().join("filler");
-    let mut s = TestServer::start_in(
-        tempfile::TempDir::new_in(dir.path()).unwrap(),
-        &["--no-legacy-import"],
-    );
     let mut c = s.client();
-    c.create_test_bucket("w");
     fill(&filler);
 
     let (mut acknowledged, mut refused, mut n) = (Vec::new(), 0usize, 0usize);
@@ -142,20 +157,10 @@ fn a_full_disk_refuses_new_writes_with_500_keeps_every_acknowledged_one_and_reco
 #[test]
 fn a_stop_on_a_full_disk_keeps_every_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(_mount) = mount_tmpfs(dir.path(), "16m") else {
+    let Some((_mount, filler, mut s)) = server_on_tmpfs(dir.path(), "16m", 1..=20) else {
         return;
     };
-    let filler = dir.path().join("filler");
-    let mut s = TestServer::start_in(
-        tempfile::TempDir::new_in(dir.path()).unwrap(),
-        &["--no-legacy-import"],
-    );
     let mut c = s.client();
-    c.create_test_bucket("w");
-    for n in 1..=20 {
-        let r = c.post_json("/api/0/buckets/w/events", &event(n));
-        assert_eq!(r.status, 200, "{}", r.body);
-    }
     fill(&filler);
     for n in 21..=70 {
         let r = c.post_json("/api/0/buckets/w/events", &event(n));
@@ -196,20 +201,10 @@ fn a_stop_on_a_full_disk_keeps_every_acknowledged_write() {
 #[test]
 fn a_many_row_write_that_fails_part_way_stores_none_of_its_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(_mount) = mount_tmpfs(dir.path(), "24m") else {
+    let Some((_mount, filler, mut s)) = server_on_tmpfs(dir.path(), "24m", 1..=5) else {
         return;
     };
-    let filler = dir.path().join("filler");
-    let mut s = TestServer::start_in(
-        tempfile::TempDir::new_in(dir.path()).unwrap(),
-        &["--no-legacy-import"],
-    );
     let mut c = s.client();
-    c.create_test_bucket("w");
-    for n in 1..=5 {
-        let r = c.post_json("/api/0/buckets/w/events", &event(n));
-        assert_eq!(r.status, 200, "{}", r.body);
-    }
     fill(&filler);
     // More than SQLite keeps in memory, so its pages must go to the full disk part way.
     let many: Vec<String> = (100..400)

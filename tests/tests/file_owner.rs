@@ -73,6 +73,32 @@ fn run(s: &TestServer, args: &[&str], env: &[(&str, &str)]) -> (ExitStatus, Stri
     (out.status, aw_tests::output_text(&out))
 }
 
+/// `POST /api/0/backups`: the file name of the backup the running server took.
+fn backup_now(c: &mut Client) -> String {
+    let r = c.request("POST", "/api/0/backups", &[], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["file"].as_str().unwrap().to_string()
+}
+
+/// A server with bucket `w` holding `before`, a backup of it, then `after` inserted; and
+/// the backup's file name.
+fn server_with_backup(
+    before: std::ops::RangeInclusive<usize>,
+    after: std::ops::RangeInclusive<usize>,
+) -> (TestServer, String) {
+    let s = TestServer::start_with(&["--no-legacy-import"]);
+    let mut c = s.client();
+    c.create_test_bucket("w");
+    for n in before {
+        insert(&mut c, n);
+    }
+    let backup = backup_now(&mut c);
+    for n in after {
+        insert(&mut c, n);
+    }
+    (s, backup)
+}
+
 #[test]
 fn a_second_start_exits_3_and_touches_no_file() {
     let mut s = TestServer::start_with(&["--no-legacy-import"]);
@@ -140,18 +166,7 @@ fn without_the_lock_the_server_serves_but_restore_and_salvage_refuse() {
 #[test]
 fn a_restore_killed_at_any_step_leaves_the_old_or_the_new_database() {
     for step in 1..=4 {
-        let mut s = TestServer::start_with(&["--no-legacy-import"]);
-        let mut c = s.client();
-        c.create_test_bucket("w");
-        for n in 1..=10 {
-            insert(&mut c, n);
-        }
-        let r = c.request("POST", "/api/0/backups", &[], None);
-        assert_eq!(r.status, 200, "{}", r.body);
-        let backup = r.json()["file"].as_str().unwrap().to_string();
-        for n in 11..=15 {
-            insert(&mut c, n);
-        }
+        let (mut s, backup) = server_with_backup(1..=10, 11..=15);
         assert!(s.stop());
         let step_text = step.to_string();
         let (status, text) = run(
@@ -346,24 +361,10 @@ fn held_writes_apply_exactly_once_after_another_program_wrote() {
 /// in place by hand (here, an older copy of the same database) leaves them aside, reported.
 #[test]
 fn held_writes_are_kept_aside_when_the_file_was_swapped_by_hand() {
-    let mut s = TestServer::start_with(&["--no-legacy-import"]);
-    let mut c = s.client();
-    c.create_test_bucket("w");
-    insert(&mut c, 1);
-    let r = c.request("POST", "/api/0/backups", &[], None);
-    assert_eq!(r.status, 200, "{}", r.body);
-    let backup: PathBuf = s
-        .dir
-        .path()
-        .join("backups")
-        .join(r.json()["file"].as_str().unwrap());
-    // Committed, and more after it: the journal now starts after the backup's commit.
-    for n in 2..=120 {
-        insert(&mut c, n);
-    }
-    for n in 121..=130 {
-        insert(&mut c, n);
-    }
+    // Committed after the backup (the 100-event trigger), and more after that: the journal
+    // now starts after a later commit than the backup's.
+    let (mut s, backup) = server_with_backup(1..=1, 2..=130);
+    let backup: PathBuf = s.dir.path().join("backups").join(backup);
     s.kill();
     let db = s.db_path();
     for side in ["", "-wal", "-shm"] {
@@ -404,9 +405,7 @@ fn files_made_beside_a_private_database_stay_private() {
     let db = s.db_path();
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o600)).unwrap();
     s.start_again();
-    let mut c = s.client();
-    let r = c.request("POST", "/api/0/backups", &[], None);
-    assert_eq!(r.status, 200, "{}", r.body);
+    backup_now(&mut s.client());
     assert!(s.stop());
     let (status, text) = run(&s, &["salvage"], &[]);
     assert!(status.success(), "{text}");
@@ -435,18 +434,7 @@ fn files_made_beside_a_private_database_stay_private() {
 /// in its place.
 #[test]
 fn a_restore_keeps_held_writes_with_the_file_it_replaces() {
-    let mut s = TestServer::start_with(&["--no-legacy-import"]);
-    let mut c = s.client();
-    c.create_test_bucket("w");
-    for n in 1..=5 {
-        insert(&mut c, n);
-    }
-    let r = c.request("POST", "/api/0/backups", &[], None);
-    assert_eq!(r.status, 200, "{}", r.body);
-    let backup = r.json()["file"].as_str().unwrap().to_string();
-    for n in 6..=20 {
-        insert(&mut c, n);
-    }
+    let (mut s, backup) = server_with_backup(1..=5, 6..=20);
     s.kill();
 
     let (status, text) = run(&s, &["restore", &backup], &[]);
