@@ -420,4 +420,29 @@ mod tests {
         recover(&conn, &db).unwrap();
         assert_eq!(events(&conn).len(), 2);
     }
+
+    /// What an earlier version's stop could not commit (`pending.json`) is applied once.
+    #[test]
+    fn an_earlier_versions_pending_file_is_applied_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (conn, db) = db_in(&dir);
+        let columns = ["b", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from);
+        let held = vec![
+            Change::CreateBucket { row: 1, columns },
+            Change::InsertEvent {
+                id: 1,
+                bucketrow: 1,
+                start: 0,
+                end: 1,
+                data: "{}".into(),
+            },
+        ];
+        std::fs::write(legacy_pending(&db), serde_json::to_vec(&held).unwrap()).unwrap();
+        recover(&conn, &db).unwrap();
+        assert_eq!(events(&conn).len(), 1);
+        assert!(!legacy_pending(&db).exists());
+        assert!(with_suffix(&legacy_pending(&db), ".applied").exists());
+        recover(&conn, &db).unwrap();
+        assert_eq!(events(&conn).len(), 1, "applied once");
+    }
 }
