@@ -18,6 +18,41 @@ use crate::peer::{PageCursor, PeerFile, ReadGuard};
 use crate::server::Server;
 use crate::transfer::{self, extent, PAGE_SIZE};
 
+/// Bucket row ids read from a peer file at a time.
+const ROWS_PER_PAGE: usize = 1000;
+
+/// How many reasons the one log line about a peer's unreadable bucket rows gives.
+const REASONS_LOGGED: usize = 3;
+
+/// A peer's bucket rows that could not be read in one pass: counted, with the first few
+/// reasons, and logged once (a file of 200,000 such rows made 87 MB of log in two passes
+/// when each was a line).
+#[derive(Default)]
+struct BadBuckets {
+    count: u64,
+    reasons: Vec<String>,
+}
+
+impl BadBuckets {
+    fn note(&mut self, e: &SyncError) {
+        self.count += 1;
+        if self.reasons.len() < REASONS_LOGGED {
+            self.reasons.push(e.to_string());
+        }
+    }
+
+    fn log(&self, peer: &std::path::Path) {
+        if self.count > 0 {
+            log::warn!(
+                "Skipped {} bucket rows of {} that cannot be synced; the first: {}",
+                self.count,
+                peer.display(),
+                self.reasons.join("; ")
+            );
+        }
+    }
+}
+
 impl Syncer {
     /// The resume points' file.
     fn cursors_path(&self) -> PathBuf {
@@ -116,8 +151,8 @@ impl Syncer {
                 unreadable_events,
             },
         );
-        let rows = file.bucket_rows()?;
-        if skip_if_empty && rows.is_empty() {
+        let first = file.bucket_rows_after(None, ROWS_PER_PAGE)?;
+        if skip_if_empty && first.is_empty() {
             return Ok(false);
         }
         // Reported in the pass that checks a new or changed file, as rows are in the pass
@@ -132,51 +167,82 @@ impl Syncer {
                 "{unreadable_events} events whose times or id are not integers"
             ));
         }
-        for row in rows {
-            let source = match file.bucket(row) {
-                Ok(source) => source.bucket,
-                Err(e) => {
-                    log::warn!("Skipping a bucket: {e}");
-                    report.skipped(e.to_string());
+        let mut bad = BadBuckets::default();
+        let walked = self.pull_bucket_rows(
+            server, &file, peer, first, buckets, cursors, report, &mut bad,
+        );
+        bad.log(&peer.path);
+        walked.map(|()| true)
+    }
+
+    /// Pulls the buckets of `file`, a page of row ids at a time from `first`; checks the
+    /// stop flag and the peer's time limit before every row, so a file of millions of rows
+    /// that are all skipped never holds up a stop or outlasts its time. Rows that cannot be
+    /// read are counted in `bad` (logged once per peer and pass by the caller).
+    #[allow(clippy::too_many_arguments)]
+    fn pull_bucket_rows(
+        &mut self,
+        server: &dyn Server,
+        file: &PeerFile,
+        peer: &PeerPath,
+        first: Vec<i64>,
+        buckets: &mut HashMap<String, Bucket>,
+        cursors: &mut Cursors,
+        report: &mut PeerReport,
+        bad: &mut BadBuckets,
+    ) -> Result<()> {
+        let mut page = first;
+        while let Some(&last) = page.last() {
+            for row in std::mem::take(&mut page) {
+                file.check_time()?;
+                let source = match file.bucket(row) {
+                    Ok(source) => source.bucket,
+                    Err(e) => {
+                        bad.note(&e);
+                        report.skipped(e.to_string());
+                        continue;
+                    }
+                };
+                if source.id.contains(SYNCED_FROM) || !self.options.wants_bucket(&source.id) {
                     continue;
                 }
-            };
-            if source.id.contains(SYNCED_FROM) || !self.options.wants_bucket(&source.id) {
-                continue;
-            }
-            let host = origin_host(&source, &peer.device_id);
-            if let Some(hosts) = &self.options.hosts {
-                if !hosts.contains(&host)
-                    && peer.host_folder.as_ref().is_none_or(|h| !hosts.contains(h))
-                {
-                    continue;
+                let host = origin_host(&source, &peer.device_id);
+                if let Some(hosts) = &self.options.hosts {
+                    if !hosts.contains(&host)
+                        && peer.host_folder.as_ref().is_none_or(|h| !hosts.contains(h))
+                    {
+                        continue;
+                    }
+                }
+                if !report.hostnames.contains(&host) {
+                    report.hostnames.push(host.clone());
+                }
+                report.buckets += 1;
+                let from = Source {
+                    file,
+                    row,
+                    bucket: &source,
+                    host: &host,
+                    peer,
+                };
+                match self.pull_bucket(server, &from, buckets, cursors, report) {
+                    Ok(n) => report.pulled_events += n,
+                    Err(e @ (SyncError::Stopped | SyncError::PeerTimeLimit { .. })) => {
+                        return Err(e)
+                    }
+                    Err(e) => {
+                        log::warn!(
+                            "Could not pull '{}' from {}: {e}",
+                            source.id,
+                            peer.path.display()
+                        );
+                        report.error = Some(format!("bucket '{}': {e}", source.id));
+                    }
                 }
             }
-            if !report.hostnames.contains(&host) {
-                report.hostnames.push(host.clone());
-            }
-            report.buckets += 1;
-            let from = Source {
-                file: &file,
-                row,
-                bucket: &source,
-                host: &host,
-                peer,
-            };
-            match self.pull_bucket(server, &from, buckets, cursors, report) {
-                Ok(n) => report.pulled_events += n,
-                Err(e @ (SyncError::Stopped | SyncError::PeerTimeLimit { .. })) => return Err(e),
-                Err(e) => {
-                    log::warn!(
-                        "Could not pull '{}' from {}: {e}",
-                        source.id,
-                        peer.path.display()
-                    );
-                    report.error = Some(format!("bucket '{}': {e}", source.id));
-                }
-            }
+            page = file.bucket_rows_after(Some(last), ROWS_PER_PAGE)?;
         }
-        Ok(true)
+        Ok(())
     }
 
     /// The server bucket a peer bucket is pulled into, created if missing. Found by origin

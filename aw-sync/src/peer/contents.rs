@@ -63,14 +63,21 @@ fn text_or_null(column: &str) -> String {
 }
 
 impl PeerFile {
-    /// The row ids of the file's buckets, in order.
-    pub fn bucket_rows(&self) -> Result<Vec<i64>> {
+    /// The row ids of the file's buckets after `after`, in order, at most `limit`: a file of
+    /// millions of bucket rows is walked a page at a time, never held whole.
+    pub fn bucket_rows_after(&self, after: Option<i64>, limit: usize) -> Result<Vec<i64>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id FROM buckets WHERE typeof(id) = 'integer' ORDER BY id")
+            .prepare_cached(
+                "SELECT id FROM buckets WHERE typeof(id) = 'integer' AND id > ?1 ORDER BY id \
+                 LIMIT ?2",
+            )
             .map_err(|e| self.sql_error("unreadable", e))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = stmt
-            .query_map([], |r| r.get::<_, i64>(0))
+            .query_map(rusqlite::params![after.unwrap_or(i64::MIN), limit], |r| {
+                r.get::<_, i64>(0)
+            })
             .map_err(|e| self.sql_error("unreadable", e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.sql_error("unreadable", e))
@@ -125,9 +132,10 @@ impl PeerFile {
         Ok(PeerBucket { row, bucket })
     }
 
-    /// Every bucket of the file; the first one that cannot be read fails the call.
+    /// Every bucket of the file; the first one that cannot be read fails the call (for
+    /// listings and tests: a pass walks the rows a page at a time).
     pub fn buckets(&self) -> Result<Vec<PeerBucket>> {
-        self.bucket_rows()?
+        self.bucket_rows_after(None, usize::MAX)?
             .into_iter()
             .map(|row| self.bucket(row))
             .collect()
