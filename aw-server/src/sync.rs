@@ -53,7 +53,8 @@ pub(crate) struct SyncStatus {
 pub(crate) struct DeviceStatus {
     /// Its device id.
     pub device_id: String,
-    /// The hosts its data was recorded on.
+    /// The hosts its data was recorded on, as the last pass read them (bounded: see
+    /// `aw_sync::pass::MAX_HOSTNAMES`).
     pub hostnames: Vec<String>,
     /// When a pass last read its file.
     pub last_seen: Option<DateTime<Utc>>,
@@ -224,11 +225,8 @@ fn record(status: &mut SyncStatus, result: Result<PassReport, SyncError>) {
                 skipped_events: 0,
                 problems: Vec::new(),
             });
-        for host in &peer.hostnames {
-            if !device.hostnames.contains(host) {
-                device.hostnames.push(host.clone());
-            }
-        }
+        // The last pass's (bounded by the report): a host the peer no longer names goes.
+        device.hostnames.clone_from(&peer.hostnames);
         device.last_seen = report.finished;
         device.pulled_events += peer.pulled_events;
         device.error = peer.error.clone();

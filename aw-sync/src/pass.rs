@@ -141,7 +141,8 @@ pub struct PeerReport {
     pub device_id: String,
     /// The file.
     pub path: PathBuf,
-    /// The hosts its data was recorded on.
+    /// The hosts its data was recorded on: at most [`MAX_HOSTNAMES`], each cut to
+    /// [`MAX_HOSTNAME_BYTES`] (a peer names what it likes; the report must stay small).
     pub hostnames: Vec<String>,
     /// Its buckets pulled (imports of imports are not).
     pub buckets: usize,
@@ -158,7 +159,31 @@ pub struct PeerReport {
 /// Problems listed per peer and pass; the rest are counted.
 pub const MAX_PROBLEMS: usize = 20;
 
+/// Host names listed per peer and pass.
+pub const MAX_HOSTNAMES: usize = 16;
+
+/// The longest host name a report keeps (a DNS name has at most 253 characters); longer
+/// ones are cut, at a character boundary.
+pub const MAX_HOSTNAME_BYTES: usize = 255;
+
+/// `host` cut to [`MAX_HOSTNAME_BYTES`] at a character boundary: what a pass reports and
+/// names buckets after, whatever length a peer's file gives.
+pub fn bounded_host(host: &str) -> &str {
+    let mut end = host.len().min(MAX_HOSTNAME_BYTES);
+    while !host.is_char_boundary(end) {
+        end -= 1;
+    }
+    &host[..end]
+}
+
 impl PeerReport {
+    /// Notes that the peer's data names `host` (cut by [`bounded_host`] already).
+    pub fn saw_host(&mut self, host: &str) {
+        if self.hostnames.len() < MAX_HOSTNAMES && !self.hostnames.iter().any(|h| h == host) {
+            self.hostnames.push(host.to_string());
+        }
+    }
+
     /// Counts a skipped event or bucket, and keeps its reason while the list is short.
     pub fn skipped(&mut self, problem: String) {
         self.skipped_events += 1;

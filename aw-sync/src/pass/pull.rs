@@ -214,9 +214,7 @@ impl Syncer {
                         continue;
                     }
                 }
-                if !report.hostnames.contains(&host) {
-                    report.hostnames.push(host.clone());
-                }
+                report.saw_host(&host);
                 report.buckets += 1;
                 let from = Source {
                     file,
@@ -460,6 +458,6 @@ fn origin_host(bucket: &Bucket, device_id: &str) -> String {
     if host.is_empty() || host == "unknown" {
         device_id.to_string()
     } else {
-        host.to_string()
+        super::bounded_host(host).to_string()
     }
 }

@@ -452,3 +452,65 @@ fn a_stop_while_a_pass_walks_millions_of_skipped_bucket_rows_is_not_held_up() {
         server.start_again();
     }
 }
+
+/// A peer that names new, 1 MB host names in every pass (issue 34, item 3): the status
+/// (`GET /api/0/sync`) and the server's memory stay bounded over 20 passes; the names are
+/// cut and a device's list holds what its last pass named.
+#[test]
+fn host_names_that_change_every_pass_keep_the_status_and_memory_bounded() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let config = format!("[sync]\nfolder = \"{}\"\ninterval = 1\n", f.display());
+    let b = Device::with_server(TestServer::start_with_config(&config));
+    let pid = b.server.pid().unwrap();
+    let mut http = b.server.client();
+    let passes = |http: &mut aw_tests::Client| {
+        http.get("/api/0/sync").json()["passes"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    let mut baseline = 0;
+    let mut sizes = Vec::new();
+    for round in 0..20u32 {
+        let path = f.join("renamer").join("test.db");
+        let _ = std::fs::remove_file(&path);
+        // 8 buckets a file, each on a host of 1 MB named for this round.
+        crafted(
+            f,
+            "renamer",
+            EVENTS_TABLE,
+            &format!(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 8)
+                 INSERT INTO buckets (name, type, client, hostname, created)
+                 SELECT 'b' || i, 't', 'c', '{round}-' || i || '-' || printf('%.*c', 1000000, 'h'),
+                        '2026-01-01T00:00:00Z' FROM n"
+            ),
+        );
+        let seen = passes(&mut http);
+        assert!(eventually(|| passes(&mut http) >= seen + 2), "no pass");
+        let status = http.get("/api/0/sync").body;
+        sizes.push(status.len());
+        if round == 2 {
+            baseline = peak_mib(pid);
+        }
+    }
+    let grown = peak_mib(pid).saturating_sub(baseline);
+    eprintln!(
+        "20 passes of new 1 MB host names: GET /api/0/sync {} -> {} bytes, peak memory +{grown} MiB after the third",
+        sizes[0],
+        sizes[sizes.len() - 1]
+    );
+    let status = http.get("/api/0/sync").json();
+    let hosts = status["devices"][0]["hostnames"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        hosts.len(),
+        9,
+        "the last pass's 8 hosts and the device's own: {hosts:?}"
+    );
+    assert!(hosts.iter().all(|h| h.as_str().unwrap().len() <= 255));
+    assert!(*sizes.iter().max().unwrap() < 64 << 10, "{sizes:?}");
+    assert!(grown <= 50, "the server's peak memory grew by {grown} MiB");
+}
