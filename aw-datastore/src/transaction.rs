@@ -151,6 +151,7 @@ impl Transaction {
         self.batch.truncate(self.batch.sealed());
         self.unsaved = Some("the transaction was rolled back".into());
         match self.restore(store) {
+            Ok(()) if !dropped => {}
             Ok(()) => log::warn!("Every acknowledged write was applied again"),
             Err(e) => log::error!("Could not apply the acknowledged writes again yet: {e}"),
         }
