@@ -20,6 +20,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::encryption::{self, DbPassword};
 use crate::error::{DatastoreError, Result};
+use crate::files::remove_if_there;
 use crate::schema::SCHEMA_VERSION;
 
 /// A connection of its own to a database, for taking backups of it.
@@ -152,9 +153,7 @@ fn write_checked(
         .map_err(|e| io("file", e))?
         .len();
     std::fs::rename(&temp, target).map_err(|e| io("file", e))?;
-    if let Ok(dir) = File::open(folder) {
-        let _ = dir.sync_all();
-    }
+    let _ = aw_platform::disk::sync_folder(folder);
     Ok(size)
 }
 
@@ -202,13 +201,6 @@ fn check(conn: &Connection, schema: &str, path: &Path, expected: Option<i64>) ->
 fn path_text(path: &Path) -> Result<&str> {
     path.to_str()
         .ok_or_else(|| DatastoreError::Sql(format!("'{}' is not UTF-8", path.display())))
-}
-
-fn remove_if_there(path: &Path) -> std::io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]

@@ -197,7 +197,9 @@ fn a_stop_on_a_full_disk_keeps_every_acknowledged_write() {
 }
 
 /// A write of many rows that fails part way (the disk fills under it) stores none of them,
-/// so the client's retry stores each once.
+/// so the client's retry stores each once. Here SQLite drops the whole transaction (the
+/// earlier build passed this too); the case where it keeps the transaction and only the
+/// failing statement is undone is `worker.rs`'s unit test of a many-row write.
 #[test]
 fn a_many_row_write_that_fails_part_way_stores_none_of_its_rows() {
     let dir = tempfile::tempdir().unwrap();

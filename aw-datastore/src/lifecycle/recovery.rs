@@ -367,6 +367,21 @@ mod tests {
         rows.map(std::result::Result::unwrap).collect()
     }
 
+    /// A run's first request: bucket `b` (row 1) created with one event (id 1) of `data`.
+    fn bucket_with_event(data: &str) -> Vec<Change> {
+        let columns = ["b", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from);
+        vec![
+            Change::CreateBucket { row: 1, columns },
+            Change::InsertEvent {
+                id: 1,
+                bucketrow: 1,
+                start: 0,
+                end: 1,
+                data: data.into(),
+            },
+        ]
+    }
+
     /// A run created a bucket, inserted and resized an event, and died before its commit;
     /// another program then created a bucket of the same name and took the event's id.
     #[test]
@@ -375,19 +390,7 @@ mod tests {
         let (conn, db) = db_in(&dir);
         let (id, committed) = marker(&conn).unwrap();
         let mut journal = Journal::open(&db, &id, committed, None).unwrap();
-        let columns = ["b", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from);
-        journal
-            .append(&[
-                Change::CreateBucket { row: 1, columns },
-                Change::InsertEvent {
-                    id: 1,
-                    bucketrow: 1,
-                    start: 0,
-                    end: 1,
-                    data: r#"{"ours":1}"#.into(),
-                },
-            ])
-            .unwrap();
+        journal.append(&bucket_with_event(r#"{"ours":1}"#)).unwrap();
         journal
             .append(&[Change::ResizeEvent {
                 id: 1,
@@ -426,17 +429,7 @@ mod tests {
     fn an_earlier_versions_pending_file_is_applied_once() {
         let dir = tempfile::tempdir().unwrap();
         let (conn, db) = db_in(&dir);
-        let columns = ["b", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from);
-        let held = vec![
-            Change::CreateBucket { row: 1, columns },
-            Change::InsertEvent {
-                id: 1,
-                bucketrow: 1,
-                start: 0,
-                end: 1,
-                data: "{}".into(),
-            },
-        ];
+        let held = bucket_with_event("{}");
         std::fs::write(legacy_pending(&db), serde_json::to_vec(&held).unwrap()).unwrap();
         recover(&conn, &db).unwrap();
         assert_eq!(events(&conn).len(), 1);

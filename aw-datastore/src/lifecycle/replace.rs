@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::files::{with_suffix, FILE_TIME_FORMAT};
+use crate::files::{remove_if_there, with_suffix, FILE_TIME_FORMAT};
 
 /// The side files of a database that move with it.
 const SIDE_FILES: [&str; 2] = ["-wal", "-shm"];
@@ -99,13 +99,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
     {
         let _ = (a, b);
         false
-    }
-}
-
-fn remove_if_there(path: &Path) -> std::io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
     }
 }
 
