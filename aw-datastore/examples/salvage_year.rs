@@ -80,7 +80,7 @@ fn build(path: &Path) -> i64 {
             .wait()
             .unwrap();
     }
-    ds.close().wait().unwrap();
+    ds.close().unwrap();
     total
 }
 

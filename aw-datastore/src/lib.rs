@@ -171,7 +171,7 @@ impl Datastore {
         let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
         let shared = Arc::new(Shared::default());
         let published = shared.clone();
-        std::thread::Builder::new()
+        let worker = std::thread::Builder::new()
             .name("aw-datastore".into())
             .spawn(move || {
                 // Requests wait on this thread: it takes the CPU back at once when it wakes.
@@ -219,6 +219,10 @@ impl Datastore {
                 }
             })
             .map_err(|e| DatastoreError::Sql(format!("cannot start the worker thread: {e}")))?;
+        *shared
+            .worker
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(worker);
         let legacy = ready_rx.recv().unwrap_or(Err(DatastoreError::WorkerGone))?;
         let datastore = Datastore { requests, shared };
         if let Some(legacy) = legacy {
@@ -506,10 +510,36 @@ impl Datastore {
         self.ask(Request::ForceCommit)
     }
 
-    /// Commits and stops the worker; answers after the final commit. Later calls on any
-    /// handle fail with [`DatastoreError::WorkerGone`].
-    pub fn close(&self) -> Pending<()> {
-        self.ask(Request::Close)
+    /// Commits and stops the worker; returns once the final commit is done, the file's
+    /// lock released and the worker thread has ended. Later calls on any handle fail with
+    /// [`DatastoreError::WorkerGone`].
+    ///
+    /// The thread is waited for, not only its answer: after answering it still frees what
+    /// it holds and runs its thread-exit cleanup (SQLCipher's OpenSSL keeps per-thread
+    /// state), and a process that exits meanwhile runs OpenSSL's global cleanup beside it:
+    /// an encrypted server once aborted at exit with a corrupted heap.
+    pub fn close(&self) -> Result<()> {
+        let closed = self.ask(Request::Close).wait();
+        let worker = self
+            .shared
+            .worker
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        // Only a worker that has left its loop is waited for: a close that failed while
+        // the worker still runs must not hang the caller.
+        if let Some(worker) = worker {
+            if self.shared.worker_alive.load(Ordering::Acquire) {
+                *self
+                    .shared
+                    .worker
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(worker);
+            } else {
+                let _ = worker.join();
+            }
+        }
+        closed
     }
 }
 

@@ -127,4 +127,6 @@ pub(crate) struct Shared {
     pub backup_source: std::sync::Mutex<Option<crate::BackupSource>>,
     /// What the last salvage while serving brought back (`live_salvage.rs`).
     pub salvaged: std::sync::Mutex<Option<crate::SalvageReport>>,
+    /// The worker thread, joined by [`crate::Datastore::close`].
+    pub worker: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
 }

@@ -40,7 +40,7 @@ fn close_commits_everything() {
     s.reopen();
     assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 87);
     // After close, the handle reports the worker is gone instead of hanging.
-    s.ds.close().wait().unwrap();
+    s.ds.close().unwrap();
     assert_eq!(
         s.ds.get_buckets().wait().unwrap_err(),
         DatastoreError::WorkerGone
@@ -234,7 +234,7 @@ fn sigkill_keeps_committed_data() {
     let n = ds.get_event_count("b", None, None).wait().unwrap();
     assert!(n >= 500, "lost committed events: {n}");
     // Checked after the datastore let go of the file, so any failure is a real one.
-    ds.close().wait().unwrap();
+    ds.close().unwrap();
     let check: String = rusqlite::Connection::open(&path)
         .unwrap()
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
@@ -278,7 +278,7 @@ fn a_full_disk_is_a_typed_error_and_loses_nothing_committed() {
     );
     // The worker is alive and still answers; the committed event is there after a restart.
     assert!(ds.get_event_count("b", None, None).wait().is_ok());
-    let _ = ds.close().wait();
+    let _ = ds.close();
     let ds = Datastore::open(&path).unwrap();
     let first = ds
         .get_events("b", None, None, None)
@@ -400,7 +400,7 @@ fn a_rolled_back_transaction_keeps_every_acknowledged_write() {
         ds.force_commit().wait().unwrap();
         dump_with_sqlite(&path)
     };
-    ds.close().wait().unwrap();
+    ds.close().unwrap();
 
     // ...and a restart finds all of it, with the ids that were answered.
     let ds = Datastore::open(&path).unwrap();

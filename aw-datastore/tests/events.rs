@@ -421,7 +421,7 @@ fn an_exhausted_id_sequence_is_repaired_at_open() {
     s.ds.insert_events("b", &[ev(0, 1.0, json!({"n": 1}))])
         .wait()
         .unwrap();
-    s.ds.close().wait().unwrap();
+    s.ds.close().unwrap();
     {
         let conn = rusqlite::Connection::open(s.path()).unwrap();
         conn.execute_batch(

@@ -157,7 +157,7 @@ fn merges_into_a_row_another_server_wrote_in_another_form() {
     // Another server may have stored the same data with other key order and spacing.
     let mut s = TempStore::new();
     s.ds.create_bucket(&bucket("b")).wait().unwrap();
-    s.ds.close().wait().unwrap();
+    s.ds.close().unwrap();
     let start = 1_600_000_000_000_000_000i64;
     let id: i64 = {
         let conn = rusqlite::Connection::open(s.path()).unwrap();

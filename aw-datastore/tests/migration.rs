@@ -112,7 +112,7 @@ fn v4_database_upgrades_in_place_losing_nothing() {
         .unwrap()
         .into_events();
     assert_eq!(newest[0].data["i"], json!(999));
-    ds.close().wait().unwrap();
+    ds.close().unwrap();
 
     let conn = Connection::open(&path).unwrap();
     let version: i64 = conn
@@ -145,7 +145,7 @@ fn v4_database_upgrades_in_place_losing_nothing() {
 fn fresh_database_has_the_reference_schema() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sqlite.db");
-    Datastore::open(&path).unwrap().close().wait().unwrap();
+    Datastore::open(&path).unwrap().close().unwrap();
     let conn = Connection::open(&path).unwrap();
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -262,7 +262,7 @@ fn python_database_is_imported_once() {
     );
     assert_eq!(e.duration, chrono::Duration::milliseconds(750));
     assert_eq!(e.data["title"], json!("t298"));
-    ds.close().wait().unwrap();
+    ds.close().unwrap();
     // A second start does not import again.
     let ds = Datastore::open_with(&path, options).unwrap();
     assert_eq!(

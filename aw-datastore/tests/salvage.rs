@@ -46,7 +46,7 @@ fn build(path: &Path) {
     ds.set_key_value("settings.classes", "[1,2,3]")
         .wait()
         .unwrap();
-    ds.close().wait().unwrap();
+    ds.close().unwrap();
 }
 
 /// Every event a point lookup by id reaches (all of them, on an intact file).
@@ -88,7 +88,7 @@ fn check(original: &Path, dir: &Path, case: &str, pages: &[i64]) -> (usize, usiz
     let ds = Datastore::open(&fresh).unwrap();
     let buckets = ds.get_buckets().wait().unwrap();
     assert!(!buckets.is_empty());
-    ds.close().wait().unwrap();
+    ds.close().unwrap();
     let total = reachable(original).len();
     eprintln!(
         "{case}: {} pages overwritten; salvaged {} events of {total} ({} reachable by id in the damaged file); lost ranges {:?}, recovery buckets {:?}",

@@ -377,7 +377,7 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
         backups.stop();
     }
     // Whatever ended the server, the final commit happens before the process exits.
-    let closed = datastore.close().wait();
+    let closed = datastore.close();
     crate::instance::withdraw(&settings.db_path);
     launched?;
     closed.map_err(|e| format!("final commit failed: {e}"))?;

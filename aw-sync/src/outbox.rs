@@ -89,7 +89,7 @@ impl Outbox {
     /// publishes it in both layouts. Returns whether it published.
     pub fn close_and_publish(&self, store: Datastore, changed: bool) -> Result<bool> {
         // Answered once the connection is closed: the WAL is in the file and gone.
-        store.close().wait()?;
+        store.close()?;
         drop(store);
         let missing = !is_plain_file(&self.published)
             || self.host_layout.as_ref().is_some_and(|p| !is_plain_file(p));

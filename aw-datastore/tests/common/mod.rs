@@ -42,7 +42,7 @@ impl TempStore {
 
     /// Closes and opens the same file again.
     pub fn reopen(&mut self) {
-        self.ds.close().wait().unwrap();
+        self.ds.close().unwrap();
         self.ds = Datastore::open(&self.path()).unwrap();
     }
 }

@@ -36,7 +36,7 @@ impl Syncer {
                 for id in ids {
                     if self.stop.load(Ordering::Relaxed) {
                         // Closed, not published: the working copy keeps what was written.
-                        own.close().wait()?;
+                        own.close()?;
                         return Err(SyncError::Stopped);
                     }
                     let bucket = &buckets[id];
@@ -46,7 +46,7 @@ impl Syncer {
                     let exists = own_buckets.contains_key(id);
                     match self.push_bucket(server, &own, bucket, exists, report) {
                         Err(SyncError::Stopped) => {
-                            own.close().wait()?;
+                            own.close()?;
                             return Err(SyncError::Stopped);
                         }
                         Ok(n) => {
