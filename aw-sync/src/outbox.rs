@@ -8,7 +8,11 @@
 //! dot-named temporary file beside the published one, synced to disk and renamed over
 //! `<root>/<device_id>/test.db`. So the engine (and any reader) only ever sees a complete,
 //! closed database without side files, and a crash at any point leaves the previous
-//! published file as it was (SYNC.md §7).
+//! published file as it was.
+//!
+//! The working copy is built only from the server's own data: the published file is
+//! never read back into it (anyone sharing the folder can write that file), and a
+//! published copy that is not what this device wrote is replaced at the next pass.
 //!
 //! The same file is also published in the reference's host layout
 //! (`<root>/<hostname>/<device_id>/test.db`, a hard link where the file system has them),
@@ -34,11 +38,6 @@ pub struct Outbox {
     work: PathBuf,
 }
 
-/// Whether `path` is a regular file itself (a link to one is not: HAZARDS 21).
-fn is_plain_file(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
-}
-
 impl Outbox {
     /// The outbox of `device` in `folder`, built in `work_dir` (outside the folder).
     pub fn new(folder: &SyncFolder, device: &Device, work_dir: &Path) -> Outbox {
@@ -58,42 +57,56 @@ impl Outbox {
         &self.published
     }
 
-    /// Opens the working copy. When there is none yet but a published file exists (written
-    /// before on this machine, possibly by the reference aw-sync, in either layout), that
-    /// file is the start: it is copied in with its WAL, if the reference left one.
+    /// Opens the working copy; when there is none (a first run, a cleared work folder) or
+    /// it cannot be opened, starts an empty one, which the push fills from the server's own
+    /// database. The published file is never the start: any device sharing the folder can
+    /// write it, and opened as a datastore its triggers would run and its push resume
+    /// points would be believed (a far-future one stops this device's data from ever being
+    /// published). The cost is one full push after the work folder is lost.
     pub fn open(&self) -> Result<Datastore> {
         if let Some(dir) = self.work.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(SyncError::io("cannot create the sync working folder", dir))?;
         }
-        let earlier = std::iter::once(&self.published)
-            .chain(&self.host_layout)
-            .find(|p| is_plain_file(p));
-        if let (false, Some(earlier)) = (self.work.exists(), earlier) {
-            let wal = with_suffix(earlier, "-wal");
-            if is_plain_file(&wal) {
-                copy(&wal, &with_suffix(&self.work, "-wal"))?;
-            }
-            // Copied under another name first: a crash mid-copy leaves no half working copy.
-            let partial = with_suffix(&self.work, ".partial");
-            copy(earlier, &partial)?;
-            std::fs::rename(&partial, &self.work).map_err(SyncError::io(
-                "cannot create the sync working copy",
-                &self.work,
-            ))?;
+        if !self.work.exists() {
+            self.forget_working_copy()?;
         }
-        Ok(Datastore::open(&self.work)?)
+        match Datastore::open(&self.work) {
+            Ok(store) => Ok(store),
+            Err(e) => {
+                log::warn!(
+                    "Cannot open the sync working copy {}, building it anew from this device's data: {e}",
+                    self.work.display()
+                );
+                self.forget_working_copy()?;
+                Ok(Datastore::open(&self.work)?)
+            }
+        }
     }
 
-    /// Closes the working copy and, when `changed` or a published copy is missing,
+    /// Removes the working copy and the files beside it (a WAL or a journal without their
+    /// database would be taken for the new one's).
+    fn forget_working_copy(&self) -> Result<()> {
+        for suffix in ["", "-wal", "-shm", ".journal", ".partial", ".published"] {
+            let path = with_suffix(&self.work, suffix);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(SyncError::io("cannot remove", &path)(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the working copy and, when `changed` or a published copy is not the one this
+    /// device last published (missing, or written by someone else: see `stamps`),
     /// publishes it in both layouts. Returns whether it published.
     pub fn close_and_publish(&self, store: Datastore, changed: bool) -> Result<bool> {
         // Answered once the connection is closed: the WAL is in the file and gone.
         store.close()?;
         drop(store);
-        let missing = !is_plain_file(&self.published)
-            || self.host_layout.as_ref().is_some_and(|p| !is_plain_file(p));
-        if !changed && !missing {
+        let recorded = std::fs::read(self.stamps_path()).unwrap_or_default();
+        if !changed && recorded == self.stamps() {
             return Ok(false);
         }
         // Every folder on the way checked: no link below the root is written through.
@@ -111,7 +124,39 @@ impl Outbox {
             rename_durably(&other, &dir.join(FILE_NAME))?;
         }
         rename_durably(&temp, &device_dir.join(FILE_NAME))?;
+        // Not recorded: the next pass publishes again, which is all a lost record costs.
+        let _ = std::fs::write(self.stamps_path(), self.stamps());
         Ok(true)
+    }
+
+    /// Where the published copies' stamps are recorded: beside the working copy.
+    fn stamps_path(&self) -> PathBuf {
+        with_suffix(&self.work, ".published")
+    }
+
+    /// The published copies as found now: each one's size and time of change, or nothing
+    /// when it is missing or not a plain file (a link). After a publication they are
+    /// recorded; a copy whose stamp differs at the next pass was written by someone else
+    /// (any device can write the folder, and this device never reads its copy back) and is
+    /// published again, whether or not this device's data changed.
+    fn stamps(&self) -> Vec<u8> {
+        let mut text = String::new();
+        for path in std::iter::once(&self.published).chain(&self.host_layout) {
+            let stamp = std::fs::symlink_metadata(path)
+                .ok()
+                .filter(|m| m.file_type().is_file())
+                .map(|m| {
+                    let modified = m
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_nanos());
+                    format!("{} {modified}", m.len())
+                });
+            text.push_str(stamp.as_deref().unwrap_or("missing"));
+            text.push('\n');
+        }
+        text.into_bytes()
     }
 }
 
@@ -151,10 +196,4 @@ fn rename_durably(from: &Path, to: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn copy(from: &Path, to: &Path) -> Result<()> {
-    std::fs::copy(from, to)
-        .map(|_| ())
-        .map_err(SyncError::io("cannot copy the sync file", from))
 }

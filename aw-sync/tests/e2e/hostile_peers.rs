@@ -514,3 +514,70 @@ fn host_names_that_change_every_pass_keep_the_status_and_memory_bounded() {
     assert!(*sizes.iter().max().unwrap() < 64 << 10, "{sizes:?}");
     assert!(grown <= 50, "the server's peak memory grew by {grown} MiB");
 }
+
+/// What this device's published file holds: its events, and its triggers (by name).
+fn published_contents(path: &Path) -> (u64, Vec<String>) {
+    let conn =
+        Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let events = conn
+        .query_row("SELECT count(*) FROM events", [], |r| r.get::<_, i64>(0))
+        .unwrap();
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger'")
+        .unwrap();
+    let triggers = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    (events as u64, triggers)
+}
+
+/// Rewrites this device's published file as another device sharing the folder could: a
+/// trigger that empties `events` on every insert, every event gone, and push resume points
+/// in the far future.
+fn tamper_with(path: &Path) {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER wipe AFTER INSERT ON events BEGIN DELETE FROM events; END;
+         DELETE FROM events;
+         UPDATE key_value SET value = '9000000000000000000' WHERE key LIKE 'aw-sync.pushed.%';",
+    )
+    .unwrap();
+}
+
+/// This device's own published file, rewritten by someone sharing the folder (issue 34,
+/// item 4). Read back into the working copy, its trigger ran on every insert and its resume
+/// points said everything was pushed already: this device's data was never published
+/// again. Now the working copy is built from the server's own data when the work folder is
+/// cleared, and a published copy that is not what this device wrote is replaced.
+#[test]
+fn a_tampered_own_published_file_never_stops_this_device_from_publishing() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let a = Device::with_window_events(WINDOW_A, "laptop", window_events(50, 0));
+    a.sync(f, &["sync", "--mode", "push"]);
+    let own = f.join(&a.device_id).join("test.db");
+    assert_eq!(published_contents(&own), (50, vec![]));
+
+    // The work folder kept: the tampered copy is replaced by the working copy's bytes.
+    tamper_with(&own);
+    a.sync(f, &["sync", "--mode", "push"]);
+    assert_eq!(published_contents(&own), (50, vec![]), "work folder kept");
+
+    // The work folder cleared: the working copy is rebuilt from the server.
+    tamper_with(&own);
+    let work = a.home.path().join("data/activitywatch/aw-sync");
+    assert!(work.is_dir(), "no work folder at {}", work.display());
+    std::fs::remove_dir_all(&work).unwrap();
+    a.sync(f, &["sync", "--mode", "push"]);
+    assert_eq!(
+        published_contents(&own),
+        (50, vec![]),
+        "work folder cleared"
+    );
+
+    let b = Device::start();
+    b.sync(f, &["sync", "--mode", "pull"]);
+    assert_eq!(b.events(&b.pulled(&a, WINDOW_A).id), a.events(WINDOW_A));
+}
