@@ -33,6 +33,43 @@ pub(crate) struct Config {
     /// `[backup]`: automatic, verified backups of the database (`backups.rs`). Not a
     /// reference key (the reference keeps no backups).
     pub backup: crate::backups::BackupConfig,
+    /// `[log]`: how much log is kept on disk. Not a reference key (the reference writes a
+    /// new file per start and never removes one).
+    pub log: LogConfig,
+}
+
+/// The `[log]` table: the log folder keeps the newest `files` files of the server, each of
+/// at most `file_size_mb` (see `aw_platform::logging`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub(crate) struct LogConfig {
+    /// MiB a log file holds before the next line starts a new one (at least 1).
+    pub file_size_mb: u64,
+    /// Files kept, the one being written included (at least 1).
+    pub files: u64,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        let limits = aw_platform::logging::LogLimits::default();
+        LogConfig {
+            file_size_mb: limits.file_bytes >> 20,
+            files: limits.files,
+        }
+    }
+}
+
+impl LogConfig {
+    /// The limits, or why they are not valid.
+    pub(crate) fn limits(&self) -> Result<aw_platform::logging::LogLimits, String> {
+        if self.file_size_mb == 0 || self.files == 0 {
+            return Err("[log] file_size_mb and files must be at least 1".into());
+        }
+        Ok(aw_platform::logging::LogLimits {
+            file_bytes: self.file_size_mb.saturating_mul(1 << 20),
+            files: self.files,
+        })
+    }
 }
 
 /// The `[sync]` table: the server syncs with the other devices writing to `folder` (see the
@@ -115,6 +152,7 @@ impl Config {
             query_cache_bytes: aw_query::DEFAULT_CACHE_BYTES as u64,
             sync: SyncConfig::default(),
             backup: crate::backups::BackupConfig::default(),
+            log: LogConfig::default(),
         }
     }
 

@@ -60,6 +60,7 @@ impl Settings {
     ) -> Result<Settings, String> {
         let config_path = crate::cli::config_path(cli);
         let config = Config::load(&config_path, cli.testing)?;
+        aw_platform::logging::set_limits(config.log.limits()?);
         let address = cli.host.clone().unwrap_or_else(|| config.address.clone());
         let ip = if address == "localhost" {
             IpAddr::from([127, 0, 0, 1])

@@ -505,3 +505,56 @@ fn the_service_files_restart_on_failure_but_not_when_the_database_is_in_use() {
         assert!(plist.contains(key), "no {key} in the plist");
     }
 }
+
+/// The log on disk is bounded, whatever is logged: with `[log] file_size_mb = 1` and
+/// `files = 3`, 100 imports each logging a warning that quotes a bucket id of 200 KB leave
+/// the newest three files, none much over 1 MiB (a file is changed between lines, and a
+/// line is cut at 64 KiB).
+#[test]
+fn the_log_folder_keeps_only_its_newest_files_of_bounded_size() {
+    let s = TestServer::start_with_config("[log]\nfile_size_mb = 1\nfiles = 3\n");
+    let mut c = s.client();
+    let long = "x".repeat(200_000);
+    for i in 0..100 {
+        let id = format!("{long}{i}");
+        let document = serde_json::json!({"buckets": {&id: {
+            "id": &id, "type": "t", "client": "c", "hostname": "h",
+            "created": "2026-01-01T00:00:00Z",
+            "events": [{"timestamp": "2020-01-01T00:00:00Z", "duration": 1e300, "data": {}}],
+        }}});
+        let r = c.post_json("/api/0/import", &document.to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let folder = s.dir.path().join("cache/activitywatch/log/aw-server-rust");
+    let sizes: Vec<u64> = std::fs::read_dir(&folder)
+        .unwrap()
+        .flatten()
+        .map(|e| e.metadata().unwrap().len())
+        .collect();
+    eprintln!("100 warnings quoting 200 KB: log files {sizes:?}");
+    assert_eq!(sizes.len(), 3, "{sizes:?}");
+    assert!(
+        sizes.iter().all(|&n| n <= (1 << 20) + (64 << 10)),
+        "{sizes:?}"
+    );
+    assert!(
+        sizes.iter().filter(|&&n| n >= 1 << 20).count() >= 2,
+        "{sizes:?}"
+    );
+
+    // A value of 0 is refused with a message, not taken as "no log".
+    let bad = tempfile::tempdir().unwrap();
+    let path = bad.path().join("c.toml");
+    std::fs::write(&path, "[log]\nfiles = 0\n").unwrap();
+    let out = s
+        .command()
+        .args(["--port", "0", "--config", &path.to_string_lossy()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        aw_tests::output_text(&out).contains("[log] file_size_mb and files must be at least 1"),
+        "{}",
+        aw_tests::output_text(&out)
+    );
+}
