@@ -17,16 +17,17 @@ run_outside_suites() {
     done
 }
 
-# aw-sync's test over a real folder-sync engine needs Syncthing: installed here, and the
-# test fails rather than skip without it.
+# A test whose prerequisite is missing (Syncthing, root to mount a tmpfs, a C compiler, a
+# kernel that takes time slices) fails here rather than skip; Syncthing is installed here.
 tests/syncthing/install.sh
-export AW_REQUIRE_SYNCTHING=1
+export AW_REQUIRE_PREREQUISITES=1
 
 # Any warning fails the run: formatting, every compiler and clippy lint (the workspace's
 # lints in Cargo.toml), and the docs, so a renamed item breaks the build, not the reader
 # (intra-doc links are checked).
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo clippy -p aw-tests --all-targets --features encrypted --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
 
 # The end-to-end tests start the release binary, as users run it.
@@ -44,7 +45,7 @@ encrypted="$(pwd)/target/release/aw-server-encrypted"
 cp target/release/aw-server "$encrypted"
 cargo test --release -p aw-datastore --features aw-datastore/encryption-vendored
 AW_SERVER_BIN="$encrypted" AW_TEST_DB_PASSWORD="test suite password" \
-    cargo test --release -p aw-tests -p aw-client-rust -p aw-sync
+    cargo test --release -p aw-tests -p aw-client-rust -p aw-sync --features aw-tests/encrypted
 AW_SERVER_BIN="$encrypted" AW_DB_PASSWORD="test suite password" run_outside_suites
 # Leave the default build in place.
 cargo build --release -p aw-server

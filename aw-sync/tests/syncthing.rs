@@ -3,9 +3,9 @@
 //! aw-server syncing into it (`[sync]`, built in). Events written on device A must reach
 //! device B's server within a bounded time, and back.
 //!
-//! Needs the `syncthing` binary (Debian package `syncthing`); `tests/syncthing/run.sh`
-//! installs it and runs this test with `AW_REQUIRE_SYNCTHING=1`. Without the binary and
-//! that variable, the test says it is skipped and passes.
+//! Needs the `syncthing` binary (Debian package `syncthing`); `tests/syncthing/install.sh`
+//! installs it, and the test command runs this test with `AW_REQUIRE_PREREQUISITES=1`, so
+//! there it fails without the binary. Elsewhere, without it, the test says it is skipped.
 // Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
 #![allow(
     clippy::unwrap_used,
@@ -161,11 +161,7 @@ fn syncthing_available() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        assert!(
-            std::env::var_os("AW_REQUIRE_SYNCTHING").is_none(),
-            "AW_REQUIRE_SYNCTHING is set but there is no syncthing binary"
-        );
-        eprintln!("skipped: no syncthing binary (tests/syncthing/run.sh installs it)");
+        aw_tests::prerequisite_missing("no syncthing binary (tests/syncthing/install.sh installs it)");
     }
     found
 }

@@ -12,4 +12,9 @@ if [ ! -x "$venv/bin/pytest" ] || ! cmp -s "$here/requirements.txt" "$venv/.requ
 fi
 export AW_SERVER_BIN="${AW_SERVER_BIN:-$here/../../target/release/aw-server}"
 cd "$here"
-exec "$venv/bin/pytest" -q -p no:cacheprovider test_aw_client.py test_sqlcipher_format.py
+# The SQLCipher check belongs to the encrypted variant only: selected here, not skipped.
+tests=(test_aw_client.py)
+if [ -n "${AW_DB_PASSWORD:-}" ]; then
+    tests+=(test_sqlcipher_format.py)
+fi
+exec "$venv/bin/pytest" -q -p no:cacheprovider "${tests[@]}"

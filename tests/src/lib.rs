@@ -151,15 +151,19 @@ pub struct TestServer {
     child: Option<Child>,
 }
 
-/// Whether the server binary is built with database encryption (it then has
-/// `--db-password`).
-pub fn encrypted_build() -> bool {
-    Command::new(server_binary())
-        .arg("--help")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains("--db-password"))
-        .unwrap_or(false)
+/// The switch that turns a missing prerequisite into a failure: `scripts/test-all.sh` (the
+/// test command, and so CI) sets it, so no test there passes without running.
+pub const REQUIRE_PREREQUISITES: &str = "AW_REQUIRE_PREREQUISITES";
+
+/// Called by a test whose prerequisite (root to mount a tmpfs, a C compiler, Syncthing…) is
+/// missing, before it returns without running: under [`REQUIRE_PREREQUISITES`]`=1` it fails
+/// with `reason`; elsewhere (a developer's `cargo test`) it says the test was skipped.
+pub fn prerequisite_missing(reason: &str) {
+    let required = std::env::var_os(REQUIRE_PREREQUISITES).is_some_and(|v| v == "1");
+    assert!(!required, "{REQUIRE_PREREQUISITES}=1 and a prerequisite is missing: {reason}");
+    eprintln!("SKIPPED: {reason}");
 }
+
 
 impl TestServer {
     /// Starts a server on a fresh database.
@@ -194,7 +198,12 @@ impl TestServer {
     /// Starts a server with extra flags, its database and XDG directories in `dir` (a
     /// directory the test prepared, e.g. a small file system mounted there).
     pub fn start_in(dir: tempfile::TempDir, args: &[&str]) -> TestServer {
-        TestServer::start_as(dir, args, std::env::var("AW_TEST_DB_PASSWORD").ok())
+        let password = std::env::var("AW_TEST_DB_PASSWORD").ok();
+        assert!(
+            password.is_some() || !cfg!(feature = "encrypted"),
+            "the encrypted variant of the suite needs AW_TEST_DB_PASSWORD (scripts/test-all.sh)"
+        );
+        TestServer::start_as(dir, args, password)
     }
 
     fn start_as(dir: tempfile::TempDir, args: &[&str], password: Option<String>) -> TestServer {

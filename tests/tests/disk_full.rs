@@ -30,10 +30,10 @@ fn mount_tmpfs(dir: &Path, size: &str) -> Option<Mount> {
     if out.status.success() {
         Some(Mount(dir.to_path_buf()))
     } else {
-        eprintln!(
-            "SKIPPED: cannot mount a tmpfs here ({}); the full-disk test needs root",
+        aw_tests::prerequisite_missing(&format!(
+            "cannot mount a tmpfs here ({}); the full-disk test needs root",
             String::from_utf8_lossy(&out.stderr).trim()
-        );
+        ));
         None
     }
 }

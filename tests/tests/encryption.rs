@@ -1,4 +1,4 @@
-//! Encryption at rest, through the real binary (DATASTORE.md §10, issue 16).
+//! Encryption at rest, through the real binary (issue 16).
 //!
 //! Against a default build: a set `AW_DB_PASSWORD` refuses to start (no plaintext is written
 //! for a user who asked for encryption). Against an `encryption` build: the file on disk is
@@ -6,7 +6,7 @@
 //! startup with a clear message that never contains the password, and `encrypt-db` /
 //! `decrypt-db` move a database between plain and encrypted with nothing lost.
 
-use aw_tests::{encrypted_build, TestServer};
+use aw_tests::TestServer;
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -58,6 +58,7 @@ fn command(s: &TestServer, password: Option<&str>) -> Command {
 }
 
 /// Every bucket with its events, as the export shows them.
+#[cfg(feature = "encrypted")]
 fn export(s: &TestServer) -> serde_json::Value {
     let r = s.client().get("/api/0/export");
     assert_eq!(r.status, 200, "{}", r.body);
@@ -65,10 +66,8 @@ fn export(s: &TestServer) -> serde_json::Value {
 }
 
 #[test]
+#[cfg(not(feature = "encrypted"))]
 fn a_default_build_refuses_a_password() {
-    if encrypted_build() {
-        return;
-    }
     let mut s = TestServer::start_with_password(None);
     assert!(s.stop());
     let (ok, out) = run_to_exit(command(&s, Some(PASSWORD)));
@@ -78,10 +77,8 @@ fn a_default_build_refuses_a_password() {
 }
 
 #[test]
+#[cfg(feature = "encrypted")]
 fn an_encrypted_database_is_unreadable_without_its_password() {
-    if !encrypted_build() {
-        return;
-    }
     let mut s = TestServer::start_with_password(Some(PASSWORD));
     let marker = "a-window-title-nobody-else-writes";
     let r = s.client().post_json(
@@ -129,10 +126,8 @@ fn an_encrypted_database_is_unreadable_without_its_password() {
 /// `encrypt-db` and `decrypt-db` on the benchmark's generated year: every event survives
 /// both ways, and the files are what they claim to be.
 #[test]
+#[cfg(feature = "encrypted")]
 fn encrypt_and_decrypt_round_trip_a_year_exactly() {
-    if !encrypted_build() {
-        return;
-    }
     let mut s = TestServer::start_with_password(None);
     let data = aw_tests::bench_year::generate(365);
     let r = s.client().post_json("/api/0/import", &data.export_json());
@@ -169,10 +164,8 @@ fn encrypt_and_decrypt_round_trip_a_year_exactly() {
 /// When the suite runs on encrypted databases (`AW_TEST_DB_PASSWORD`, the second pass of
 /// `scripts/test-all.sh`), every test server's file really is encrypted.
 #[test]
+#[cfg(feature = "encrypted")]
 fn the_suite_runs_on_encrypted_files_when_asked() {
-    if std::env::var_os("AW_TEST_DB_PASSWORD").is_none() {
-        return;
-    }
     let mut s = TestServer::start();
     assert!(s.stop());
     let bytes = std::fs::read(s.db_path()).unwrap();

@@ -34,7 +34,9 @@ fn build_shim(dir: &Path) -> Option<PathBuf> {
     match built {
         Ok(status) if status.success() => Some(out),
         other => {
-            eprintln!("SKIPPED: cannot build the power-loss recorder with cc: {other:?}");
+            aw_tests::prerequisite_missing(&format!(
+                "cannot build the power-loss recorder with cc: {other:?}"
+            ));
             None
         }
     }
