@@ -380,7 +380,7 @@ impl Val {
     }
 
     /// Equality where numbers compare by value (`1 == 1.0`), recursively; used by
-    /// `filter_keyvals` (HAZARDS #10).
+    /// `filter_keyvals` (COMPATIBILITY.md, server #10).
     pub(crate) fn value_eq(&self, other: &Val) -> bool {
         match (self, other) {
             (Val::Num(a), Val::Num(b)) => number_value_eq(a, b),
@@ -443,7 +443,7 @@ fn number_text_eq(x: &Number, y: &Number) -> bool {
 }
 
 /// Same numeric value, whatever the representation.
-/// Numbers compare by exact value (HAZARDS 10): integers as integers, floats as floats, and
+/// Numbers compare by exact value (COMPATIBILITY.md, server #10): integers as integers, floats as floats, and
 /// an integer equals a float only if the float is integral and converts to exactly that
 /// integer. Going through `f64` instead would make 9007199254740993 equal 9007199254740992.0
 /// (both round to the same float).

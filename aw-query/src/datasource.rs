@@ -38,12 +38,50 @@ pub type RowChunks<'a> = Box<dyn Iterator<Item = Result<TextRows, DataSourceErro
 
 /// Why a [`DataSource`] could not answer. Its `Debug` rendering is part of the query error
 /// message (`Failed to query bucket: NoSuchBucket("x")`), as in the reference server.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub enum DataSourceError {
     /// The bucket does not exist.
     NoSuchBucket(String),
     /// Any other storage failure, described.
     Other(String),
+    /// A storage failure of a kind the client is told (the server's answer carries it as
+    /// its `reason`); its message renders as [`DataSourceError::Other`]'s, so the text
+    /// clients see is the reference's.
+    Trouble(StorageTrouble, String),
+}
+
+/// A storage failure a client can act on, kept through a query's error up to the HTTP
+/// answer: a damaged file (salvaged while the server runs), a full disk, or a database
+/// that cannot take requests for now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageTrouble {
+    /// The database file is damaged where the query read.
+    Damaged,
+    /// The disk (or quota) is full.
+    DiskFull,
+    /// The database cannot serve for now (being replaced, its worker busy recovering).
+    Unavailable,
+}
+
+impl DataSourceError {
+    /// The kind of storage failure, when it is one a client is told.
+    pub fn trouble(&self) -> Option<StorageTrouble> {
+        match self {
+            DataSourceError::Trouble(trouble, _) => Some(*trouble),
+            DataSourceError::NoSuchBucket(_) | DataSourceError::Other(_) => None,
+        }
+    }
+}
+
+impl fmt::Debug for DataSourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataSourceError::NoSuchBucket(id) => f.debug_tuple("NoSuchBucket").field(id).finish(),
+            DataSourceError::Other(text) | DataSourceError::Trouble(_, text) => {
+                f.debug_tuple("Other").field(text).finish()
+            }
+        }
+    }
 }
 
 impl fmt::Display for DataSourceError {

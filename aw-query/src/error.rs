@@ -26,7 +26,7 @@ pub enum QueryError {
     /// `TIMEINTERVAL` is missing, not a string, or not a `start/end` interval.
     TimeIntervalError(String),
     /// The data source failed or has no matching bucket.
-    BucketQueryError(String),
+    BucketQueryError(BucketFailure),
     /// A regular expression given to a function does not compile.
     RegexCompileError(String),
     /// The query ran past its time budget (a server setting; not in the reference).
@@ -34,6 +34,56 @@ pub enum QueryError {
     /// The query would hold more memory than one query may (`interpreter::MAX_QUERY_MEMORY`;
     /// not in the reference, where such a query exhausted the machine).
     MemoryLimit(String),
+}
+
+/// Why reading buckets failed: the message clients see, and the kind of storage failure
+/// behind it when there is one (which the server's answer gives as its `reason`). Renders
+/// as its message alone, so `BucketQueryError("…")` reads as in the reference.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BucketFailure {
+    /// The text inside `BucketQueryError("…")`.
+    pub message: String,
+    /// The storage failure behind it, if any.
+    pub trouble: Option<crate::StorageTrouble>,
+}
+
+impl fmt::Debug for BucketFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.message, f)
+    }
+}
+
+impl From<String> for BucketFailure {
+    fn from(message: String) -> BucketFailure {
+        BucketFailure {
+            message,
+            trouble: None,
+        }
+    }
+}
+
+impl From<&str> for BucketFailure {
+    fn from(message: &str) -> BucketFailure {
+        message.to_string().into()
+    }
+}
+
+impl QueryError {
+    /// The storage failure that made the query fail, if that is why it failed.
+    pub fn storage_trouble(&self) -> Option<crate::StorageTrouble> {
+        match self {
+            QueryError::BucketQueryError(failure) => failure.trouble,
+            _ => None,
+        }
+    }
+
+    /// A failure of the data source while doing `what` (`"Failed to query bucket"`).
+    pub(crate) fn from_source(what: &str, e: &crate::DataSourceError) -> QueryError {
+        QueryError::BucketQueryError(BucketFailure {
+            message: format!("{what}: {e:?}"),
+            trouble: e.trouble(),
+        })
+    }
 }
 
 impl fmt::Display for QueryError {

@@ -1,4 +1,4 @@
-//! Tokenizer for query2 (spec QUERY.md §2).
+//! Tokenizer for query2, the query language of ActivityWatch's `/api/0/query`.
 //!
 //! Longest match wins; keywords and booleans are only recognised as whole identifiers. An
 //! unrecognised character silently ends tokenization (the reference lexer's behaviour), so the

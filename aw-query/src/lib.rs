@@ -50,8 +50,8 @@ mod transforms;
 mod value;
 
 pub use cache::{CacheStats, ResultCache, DEFAULT_CACHE_BYTES};
-pub use datasource::{DataSource, DataSourceError, MemoryDataSource, RowChunks};
-pub use error::QueryError;
+pub use datasource::{DataSource, DataSourceError, MemoryDataSource, RowChunks, StorageTrouble};
+pub use error::{BucketFailure, QueryError};
 pub use memory::MAX_QUERY_MEMORY;
 pub use parser::MAX_NESTING;
 pub use value::MAX_VALUE_DEPTH;

@@ -1,4 +1,4 @@
-//! The syntax tree and a recursive-descent parser for it (spec QUERY.md §3).
+//! The syntax tree and a recursive-descent parser for it.
 //!
 //! Binary operators all have the same precedence and associate to the left, so a chain
 //! `a + b * c` is kept flat as a first operand and a list of (operator, operand) pairs; this

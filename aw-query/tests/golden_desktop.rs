@@ -1,4 +1,4 @@
-//! Golden tests: the web UI's canonical desktop query (QUERY.md §8) over a hand-made day of
+//! Golden tests: the web UI's canonical desktop query (`webui/queries.js`) over a hand-made day of
 //! window, AFK and browser events. Every expected number is worked out by hand in the
 //! comments below.
 // Examples, benches and integration tests are outside the workspace lints (Cargo.toml).

@@ -1,4 +1,4 @@
-//! No input may crash the process (HAZARDS #2, #11): deep nesting, deep values, random text.
+//! No input may crash the process (COMPATIBILITY.md, server #2 and #11): deep nesting, deep values, random text.
 // Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
 #![allow(
     clippy::unwrap_used,

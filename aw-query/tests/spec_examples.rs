@@ -1,4 +1,4 @@
-//! The observed results of QUERY.md §9, one test each.
+//! Results observed from the reference server for documented example queries, one test each.
 // Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
 #![allow(
     clippy::unwrap_used,
@@ -286,7 +286,7 @@ fn abcd_limit_events() {
 
 #[test]
 fn abcd_filter_keyvals_compares_numbers_by_value() {
-    // HAZARDS #10 overrides the reference's float-vs-integer mismatch.
+    // COMPATIBILITY.md, server #10 overrides the reference's float-vs-integer mismatch.
     let v = value(
         &abcd(),
         r#"return filter_keyvals(query_bucket("b"), "n", [1]);"#,

@@ -8,10 +8,11 @@
 //! A write refused because the database cannot take writes for now (a full disk or quota)
 //! is a 500 with a `reason` (`disk_full`, `unavailable`), never a 4xx or 503: the official
 //! clients' queues keep and retry a write answered 500 and drop one answered otherwise
-//! (CLIENTS.md), and the writes acknowledged before are kept (`aw_datastore`'s
+//! (aw-client's request queue and aw-watcher-afk's), and the writes acknowledged before are kept (`aw_datastore`'s
 //! `transaction.rs`).
 
 use aw_datastore::DatastoreError;
+use aw_query::{QueryError, StorageTrouble};
 use rocket::http::{ContentType, Status};
 use rocket::response::{self, Responder};
 use rocket::Request;
@@ -78,15 +79,58 @@ impl From<DatastoreError> for ApiError {
             | DatastoreError::Sql(_)
             | DatastoreError::Io(_) => Status::InternalServerError,
         };
-        let reason = match &e {
-            DatastoreError::DiskFull(_) => Some("disk_full"),
-            DatastoreError::Unavailable(_) => Some("unavailable"),
-            DatastoreError::Damaged(_) => Some("damaged"),
-            _ => None,
+        ApiError {
+            reason: storage_trouble(&e).map(reason),
+            ..ApiError::new(status, e.to_string())
+        }
+    }
+}
+
+/// The storage failures a client is told of, by kind: the one place a datastore error
+/// gets one (the query engine carries it as [`StorageTrouble`] up to its error).
+pub(crate) fn storage_trouble(e: &DatastoreError) -> Option<StorageTrouble> {
+    match e {
+        DatastoreError::DiskFull(_) => Some(StorageTrouble::DiskFull),
+        DatastoreError::Unavailable(_) => Some(StorageTrouble::Unavailable),
+        DatastoreError::Damaged(_) => Some(StorageTrouble::Damaged),
+        _ => None,
+    }
+}
+
+/// The answer's `reason` for a kind of storage failure (the values openapi.json lists).
+fn reason(trouble: StorageTrouble) -> &'static str {
+    match trouble {
+        StorageTrouble::DiskFull => "disk_full",
+        StorageTrouble::Unavailable => "unavailable",
+        StorageTrouble::Damaged => "damaged",
+    }
+}
+
+impl From<QueryError> for ApiError {
+    /// Every query error is a 500 whose message is the error's rendering, as in the
+    /// reference; one caused by storage also has its `reason`.
+    fn from(e: QueryError) -> Self {
+        ApiError {
+            reason: e.storage_trouble().map(reason),
+            ..ApiError::internal(e.to_string())
+        }
+    }
+}
+
+impl ApiError {
+    /// A failed import: 400 when an event cannot be stored (the client's fault), else 500
+    /// (a bucket that exists already too, as in the reference), with the message
+    /// `Failed to import bucket: …` and the storage failure's `reason`, if any.
+    pub(crate) fn import_failed(e: DatastoreError) -> Self {
+        let error = ApiError::from(e);
+        let status = match error.status {
+            Status::BadRequest => Status::BadRequest,
+            _ => Status::InternalServerError,
         };
         ApiError {
-            reason,
-            ..ApiError::new(status, e.to_string())
+            status,
+            message: format!("Failed to import bucket: {}", error.message),
+            reason: error.reason,
         }
     }
 }

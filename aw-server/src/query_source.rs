@@ -12,10 +12,12 @@ use std::sync::Arc;
 /// (query evaluation never runs on the async thread), so it may wait for the worker.
 pub(crate) struct DatastoreSource(pub Datastore);
 
+/// The datastore's error as the engine sees it, its kind kept when a client is told of it.
 fn source_error(e: DatastoreError) -> DataSourceError {
-    match e {
-        DatastoreError::NoSuchBucket(id) => DataSourceError::NoSuchBucket(id),
-        other => DataSourceError::Other(other.to_string()),
+    match (crate::error::storage_trouble(&e), e) {
+        (_, DatastoreError::NoSuchBucket(id)) => DataSourceError::NoSuchBucket(id),
+        (Some(trouble), other) => DataSourceError::Trouble(trouble, other.to_string()),
+        (None, other) => DataSourceError::Other(other.to_string()),
     }
 }
 

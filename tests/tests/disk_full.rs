@@ -124,6 +124,22 @@ fn a_full_disk_refuses_new_writes_with_500_keeps_every_acknowledged_one_and_reco
     );
     // Reads go on.
     assert_eq!(c.get("/api/0/buckets/w").status, 200);
+    // An import is refused the same way, with its reason (it was a bare 500 before).
+    let document = format!(
+        r#"{{"buckets":{{"imported":{{"id":"imported","type":"t","client":"c","hostname":"h","created":"2026-01-01T00:00:00Z","events":[{}]}}}}}}"#,
+        event(0).trim_start_matches('[').trim_end_matches(']')
+    );
+    let r = c.post_json("/api/0/import", &document);
+    assert_eq!(
+        (r.status, r.json()["reason"].as_str()),
+        (500, Some("disk_full")),
+        "{}",
+        r.body
+    );
+    assert!(r.json()["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Failed to import bucket: "));
 
     // Space returns: the server recovers by itself, and takes writes again.
     std::fs::remove_file(&filler).unwrap();

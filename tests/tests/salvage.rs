@@ -168,3 +168,31 @@ fn aw_marker(db: &Path) -> PathBuf {
     name.push(".damaged");
     PathBuf::from(name)
 }
+
+/// A query that meets the damage is told why, like any other request (issue 35): 500 with
+/// `"reason": "damaged"` and the reference's message shape. Before, the query engine kept
+/// only the error's text and the answer had no reason.
+#[test]
+fn a_query_that_meets_damage_answers_with_the_reason() {
+    let mut s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c, "window", 6000);
+    assert!(s.stop());
+    damage(&s.db_path(), 8);
+
+    s.start_again();
+    let mut c = s.client();
+    let query = r#"{"timeperiods":["2026-01-01T00:00:00Z/2026-01-06T00:00:00Z"],
+        "query":["RETURN = query_bucket(\"window\");"]}"#;
+    let first = c.post_json("/api/0/query", query);
+    assert_eq!(first.status, 500, "{}", first.body);
+    assert_eq!(first.json()["reason"], "damaged", "{}", first.body);
+    let message = first.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.starts_with(r#"BucketQueryError("Failed to query bucket: Other("#),
+        "{message}"
+    );
+    // Salvaged at once: the same query is answered from the copy.
+    let again = c.post_json("/api/0/query", query);
+    assert_eq!(again.status, 200, "{}", again.body);
+}

@@ -32,7 +32,7 @@ pub(super) fn query_bucket(
     let [id] = arity::<1>(args)?;
     let id = string(id)?;
     let interval = current_interval(ctx)?;
-    let failed = |e| QueryError::BucketQueryError(format!("Failed to query bucket: {e:?}"));
+    let failed = |e| QueryError::from_source("Failed to query bucket", &e);
     let (start, end) = (*interval.start(), *interval.end());
     let parts = ctx.ds.query_bucket_rows(&id, start, end);
     let (events, bytes) = crate::event::intern_rows(parts).map_err(failed)?;
@@ -49,7 +49,7 @@ pub(super) fn query_bucket_names(
     let buckets = ctx
         .ds
         .buckets()
-        .map_err(|e| QueryError::BucketQueryError(format!("Failed to get buckets: {e:?}")))?;
+        .map_err(|e| QueryError::from_source("Failed to get buckets", &e))?;
     let mut ids: Vec<String> = buckets.into_keys().collect();
     ids.sort();
     Ok(DataType::List(
@@ -74,7 +74,7 @@ pub(super) fn find_bucket(args: Vec<DataType>, ctx: &CallContext<'_>) -> QueryRe
     let buckets = ctx
         .ds
         .buckets()
-        .map_err(|e| QueryError::BucketQueryError(format!("Failed to get buckets: {e:?}")))?;
+        .map_err(|e| QueryError::from_source("Failed to get buckets", &e))?;
     let host_ok = |b: &aw_models::Bucket| hostname.as_ref().is_none_or(|h| &b.hostname == h);
     if buckets.get(&prefix).is_some_and(host_ok) {
         return Ok(DataType::String(prefix));
@@ -86,11 +86,11 @@ pub(super) fn find_bucket(args: Vec<DataType>, ctx: &CallContext<'_>) -> QueryRe
         .min();
     match (found, &hostname) {
         (Some(id), _) => Ok(DataType::String(id.clone())),
-        (None, None) => Err(QueryError::BucketQueryError(format!(
-            "Failed to find bucket matching filter '{prefix}'"
-        ))),
-        (None, Some(h)) => Err(QueryError::BucketQueryError(format!(
-            "Failed to find bucket matching filter '{prefix}' and hostname '{h}'"
-        ))),
+        (None, None) => Err(QueryError::BucketQueryError(
+            format!("Failed to find bucket matching filter '{prefix}'").into(),
+        )),
+        (None, Some(h)) => Err(QueryError::BucketQueryError(
+            format!("Failed to find bucket matching filter '{prefix}' and hostname '{h}'").into(),
+        )),
     }
 }

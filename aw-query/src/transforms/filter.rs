@@ -1,5 +1,5 @@
 //! `filter_keyvals`, `exclude_keyvals` (spec §6.4, with numbers compared by value as
-//! HAZARDS #10 requires) and `filter_keyvals_regex`.
+//! COMPATIBILITY.md, server #10 requires) and `filter_keyvals_regex`.
 
 use crate::data::Val;
 use crate::event::{Data, PerObject, QEvent};
@@ -85,7 +85,7 @@ mod tests {
         );
     }
 
-    /// HAZARDS 10 above 2^53: a stored integer matches a query number only if the number
+    /// COMPATIBILITY.md, server #10 above 2^53: a stored integer matches a query number only if the number
     /// is exactly that integer (the query's numbers are floats).
     #[test]
     fn large_integers_match_exactly() {

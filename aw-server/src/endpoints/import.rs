@@ -130,14 +130,7 @@ async fn import(text: String, state: &State<AppState>) -> ApiResult<JsonText> {
         .datastore
         .import_rows(document.buckets)
         .await
-        .map_err(|e| {
-            // An event that cannot be stored is the client's fault; anything else is ours.
-            let status = match ApiError::from(e.clone()).status {
-                Status::BadRequest => Status::BadRequest,
-                _ => Status::InternalServerError,
-            };
-            ApiError::new(status, format!("Failed to import bucket: {e}"))
-        })?;
+        .map_err(ApiError::import_failed)?;
     let text = serde_json::to_string(&report)
         .map_err(|e| ApiError::new(Status::InternalServerError, e.to_string()))?;
     Ok(JsonText(text))

@@ -37,7 +37,7 @@ pub(crate) async fn query(body: JsonBody<Query>, state: &State<AppState>) -> Api
             cache.as_deref(),
         )
         .map(JsonText)
-        .map_err(|e| ApiError::internal(e.to_string()))
+        .map_err(ApiError::from)
     })
     .await?
 }
