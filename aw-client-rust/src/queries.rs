@@ -1,5 +1,5 @@
-//! The canonical dashboard queries, as the web UI and the Python client build them (see the
-//! query language's §8): the desktop query (window activity filtered by AFK, browser
+//! The canonical dashboard queries, as the web UI and the Python client build them: the
+//! desktop query (window activity filtered by AFK, browser
 //! activity while the browser is focused, categories) and its parts.
 //!
 //! Every string put into a query is written by [`crate::query_literal`], so a bucket id

@@ -1,4 +1,4 @@
-//! Encryption at rest (DATASTORE.md §10): the SQLCipher build, the password, and moving a
+//! Encryption at rest: the SQLCipher build, the password, and moving a
 //! database between plain and encrypted.
 //!
 //! With the `encryption` feature the crate is built on SQLCipher instead of plain SQLite

@@ -19,7 +19,7 @@
 //! * An event `id` only ever addresses an event of the same bucket: inserting an event whose
 //!   id belongs to another bucket fails before anything is written; an id that names no
 //!   event gets a fresh id instead (so a client can never push the id sequence to its
-//!   64-bit end, HAZARDS 18; files where another server did are repaired at open); creating
+//!   64-bit end, COMPATIBILITY.md, server #18; files where another server did are repaired at open); creating
 //!   a bucket with events and importing ignore event ids (new ids are assigned).
 //! * One failing request never loses another's acknowledged write: when SQLite rolls back
 //!   the whole open transaction (full disk, I/O error), the writes it held are applied again

@@ -13,7 +13,7 @@
 //! open for a week, one event of 300 days) are read apart, through a partial index that holds
 //! only them (`schema::LONG_EVENTS_INDEX`), and only those that start before the walk's
 //! bound: they sort after every row of the walk, so they are appended when the walk is done.
-//! One long event therefore no longer makes every read walk back to its start (HAZARDS 16),
+//! One long event therefore no longer makes every read walk back to its start (COMPATIBILITY.md, server #16),
 //! and the cost of a read follows the rows it returns.
 //!
 //! A chunked read is not one snapshot: an event written between two chunks of the same read

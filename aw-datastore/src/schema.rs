@@ -139,7 +139,7 @@ pub(crate) fn ensure_long_events_index(conn: &Connection) -> Result<()> {
 pub(crate) const MAX_EVENT_ID: i64 = 1 << 62;
 
 /// Undoes what a client-chosen id may have done to the event id sequence in a file written
-/// by another server (HAZARDS 18: the reference stores any unused id it is given, and an
+/// by another server (COMPATIBILITY.md, server #18: the reference stores any unused id it is given, and an
 /// event with id `i64::MAX` makes every later insert fail with "database or disk is full").
 ///
 /// Events with an id above [`MAX_EVENT_ID`] get the next free ids below it (their content is

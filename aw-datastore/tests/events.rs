@@ -262,7 +262,7 @@ fn replace_by_id_stays_in_its_bucket() {
     assert!(matches!(err, DatastoreError::InvalidEvent(_)), "{err:?}");
     assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 0);
     assert_eq!(s.ds.get_event_count("a", None, None).wait().unwrap(), 1);
-    // An unused id is not used (HAZARDS 18): the event gets the next fresh id, and so do
+    // An unused id is not used (COMPATIBILITY.md, server #18): the event gets the next fresh id, and so do
     // later events; two events with the same unused id are two new events.
     let mut fresh = ev(9, 1.0, json!({}));
     fresh.id = Some(1000);

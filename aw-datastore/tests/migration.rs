@@ -14,7 +14,7 @@ use aw_datastore::{Datastore, OpenOptions};
 use rusqlite::Connection;
 use serde_json::json;
 
-/// Builds a schema-v4 database the way aw-server-rust 0.12 left it (spec DATASTORE §3-§4).
+/// Builds a schema-v4 database the way aw-server-rust 0.12 left it.
 fn build_v4(path: &std::path::Path) {
     let conn = Connection::open(path).unwrap();
     conn.execute_batch(

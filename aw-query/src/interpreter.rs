@@ -1,4 +1,4 @@
-//! Evaluation of a parsed program for one time period (spec §4).
+//! Evaluation of a parsed program for one time period.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -67,7 +67,7 @@ use program::Program;
 use aw_models::TimeInterval;
 
 /// Parses `code` once and evaluates it for every period, returning one JSON value per
-/// period in order (spec §5 serialisation). An error in any period fails the whole call.
+/// period in order. An error in any period fails the whole call.
 /// With no periods the result is empty and the program is not even parsed, as in the
 /// reference (which parses per period).
 pub fn query(

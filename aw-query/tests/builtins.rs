@@ -1,4 +1,4 @@
-//! Edge cases of every built-in function (spec §6), through `query`.
+//! Edge cases of every built-in function, through `query`.
 // Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
 #![allow(
     clippy::unwrap_used,

@@ -1,4 +1,4 @@
-//! Language semantics (spec §2–§5) through the public `query` entry point.
+//! Language semantics through the public `query` entry point.
 // Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
 #![allow(
     clippy::unwrap_used,

@@ -3,7 +3,8 @@
 //! Every error the server returns is JSON `{"message": "…"}` with the status below. Datastore
 //! errors map as the reference does (404 missing bucket, 304 existing bucket, 500 internal),
 //! except where the reference had a plain bug: a missing event is 404 (was 500), an event
-//! that cannot be stored is 400 (the reference's worker panicked).
+//! that cannot be stored is a 4xx (the reference's worker panicked): 400 here, 422 when the
+//! body parser already finds its time or duration out of range (COMPATIBILITY.md).
 //!
 //! A write refused because the database cannot take writes for now (a full disk or quota)
 //! is a 500 with a `reason` (`disk_full`, `unavailable`), never a 4xx or 503: the official

@@ -1,6 +1,6 @@
 //! `aw-server`: a fast, drop-in ActivityWatch server.
 //!
-//! Behaviour follows aw-server-rust 0.14 (see `shared/spec` in the project), with the
+//! Behaviour follows aw-server-rust 0.14 (COMPATIBILITY.md), with the
 //! reference's plain bugs fixed; each such choice is documented where it is implemented:
 //! `error.rs` (status codes), `endpoints/import.rs` (event ids), `security.rs` (filters).
 

@@ -2,7 +2,7 @@
 //! cross-site requests, and the optional API key, in that priority (400 host > 403 CORS or
 //! cross-site > 401 key).
 //!
-//! **Cross-site requests do no work** (HAZARDS 20). A web page on another site can make the
+//! **Cross-site requests do no work** (COMPATIBILITY.md, server #20). A web page on another site can make the
 //! browser send requests that carry no `Origin` (an `<img>`, a `<script>`, a `no-cors`
 //! fetch, a page in an `<iframe>`): CORS never sees them, and although the page cannot read
 //! the answer, the server would build it (a whole export, on every page load). Browsers
@@ -18,7 +18,7 @@
 //! CORS stand for them.
 //!
 //! **CORS patterns match the whole origin** (`^(?:pattern)$`): the reference matches them
-//! unanchored (API.md §5.2), so `https://dash\.example\.com` also admitted
+//! unanchored, so `https://dash\.example\.com` also admitted
 //! `https://dash.example.com.evil.net`. A configured pattern that is not anchored already
 //! is warned about at start.
 //!
@@ -191,7 +191,7 @@ impl Security {
     }
 }
 
-/// Cross-site requests refused since the server started (HAZARDS 20).
+/// Cross-site requests refused since the server started (COMPATIBILITY.md, server #20).
 pub(crate) static CROSS_SITE_REFUSED: AtomicU64 = AtomicU64::new(0);
 
 /// Logs a refused cross-site request at most every 10 s, with the count in between.
@@ -244,7 +244,7 @@ fn cross_site_refusal(req: &Request<'_>) -> Option<ApiError> {
 /// (those paths answer 401 instead of 404); gating less would not be.
 ///
 /// Only the literal path `/api/0/info` (leading slashes collapsed, as in the reference) is
-/// exempt: `/api/0/info/` or an encoded spelling needs the key (spec API.md §5.3).
+/// exempt: `/api/0/info/` or an encoded spelling needs the key, as in the reference.
 fn needs_api_key(uri: &Origin<'_>) -> bool {
     uri.path().as_str().trim_start_matches('/') != "api/0/info" && is_api_path(uri)
 }

@@ -1,4 +1,4 @@
-// Builds the canonical queries the ActivityWatch web UI sends (QUERY.md §8), one statement
+// Builds the canonical queries the ActivityWatch web UI (aw-webui) sends, one statement
 // per line, and picks the buckets they read for a host.
 
 /** The web UI's default categories (used when the `classes` setting is absent). */

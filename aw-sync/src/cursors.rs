@@ -1,7 +1,7 @@
 //! How far each peer bucket has been pulled, kept apart from the pulled data.
 //!
 //! The reference resumed from the destination's newest event, so a local write into an
-//! imported bucket moved the resume point and skipped the peer's events (SYNC.md §6 #11).
+//! imported bucket moved the resume point and skipped the peer's events (COMPATIBILITY.md, sync #11).
 //! Here the resume point of `(peer file, source bucket)` is the position of the last
 //! event pulled in the peer file's read order ([`PageCursor`]: start, end, row id), saved
 //! after each page once the server has committed it. The next pull reads only what comes

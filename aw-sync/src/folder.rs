@@ -4,14 +4,14 @@
 //! one its daemon uses). Both of the reference's layouts are read, so devices that ran the
 //! reference's `aw-sync sync` or its Android app are pulled too: `<root>/<dir>/*.db`
 //! (device layout) and `<root>/<hostname>/<dir>/*.db` (host layout). In both, the folder a
-//! file sits in is the device id of the device that wrote it (SYNC.md §2).
+//! file sits in is the device id of the device that wrote it.
 //!
 //! Unlike the reference, a file is this device's own only when that folder *is* this
-//! device's id (not when the path merely contains it, §6 #12); dot-folders and dot-files
+//! device's id (not when the path merely contains it: COMPATIBILITY.md, sync #12); dot-folders and dot-files
 //! (a sync engine's temporary files, ours while publishing) and Syncthing's
 //! `.sync-conflict-` copies are never read.
 //!
-//! No symbolic link below the root is followed, reading or writing (HAZARDS 21): a folder
+//! No symbolic link below the root is followed, reading or writing (COMPATIBILITY.md, server #21): a folder
 //! sync engine copies links, so a device could plant one that makes us import our own
 //! database as a peer, or write our file somewhere outside the folder. The root itself may
 //! be a link (`~/Sync` → a mount); it is resolved once, when the folder is set up.

@@ -4,10 +4,9 @@
 //! a folder that a folder-sync engine (Syncthing, Dropbox, Nextcloud, rsync…) copies
 //! between devices, and imports the other devices' files into its server as
 //! `<bucket>-synced-from-<host>` buckets, which the web UI shows under the other host.
-//! The folder layout and file format are the reference aw-sync's (`../shared/spec/SYNC.md`
-//! §2–§3), so devices running either tool share one folder.
+//! The folder layout and file format are the reference aw-sync's (COMPATIBILITY.md, sync), so devices running either tool share one folder.
 //!
-//! Where this differs from the reference, on purpose (SYNC.md §6):
+//! Where this differs from the reference, on purpose (COMPATIBILITY.md, sync):
 //! - one file is written, under two names: the device layout `<root>/<device_id>/test.db`
 //!   and the host layout `<root>/<hostname>/<device_id>/test.db` (the only one the
 //!   reference's `sync` and Android read); both are read, one file per device;
@@ -15,9 +14,9 @@
 //!   again, so no device re-imports its own data;
 //! - nothing is written in another device's folder; peer files are opened read-only and
 //!   read as data, never as code: no view, trigger or schema function of theirs runs, and
-//!   sizes, lengths and time per peer are bounded ([`peer`], HAZARDS 19);
+//!   sizes, lengths and time per peer are bounded ([`peer`], COMPATIBILITY.md, server #19);
 //! - no symbolic link below the sync folder's root is followed, reading or writing
-//!   ([`folder`], HAZARDS 21);
+//!   ([`folder`], COMPATIBILITY.md, server #21);
 //! - an event whose data is over [`peer::MAX_VALUE_BYTES`] is not synced either way (a
 //!   bounded pass cannot carry it), and a peer's rows that cannot be synced are skipped
 //!   and reported one by one, not the whole peer;

@@ -1,4 +1,4 @@
-//! The `aw-sync` command: the reference aw-sync's command line (SYNC.md §1) over this
+//! The `aw-sync` command: the reference aw-sync's command line over this
 //! crate's [`Syncer`], against a running server over HTTP.
 //!
 //! Exit status: 0 done; 2 bad arguments; 1 an error (server unreachable, bad paths or
@@ -94,7 +94,7 @@ struct SyncArgs {
 }
 
 /// Set by SIGINT/SIGTERM: the daemon stops between pages of the pass in progress, with
-/// its files closed (the reference was killed mid-write by SIGTERM, SYNC.md §6 #13).
+/// its files closed (the reference was killed mid-write by SIGTERM, COMPATIBILITY.md, sync #13).
 static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
 fn stop_flag() -> &'static Arc<AtomicBool> {

@@ -3,7 +3,7 @@
 //!
 //! A pass never stops at the first failure: a peer file that cannot be read, or a bucket
 //! that fails, is logged, recorded in the [`PassReport`] and skipped; the next pass tries
-//! again (the reference panicked and its daemon died, SYNC.md §6 #6).
+//! again (the reference panicked and its daemon died, COMPATIBILITY.md, sync #6).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -212,7 +212,7 @@ struct Checked {
 }
 
 /// Whether a bucket holds data pulled from another device (never pushed, never pulled
-/// again: each device's data travels only from its own file, SYNC.md §6 #2).
+/// again: each device's data travels only from its own file, COMPATIBILITY.md, sync #2).
 pub fn is_import(bucket: &Bucket) -> bool {
     bucket.id.contains(SYNCED_FROM) || bucket.data.contains_key(DEVICE_KEY)
 }

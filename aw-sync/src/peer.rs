@@ -1,4 +1,4 @@
-//! Reading another device's sync file: as data, never as code (HAZARDS 19).
+//! Reading another device's sync file: as data, never as code (COMPATIBILITY.md, server #19).
 //!
 //! Any device that can write to the shared folder can put any file there: a damaged copy,
 //! a transfer cut short, or a file crafted to hurt the reader (an `events` *view* running an
@@ -20,14 +20,14 @@
 //!   object, nested deeper than JSON parsing allows, times that are not integers) is
 //!   skipped and reported, not the whole peer; a bucket row likewise.
 //!
-//! The value limit is a choice the spec leaves open: the server accepts an event of up to
+//! The value limit is a choice the reference leaves open: the server accepts an event of up to
 //! 1000 MB over HTTP, but a pass that kept memory bounded could not carry one. Events over
 //! [`MAX_VALUE_BYTES`] of data (no watcher writes one: a window title is a few hundred bytes)
 //! are not synced in either direction, and our own push skips them too, so a file this
 //! crate writes never has a row a reader refuses.
 //!
 //! The reference opened peers read-write, which flipped journal modes, ran migrations and
-//! left `-wal`/`-shm` files in folders it does not own (SYNC.md §6 #5). A file that is not a
+//! left `-wal`/`-shm` files in folders it does not own (COMPATIBILITY.md, sync #5). A file that is not a
 //! complete version-5 ActivityWatch database (a transfer cut short, a damaged copy, another
 //! version) fails [`PeerFile::open`] and is skipped, so it is never imported half.
 

@@ -2,7 +2,7 @@
 //!
 //! The reference API clips reads to their window, so a page boundary or a resume point
 //! that falls inside an event would cut it (the reference aw-sync stores such cut pieces:
-//! SYNC.md §6 #8). Here every event that may have been clipped is read again by id, and
+//! COMPATIBILITY.md, sync #8). Here every event that may have been clipped is read again by id, and
 //! every page is written through [`write_page`], which skips what the destination already
 //! has and extends what grew. So a page read twice, a pass run twice, or a pass resumed
 //! after a crash writes each event once.

@@ -161,7 +161,9 @@ fn syncthing_available() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        aw_tests::prerequisite_missing("no syncthing binary (tests/syncthing/install.sh installs it)");
+        aw_tests::prerequisite_missing(
+            "no syncthing binary (tests/syncthing/install.sh installs it)",
+        );
     }
     found
 }

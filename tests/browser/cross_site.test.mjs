@@ -1,4 +1,4 @@
-// Cross-site requests in real Chromium (HAZARDS 20): a page on another site loads the
+// Cross-site requests in real Chromium (COMPATIBILITY.md, server #20): a page on another site loads the
 // export as an <img>, fetches it with mode no-cors, frames it and posts a form to the API,
 // and the server refuses each; a link the user follows opens; and an unpacked extension
 // doing what aw-watcher-web does works with and without host permission.

@@ -1,4 +1,4 @@
-"""Our encrypted database files are standard SQLCipher 4 files (DATASTORE.md §10): the format
+"""Our encrypted database files are standard SQLCipher 4 files: the format
 of the reference's encrypted build, which uses SQLCipher's defaults too.
 
 Checked against an independent SQLCipher build (the `sqlcipher3-binary` wheel from PyPI):

@@ -8,7 +8,7 @@
    bucket outside the test names. run.sh checks afterwards that none was written.
 
 2. The export routes send no Content-Type header, deliberately (the reference does the same;
-   spec API.md §3.13, documented in openapi.json). For those two operations only, a missing
+   documented in openapi.json). For those two operations only, a missing
    Content-Type is read as `application/json` so their body is still validated against the
    ExportDocument schema instead of failing on the missing header.
 """

@@ -160,10 +160,12 @@ pub const REQUIRE_PREREQUISITES: &str = "AW_REQUIRE_PREREQUISITES";
 /// with `reason`; elsewhere (a developer's `cargo test`) it says the test was skipped.
 pub fn prerequisite_missing(reason: &str) {
     let required = std::env::var_os(REQUIRE_PREREQUISITES).is_some_and(|v| v == "1");
-    assert!(!required, "{REQUIRE_PREREQUISITES}=1 and a prerequisite is missing: {reason}");
+    assert!(
+        !required,
+        "{REQUIRE_PREREQUISITES}=1 and a prerequisite is missing: {reason}"
+    );
     eprintln!("SKIPPED: {reason}");
 }
-
 
 impl TestServer {
     /// Starts a server on a fresh database.

@@ -359,7 +359,7 @@ fn trailing_and_doubled_slashes_route_the_same() {
     assert_eq!(c.get("/api/0/buckets/b/events/?limit=1").status, 200);
 }
 
-/// A client-chosen id never moves the id sequence (HAZARDS 18): an unused id, even
+/// A client-chosen id never moves the id sequence (COMPATIBILITY.md, server #18): an unused id, even
 /// `i64::MAX`, gets a fresh id instead, through insert and import alike, and every later
 /// insert and heartbeat of every bucket still works, also after a restart.
 #[test]

@@ -366,7 +366,7 @@ fn empty_api_key_disables_auth() {
     assert_eq!(s.client().get("/api/0/buckets/").status, 200);
 }
 
-/// Every spelling of an API path needs the key (HAZARDS 17): percent-encoded letters,
+/// Every spelling of an API path needs the key (COMPATIBILITY.md, server #17): percent-encoded letters,
 /// encoded slashes, dot segments and doubled slashes, for GET, POST and DELETE. None of
 /// them may read, create or delete anything without it; with the key they do what the plain
 /// path does.

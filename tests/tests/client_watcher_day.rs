@@ -639,7 +639,7 @@ fn watcher_day_stored_events_match_independent_totals() {
     );
 }
 
-/// The dashboard's full desktop query (QUERY.md §8) over the recorded day. Its app totals
+/// The dashboard's full desktop query (`webui/queries.js`) over the recorded day. Its app totals
 /// must match the active time per app within the same heartbeat slack (flood only fills
 /// gaps shorter than 5 s, less than one poll interval).
 #[test]

@@ -27,7 +27,7 @@ impl Store {
     /// Inserts events in order; an event with an `id` replaces that event of the same bucket.
     /// An id that belongs to another bucket is refused before anything is written; an id
     /// that names no event is not used: the event gets a fresh id, like one without an id
-    /// (HAZARDS 18: a client-chosen id must never move the id sequence, or one insert with
+    /// (COMPATIBILITY.md, server #18: a client-chosen id must never move the id sequence, or one insert with
     /// id `i64::MAX` would make every later insert fail). Returns the stored events, with the
     /// ids they really have.
     pub(crate) fn insert_events(

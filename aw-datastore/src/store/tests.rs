@@ -127,7 +127,7 @@ fn chunked_reads_equal_one_read() {
     );
 }
 
-/// HAZARDS 16: one event lasting 300 days must not make the last-day read (or count)
+/// COMPATIBILITY.md, server #16: one event lasting 300 days must not make the last-day read (or count)
 /// walk back 300 days of index: the walk stops an hour before the range, and the long
 /// event comes from its own index.
 #[test]

@@ -28,7 +28,7 @@ fn compile(pattern: &str, ignore_case: bool) -> QueryResult<Regex> {
     })
 }
 
-/// Parses and compiles one rule dict (spec §6.9).
+/// Parses and compiles one rule dict.
 fn parse_rule(v: DataType) -> QueryResult<Rule> {
     let map: BTreeMap<String, DataType> = match v {
         DataType::Dict(m) => m,

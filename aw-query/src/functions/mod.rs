@@ -1,4 +1,4 @@
-//! The built-in functions (spec §6): argument checking and dispatch (the name table is
+//! The built-in functions: argument checking and dispatch (the name table is
 //! `builtin.rs`, a leaf module, so that values can hold a function without depending on
 //! the functions' implementations).
 //!

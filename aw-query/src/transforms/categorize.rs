@@ -1,4 +1,4 @@
-//! Rule matching for `categorize`, `tag` and `filter_keyvals_regex` (spec §6.9).
+//! Rule matching for `categorize`, `tag` and `filter_keyvals_regex`.
 //!
 //! A regex search per rule per event would dominate a year-long query (hundreds of thousands
 //! of events × a dozen rules × every data value). Events repeat the same strings (app names,

@@ -1,4 +1,4 @@
-//! `chunk_events_by_key` (spec §6.3).
+//! `chunk_events_by_key`.
 
 use crate::event::QEvent;
 

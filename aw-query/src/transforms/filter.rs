@@ -1,4 +1,4 @@
-//! `filter_keyvals`, `exclude_keyvals` (spec §6.4, with numbers compared by value as
+//! `filter_keyvals`, `exclude_keyvals` (with numbers compared by value as
 //! COMPATIBILITY.md, server #10 requires) and `filter_keyvals_regex`.
 
 use crate::data::Val;

@@ -1,4 +1,4 @@
-//! `flood`: fills small gaps between events (spec §6.1, the Rust algorithm).
+//! `flood`: fills small gaps between events (the reference aw-server-rust's algorithm).
 
 use crate::event::QEvent;
 

@@ -1,4 +1,4 @@
-//! `merge_events_by_keys` (spec §6.2).
+//! `merge_events_by_keys`.
 
 use crate::event::{Data, PerObject, QEvent};
 use crate::fxhash::{FxHashMap, FxHasher};

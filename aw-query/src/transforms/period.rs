@@ -1,4 +1,4 @@
-//! `filter_period_intersect` (spec §6.5) and `period_union` (spec §6.6).
+//! `filter_period_intersect` and `period_union`.
 
 use crate::event::{Data, QEvent};
 

@@ -1,4 +1,4 @@
-//! `split_url_events` (spec §6.8).
+//! `split_url_events`.
 
 use std::sync::{Arc, OnceLock};
 

@@ -1,4 +1,4 @@
-//! `union_no_overlap` (spec §6.7).
+//! `union_no_overlap`.
 
 use crate::event::QEvent;
 

@@ -6,7 +6,7 @@ use aw_query::{query, MemoryDataSource, QueryError};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
-/// The period the spec's observed results use.
+/// The period of the results observed from the reference server.
 pub const WIDE: &str = "2000-01-01T00:00:00Z/2030-01-01T00:00:00Z";
 
 /// Parses an RFC 3339 timestamp.
@@ -70,7 +70,7 @@ pub fn error(ds: &MemoryDataSource, code: &str) -> QueryError {
     }
 }
 
-/// The bucket `b` of the spec's §9 example: events A, B, C, D with ids 1–4.
+/// The bucket `b` of the documented example: events A, B, C, D with ids 1–4.
 pub fn abcd() -> MemoryDataSource {
     let mut ds = MemoryDataSource::new();
     ds.add_bucket(

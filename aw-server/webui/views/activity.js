@@ -115,7 +115,7 @@ function combine(results) {
 
 /**
  * Notices for what data left out of the queries: bucket ids and categories that end with a
- * backslash cannot be written into a query (QUERY.md), so they are not read.
+ * backslash cannot be written into a query2 string, so they are not read.
  */
 function leftOutNotices(leftOut, classes) {
   const notes = leftOut.map((id) => `Bucket “${id}” is left out: its id ends with a backslash, which a query cannot contain.`);

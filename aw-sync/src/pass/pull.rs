@@ -244,7 +244,7 @@ impl Syncer {
     }
 
     /// The server bucket a peer bucket is pulled into, created if missing. Found by origin
-    /// device and source id first, so a renamed host never splits a bucket (SYNC.md §6
+    /// device and source id first, so a renamed host never splits a bucket (COMPATIBILITY.md, sync
     /// #10); else by the reference's name `<base>-synced-from-<host>`, so buckets the
     /// reference aw-sync created go on being used.
     fn destination(

@@ -89,7 +89,7 @@ impl Syncer {
             Server::create_bucket(own, &copy)?;
         }
         // Pages arrive newest first, so the file's newest event says nothing about whether
-        // the older pages made it (the reference resumed from it: SYNC.md §6 #7). The
+        // the older pages made it (the reference resumed from it: COMPATIBILITY.md, sync #7). The
         // resume point is recorded only once the bucket is complete, after its events,
         // in the same file: a crash before it leaves the previous one.
         let key = format!("{PUSHED_KEY}{}", bucket.id);

@@ -1,5 +1,5 @@
 //! Interoperability with the reference aw-sync's folder: files written the reference's way
-//! (built here from SYNC.md §2–§3 and DATASTORE.md §3) are pulled, in both layouts; our
+//! (built here by hand: the folder layout and the version-5 tables) are pulled, in both layouts; our
 //! own file is in that format; and nothing in other devices' folders is touched.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Hostile files in the sync folder (HAZARDS 19 and 21), against the real binaries: crafted
+//! Hostile files in the sync folder (COMPATIBILITY.md, server #19 and #21), against the real binaries: crafted
 //! peer files beside a good peer. Each bad one is refused or skipped with a message that
 //! names it, the good data comes through, nothing outside the folder is read or written,
 //! memory stays bounded and a stop is prompt.
@@ -64,7 +64,7 @@ fn run_measured(mut cmd: std::process::Command) -> (Output, Duration) {
     (out, started.elapsed())
 }
 
-/// The crafted files of the corpus, beside the good peer file `good` (HAZARDS 19 and 21):
+/// The crafted files of the corpus, beside the good peer file `good` (COMPATIBILITY.md, server #19 and #21):
 /// an endless view, a generated column, a trigger, rows of 100 MB strings, wrong types and
 /// out-of-range times, damaged pages, random bytes, an empty file, and links to the good
 /// file and its folder.

@@ -69,7 +69,7 @@ pub fn concurrent_event_fetches(
     b.value("8 clients, 1-day event fetches: p50", p50, "ms");
 }
 
-/// HAZARDS 16: one event lasting 300 days (a window left open) must not make reads of
+/// COMPATIBILITY.md, server #16: one event lasting 300 days (a window left open) must not make reads of
 /// the last day walk back 300 days. Inserts it into the window bucket, then times the last
 /// day's events, their count and a cold 1-day `desktop` query.
 pub fn long_event_reads(
