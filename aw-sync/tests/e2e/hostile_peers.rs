@@ -244,8 +244,26 @@ fn a_server_syncing_the_hostile_corpus_stays_up_bounded_and_prompt_and_loses_not
 
     plant_corpus(f, &f.join(&a.device_id).join("test.db"));
     let outside = tempfile::tempdir().unwrap();
-    std::fs::remove_dir_all(f.join(&b.device_id)).unwrap();
-    symlink(outside.path(), f.join(&b.device_id)).unwrap();
+    // The server's passes (one a second) republish its folder: replaced until the link wins.
+    let own = f.join(&b.device_id);
+    loop {
+        match std::fs::remove_dir_all(&own) {
+            // Gone already, or a file published while it was being removed: again.
+            Err(e)
+                if !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::DirectoryNotEmpty
+                ) =>
+            {
+                panic!("{e}")
+            }
+            _ => {}
+        }
+        match symlink(outside.path(), &own) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            result => break result.unwrap(),
+        }
+    }
     // Slow to read but not bad: 2 million rows that can never be placed in time. A pass
     // spends about a second in it.
     crafted(
