@@ -69,11 +69,12 @@
 mod async_client;
 pub mod blocking;
 mod builder;
-pub mod classes;
 mod error;
-pub mod queries;
-pub mod query_literal;
 mod url;
+
+/// The canonical dashboard queries, the default categories and query literals: defined in
+/// `aw-models` (the server uses them too), re-exported here where scripts look for them.
+pub use aw_models::{classes, queries, query_literal};
 
 /// The shared data models, so watchers need no separate `aw-models` dependency.
 pub use aw_models;

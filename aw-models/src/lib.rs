@@ -18,12 +18,15 @@
 
 mod bucket;
 pub mod canonical;
+pub mod classes;
 pub mod duration;
 mod event;
 mod export;
 mod info;
 mod key_value;
+pub mod queries;
 mod query;
+pub mod query_literal;
 pub mod raw_event;
 mod time_interval;
 pub mod timestamp;

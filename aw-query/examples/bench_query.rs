@@ -227,6 +227,10 @@ fn generate(start: DateTime<Utc>, days: i64) -> Year {
     y
 }
 
+/// The web UI's default categories with two more patterns (`Code`, `netflix`) so that the
+/// synthetic apps and titles above fall into categories as often as a real user's do: a
+/// workload for the benchmark, not a definition of the defaults (that is the dashboard's
+/// `default-classes.js`).
 const CLASSES: &str = r#"[
  [["Work"], {"type": "regex", "regex": "Google Docs|libreoffice|ReText"}],
  [["Work", "Programming"], {"type": "regex", "regex": "GitHub|Stack Overflow|BitBucket|Gitlab|vim|Spyder|kate|Ghidra|Scite|Code"}],

@@ -1,4 +1,4 @@
-//! Golden tests: the web UI's canonical desktop query (`webui/queries.js`) over a hand-made day of
+//! Golden tests: the web UI's canonical desktop query (`aw_models::queries`) over a hand-made day of
 //! window, AFK and browser events. Every expected number is worked out by hand in the
 //! comments below.
 // Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
@@ -11,71 +11,30 @@
 
 mod common;
 
+use aw_models::classes::default_classes;
+use aw_models::queries::{self, DesktopQueryParams};
 use aw_query::MemoryDataSource;
 use common::*;
 use serde_json::{json, Value};
 
-/// Category rules in the style of the web UI defaults.
-const CLASSES: &str = r#"[
- [["Work"], {"type": "regex", "regex": "Google Docs|libreoffice|ReText"}],
- [["Work", "Programming"], {"type": "regex", "regex": "GitHub|Stack Overflow|BitBucket|Gitlab|vim|Spyder|kate|Ghidra|Scite"}],
- [["Work", "Programming", "ActivityWatch"], {"type": "regex", "regex": "ActivityWatch|aw-", "ignore_case": true}],
- [["Work", "Image"], {"type": "regex", "regex": "Gimp|Inkscape"}],
- [["Media", "Games"], {"type": "regex", "regex": "Minecraft|RimWorld"}],
- [["Media", "Video"], {"type": "regex", "regex": "YouTube|Plex|VLC"}],
- [["Media", "Social Media"], {"type": "regex", "regex": "reddit|Facebook|Twitter|Instagram|devRant", "ignore_case": true}],
- [["Media", "Music"], {"type": "regex", "regex": "Spotify|Deezer", "ignore_case": true}],
- [["Comms", "IM"], {"type": "regex", "regex": "Messenger|Telegram|Signal|WhatsApp|Rambox|Slack|Riot|Element|Discord|Nheko|NeoChat|Mattermost"}],
- [["Comms", "Email"], {"type": "regex", "regex": "Gmail|Thunderbird|mutt|alpine"}]
-]"#;
-
-/// The full desktop query as the web UI sends it (one statement per array element; the
-/// server joins them with newlines).
-fn statements() -> Vec<String> {
-    [
-        r#"events = flood(query_bucket(find_bucket("aw-watcher-window_laptop")));"#,
-        r#"not_afk = flood(query_bucket(find_bucket("aw-watcher-afk_laptop")));"#,
-        r#"not_afk = filter_keyvals(not_afk, "status", ["not-afk"]);"#,
-        r#"browser_events = [];"#,
-        r#"events_firefox = flood(query_bucket("aw-watcher-web-firefox_laptop"));"#,
-        r#"window_firefox = filter_keyvals(events, "app", ["Firefox", "Firefox.exe", "firefox", "firefox.exe", "Firefox Developer Edition", "firefoxdeveloperedition", "Firefox-esr", "Firefox Beta", "Nightly", "firefox-aurora"]);"#,
-        // The web UI also adds regex matches; here they duplicate the name matches, which
-        // must not double-count time.
-        r#"window_firefox = sort_by_timestamp(concat(window_firefox, filter_keyvals_regex(events, "app", "(?i)^(firefox|librewolf)")));"#,
-        r#"events_firefox = filter_period_intersect(events_firefox, window_firefox);"#,
-        r#"events_firefox = split_url_events(events_firefox);"#,
-        r#"browser_events = concat(browser_events, events_firefox);"#,
-        r#"browser_events = sort_by_timestamp(browser_events);"#,
-        r#"audible_events = filter_keyvals(browser_events, "audible", [true]);"#,
-        r#"not_afk = period_union(not_afk, audible_events);"#,
-        r#"events = filter_period_intersect(events, not_afk);"#,
-        &format!("events = categorize(events, {CLASSES});"),
-        r#"title_events = sort_by_duration(merge_events_by_keys(events, ["app", "title"]));"#,
-        r#"app_events = sort_by_duration(merge_events_by_keys(title_events, ["app"]));"#,
-        r#"cat_events = sort_by_duration(merge_events_by_keys(events, ["$category"]));"#,
-        r#"app_events = limit_events(app_events, 100);"#,
-        r#"title_events = limit_events(title_events, 100);"#,
-        r#"duration = sum_durations(events);"#,
-        r#"browser_events = split_url_events(browser_events);"#,
-        r#"browser_urls = merge_events_by_keys(browser_events, ["url"]);"#,
-        r#"browser_urls = sort_by_duration(browser_urls);"#,
-        r#"browser_urls = limit_events(browser_urls, 100);"#,
-        r#"browser_domains = merge_events_by_keys(browser_events, ["$domain"]);"#,
-        r#"browser_domains = sort_by_duration(browser_domains);"#,
-        r#"browser_domains = limit_events(browser_domains, 100);"#,
-        r#"browser_titles = merge_events_by_keys(browser_events, ["title"]);"#,
-        r#"browser_titles = sort_by_duration(browser_titles);"#,
-        r#"browser_titles = limit_events(browser_titles, 100);"#,
-        r#"browser_duration = sum_durations(browser_events);"#,
-        r#"RETURN = {"events": events, "window": {"app_events": app_events, "title_events": title_events, "cat_events": cat_events, "active_events": not_afk, "duration": duration}, "browser": {"domains": browser_domains, "urls": browser_urls, "titles": browser_titles, "duration": browser_duration}};"#,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+/// The buckets of the hand-made day, with the web UI's default categories.
+fn params() -> DesktopQueryParams {
+    DesktopQueryParams {
+        bid_window: "aw-watcher-window_laptop".into(),
+        bid_afk: "aw-watcher-afk_laptop".into(),
+        bid_browsers: vec!["aw-watcher-web-firefox_laptop".into()],
+        classes: default_classes(),
+        filter_afk: true,
+        include_audible: true,
+        include_events: true,
+        ..Default::default()
+    }
 }
 
+/// The full desktop query, as the web UI sends it and the client library builds it
+/// (`aw_models::queries`, which a browser test runs beside the dashboard's).
 fn full_desktop_query() -> String {
-    statements().join("\n")
+    queries::full_desktop_query(&params())
 }
 
 fn at(hms: &str) -> String {
@@ -374,8 +333,8 @@ fn full_desktop_query_browser_part() {
 fn category_by_hour_sums_to_the_day() {
     // The web UI's category-by-period query, sent with the 24 hours of the day.
     let code = format!(
-        "{}\nRETURN = {{\"cat_events\": cat_events}};",
-        statements()[..18].join("\n")
+        "{}\ncat_events = sort_by_duration(merge_events_by_keys(events, [\"$category\"]));\nRETURN = {{\"cat_events\": cat_events}};",
+        queries::canonical_events(&params()).join("\n")
     );
     let hours: Vec<String> = (0..24)
         .map(|h| {

@@ -2,24 +2,8 @@
 // per line, and picks the buckets they read for a host.
 
 /** The web UI's default categories (used when the `classes` setting is absent). */
-export const DEFAULT_CLASSES = [
-  { name: ['Work'], rule: { type: 'regex', regex: 'Google Docs|libreoffice|ReText' }, data: { color: '#00d68f' } },
-  { name: ['Work', 'Programming'], rule: { type: 'regex', regex: 'GitHub|Stack Overflow|BitBucket|Gitlab|vim|Spyder|kate|Ghidra|Scite' } },
-  { name: ['Work', 'Programming', 'ActivityWatch'], rule: { type: 'regex', regex: 'ActivityWatch|aw-', ignore_case: true } },
-  { name: ['Work', 'Image'], rule: { type: 'regex', regex: 'Gimp|Inkscape' } },
-  { name: ['Work', 'Video'], rule: { type: 'regex', regex: 'Kdenlive' } },
-  { name: ['Work', 'Audio'], rule: { type: 'regex', regex: 'Audacity' } },
-  { name: ['Work', '3D'], rule: { type: 'regex', regex: 'Blender' } },
-  { name: ['Media'], rule: { type: 'none' }, data: { color: '#00b4d8' } },
-  { name: ['Media', 'Games'], rule: { type: 'regex', regex: 'Minecraft|RimWorld' } },
-  { name: ['Media', 'Video'], rule: { type: 'regex', regex: 'YouTube|Plex|VLC' } },
-  { name: ['Media', 'Social Media'], rule: { type: 'regex', regex: 'reddit|Facebook|Twitter|Instagram|devRant', ignore_case: true } },
-  { name: ['Media', 'Music'], rule: { type: 'regex', regex: 'Spotify|Deezer', ignore_case: true } },
-  { name: ['Comms'], rule: { type: 'none' }, data: { color: '#f4b400' } },
-  { name: ['Comms', 'IM'], rule: { type: 'regex', regex: 'Messenger|Telegram|Signal|WhatsApp|Rambox|Slack|Riot|Element|Discord|Nheko|NeoChat|Mattermost' } },
-  { name: ['Comms', 'Email'], rule: { type: 'regex', regex: 'Gmail|Thunderbird|mutt|alpine' } },
-  { name: ['Uncategorized'], rule: { type: 'none' }, data: { color: '#9aa0a6' } },
-];
+export { DEFAULT_CLASSES } from './default-classes.js';
+import { BROWSERS } from './browsers.js';
 
 /**
  * The user's categories: the `classes` setting (aw-webui stores a list; older versions a JSON
@@ -42,24 +26,7 @@ export function classesSetting(settings) {
  * Browser names as the web watcher's bucket ids contain them, with the window watcher's app
  * names of that browser (exact names, plus a case-insensitive pattern for variants).
  */
-export const BROWSERS = {
-  chrome: {
-    names: ['Google Chrome', 'Google-chrome', 'chrome.exe', 'google-chrome-stable', 'Chromium', 'Chromium-browser',
-      'Chromium-browser-chromium', 'chromium.exe', 'Google-chrome-beta', 'Google-chrome-unstable', 'Brave-browser'],
-    regex: '(?i)^(google[ -]?chrome|chromium)',
-  },
-  firefox: {
-    names: ['Firefox', 'Firefox.exe', 'firefox', 'firefox.exe', 'Firefox Developer Edition', 'firefoxdeveloperedition',
-      'Firefox-esr', 'Firefox Beta', 'Nightly', 'firefox-aurora'],
-    regex: '(?i)^(firefox|librewolf|waterfox)',
-  },
-  opera: { names: ['opera.exe', 'Opera'], regex: '(?i)^opera' },
-  brave: { names: ['brave.exe'], regex: '(?i)^brave' },
-  edge: { names: ['msedge.exe', 'Microsoft Edge'], regex: '(?i)^(microsoft[ -]?edge|msedge)' },
-  vivaldi: { names: ['Vivaldi-stable', 'Vivaldi-snapshot', 'vivaldi.exe'], regex: '(?i)^vivaldi' },
-  orion: { names: ['Orion'], regex: '(?i)^orion' },
-  yandex: { names: ['Yandex'], regex: '(?i)^yandex' },
-};
+export { BROWSERS } from './browsers.js';
 
 /**
  * Whether `text` can be written as a query-language string. Strings only know the `\"`

@@ -5,7 +5,8 @@
 
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
 import { workDay, shortDay, busyYear } from './seed.mjs';
@@ -128,6 +129,24 @@ test('every period shows what the server answers for the same queries, and the c
   assert.equal(await stat('stat-active'), dur(today.active));
   assert.ok(await page.$('#categories .stack-bar'), 'categories drawn as shares');
   watcher.assertClean();
+});
+
+/** The canonical desktop query as the Rust client builds it (`tests/examples/print_desktop_query.rs`). */
+function rustDesktopQuery(ids) {
+  const example = new URL('../../target/release/examples/print_desktop_query', import.meta.url).pathname;
+  assert.ok(existsSync(example), `${example} is missing: run cargo build --release -p aw-tests --examples`);
+  return execFileSync(example, [ids.window, ids.afk || '', ...ids.browsers.map((b) => b.id)], { encoding: 'utf8' });
+}
+
+test("the client library's desktop query counts what the dashboard's counts, over a day and a year", async () => {
+  for (const [h, range] of [[host, dayRange(DAY, SOD)], ['busyhost', period.range(period.periodOf('year', DAY, { weekStart: 1 }), SOD)]]) {
+    const ids = idsOf(h);
+    assert.ok(ids.browsers.length > 0, `${h} has a browser bucket`);
+    const [dashboard] = await query([range], desktopQuery({ ...ids, classes: DEFAULT_CLASSES }));
+    const [client] = await query([range], [rustDesktopQuery(ids)]);
+    assert.ok(dashboard.window.duration > 0 && dashboard.browser.duration > 0, `${h}: some time counted`);
+    assert.deepEqual(client, dashboard, h);
+  }
 });
 
 test('periods are chosen with buttons, moved with previous/next/today, kept in the URL, and weeks start on the chosen day', async () => {

@@ -1,16 +1,31 @@
-//! Prints the canonical desktop query for the benchmark host (for profiling by hand).
+//! Prints the canonical desktop query (`aw_models::queries::full_desktop_query`) with the
+//! default categories: for profiling by hand, and for the browser test that runs it beside
+//! the dashboard's own query (`tests/browser/periods.test.mjs`).
+//!
+//! Usage: `print_desktop_query WINDOW_BUCKET [AFK_BUCKET [BROWSER_BUCKET…]]`, or a host name
+//! alone for the benchmark's buckets of that host (`aw-watcher-window_<host>`, …). An empty
+//! AFK bucket means the host has none.
 use aw_client_rust::classes::default_classes;
 use aw_client_rust::queries::{full_desktop_query, DesktopQueryParams};
 fn main() {
-    let host = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "benchhost".into());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (window, afk, browsers) = match args.as_slice() {
+        [] | [_] => {
+            let host = args.first().map_or("benchhost", String::as_str);
+            (
+                format!("aw-watcher-window_{host}"),
+                format!("aw-watcher-afk_{host}"),
+                vec![format!("aw-watcher-web-chrome_{host}")],
+            )
+        }
+        [window, afk, browsers @ ..] => (window.clone(), afk.clone(), browsers.to_vec()),
+    };
     print!(
         "{}",
         full_desktop_query(&DesktopQueryParams {
-            bid_window: format!("aw-watcher-window_{host}"),
-            bid_afk: format!("aw-watcher-afk_{host}"),
-            bid_browsers: vec![format!("aw-watcher-web-chrome_{host}")],
+            bid_window: window,
+            bid_afk: afk,
+            bid_browsers: browsers,
             classes: default_classes(),
             filter_afk: true,
             include_audible: true,

@@ -31,6 +31,8 @@ use std::thread;
 
 use aw_client_rust::aw_models::Event;
 use aw_client_rust::blocking::AwClient;
+use aw_client_rust::classes::{Category, CategoryRule};
+use aw_client_rust::queries::{full_desktop_query, DesktopQueryParams};
 use aw_tests::dataset::Rng;
 use aw_tests::TestServer;
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -639,7 +641,8 @@ fn watcher_day_stored_events_match_independent_totals() {
     );
 }
 
-/// The dashboard's full desktop query (`webui/queries.js`) over the recorded day. Its app totals
+/// The dashboard's full desktop query (`aw_models::queries`, what the dashboard sends) over
+/// the recorded day. Its app totals
 /// must match the active time per app within the same heartbeat slack (flood only fills
 /// gaps shorter than 5 s, less than one poll interval).
 #[test]
@@ -648,22 +651,18 @@ fn watcher_day_desktop_query() {
     let rec = record_day(&server);
     let (window, afk_spans) = (spans(&rec.window), spans(&rec.afk));
     let truth = DayTotals::from_truth(&rec.day);
-    let query = format!(
-        r#"events = flood(query_bucket(find_bucket("{WINDOW_BUCKET}")));
-not_afk = flood(query_bucket(find_bucket("{AFK_BUCKET}")));
-not_afk = filter_keyvals(not_afk, "status", ["not-afk"]);
-browser_events = flood(query_bucket("{WEB_BUCKET}"));
-window_firefox = filter_keyvals(events, "app", ["Firefox"]);
-browser_events = filter_period_intersect(browser_events, window_firefox);
-browser_events = split_url_events(browser_events);
-events = filter_period_intersect(events, not_afk);
-events = categorize(events, [[["Work"], {{"type": "regex", "regex": "Code|Terminal"}}]]);
-title_events = sort_by_duration(merge_events_by_keys(events, ["app", "title"]));
-app_events = sort_by_duration(merge_events_by_keys(title_events, ["app"]));
-cat_events = sort_by_duration(merge_events_by_keys(events, ["$category"]));
-domains = sort_by_duration(merge_events_by_keys(browser_events, ["$domain"]));
-RETURN = {{"window": {{"app_events": limit_events(app_events, 100), "title_events": limit_events(title_events, 100), "cat_events": cat_events, "active_events": not_afk, "duration": sum_durations(events)}}, "browser": {{"domains": domains, "duration": sum_durations(browser_events)}}}};"#
-    );
+    let query = full_desktop_query(&DesktopQueryParams {
+        bid_window: WINDOW_BUCKET.into(),
+        bid_afk: AFK_BUCKET.into(),
+        bid_browsers: vec![WEB_BUCKET.into()],
+        classes: vec![Category {
+            name: vec!["Work".into()],
+            rule: CategoryRule::regex("Code|Terminal"),
+        }],
+        filter_afk: true,
+        include_audible: true,
+        ..Default::default()
+    });
     let client = AwClient::new("127.0.0.1", server.port, "dashboard").unwrap();
     let period = (day_start(), day_start() + Duration::seconds(DAY_SECONDS));
     let result = client.query(&query, vec![period]).unwrap();

@@ -26,6 +26,8 @@ const FILES: &[Embedded] = embed![
     "format.js",
     "colors.js",
     "queries.js",
+    "default-classes.js",
+    "browsers.js",
     "period.js",
     "components/barlist.js",
     "components/daychart.js",

@@ -1,6 +1,9 @@
-//! The canonical dashboard queries, as the web UI and the Python client build them: the
-//! desktop query (window activity filtered by AFK, browser
-//! activity while the browser is focused, categories) and its parts.
+//! The canonical dashboard queries: the desktop query of the web UI's Activity view
+//! (window activity filtered by AFK, browser activity while the browser is focused,
+//! categories) and its parts, statement for statement what the built-in dashboard
+//! (`aw-server/webui/queries.js`) sends, so a script counts what the dashboard shows (a
+//! browser test runs both over the same data). The browsers and their window names are
+//! read from the dashboard's own definition (`webui/browsers.js`).
 //!
 //! Every string put into a query is written by [`crate::query_literal`], so a bucket id
 //! with a quote, a semicolon or a newline reads back as exactly that id. A bucket id that
@@ -12,56 +15,70 @@
 use crate::classes::{classes_to_query, Category};
 use crate::query_literal::{self, LiteralError};
 
-/// Browser names and the window-app names under which each browser appears, used to match
-/// `aw-watcher-web-<browser>` buckets with the window watcher's `app` values.
-pub const BROWSER_APPNAMES: &[(&str, &[&str])] = &[
-    (
-        "chrome",
-        &[
-            "Google-chrome",
-            "chrome.exe",
-            "google-chrome-stable",
-            "Chromium",
-            "Chromium-browser",
-            "chromium.exe",
-            "Google Chrome",
-            "Chromium-browser-chromium",
-        ],
-    ),
-    (
-        "firefox",
-        &[
-            "Firefox",
-            "firefox.exe",
-            "firefox",
-            "Firefox Developer Edition",
-            "firefoxdeveloperedition",
-            "Firefox-esr",
-            "Firefox Beta",
-            "Nightly",
-            "org.mozilla.firefox",
-        ],
-    ),
-    ("opera", &["opera.exe", "Opera"]),
-    ("brave", &["brave.exe", "Brave-browser", "Brave Browser"]),
-    ("edge", &["msedge.exe", "Microsoft Edge"]),
-    (
-        "vivaldi",
-        &[
-            "Vivaldi-stable",
-            "Vivaldi-snapshot",
-            "vivaldi.exe",
-            "Vivaldi",
-        ],
-    ),
-];
+/// A browser whose tabs are counted: the window watcher's `app` names of its windows, and a
+/// case-insensitive pattern for the names' variants.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+pub struct Browser {
+    /// Exact `app` names.
+    pub names: Vec<String>,
+    /// A pattern (`filter_keyvals_regex`) for further `app` names.
+    pub regex: String,
+}
+
+/// The dashboard's definition of the browsers: a JavaScript module whose object is strict
+/// JSON (`aw-server/webui/browsers.js`), the one place they are written.
+const BROWSERS_MODULE: &str = include_str!("../../aw-server/webui/browsers.js");
+
+/// The browsers by the name their web watcher's bucket ids contain, in the definition's
+/// order (which decides between two names one id contains).
+pub fn browsers() -> &'static [(String, Browser)] {
+    static BROWSERS: std::sync::OnceLock<Vec<(String, Browser)>> = std::sync::OnceLock::new();
+    BROWSERS.get_or_init(|| {
+        let module = BROWSERS_MODULE;
+        let start = module
+            .find("= {")
+            .map_or(module.len(), |at| at + "= ".len());
+        let end = module.rfind('}').map_or(start, |at| at + 1);
+        module
+            .get(start..end)
+            .and_then(|json| serde_json::from_str::<InOrder>(json).ok())
+            .map_or_else(Vec::new, |o| o.0)
+    })
+}
+
+/// A JSON object's entries in the order written (serde_json's map sorts its keys).
+struct InOrder(Vec<(String, Browser)>);
+
+impl<'de> serde::Deserialize<'de> for InOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = InOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of browsers")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<InOrder, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(InOrder(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
+}
 
 /// What the desktop query needs to know.
 #[derive(Clone, Debug, Default)]
 pub struct DesktopQueryParams {
     /// The window watcher's bucket id.
     pub bid_window: String,
-    /// The AFK watcher's bucket id.
+    /// The AFK watcher's bucket id; empty when the host has none (then all window time
+    /// counts, as on the dashboard).
     pub bid_afk: String,
     /// Browser watcher bucket ids (`aw-watcher-web-…`).
     pub bid_browsers: Vec<String>,
@@ -86,12 +103,13 @@ fn unwritable() -> Vec<String> {
     ]
 }
 
-/// The browser name a web-watcher bucket id belongs to, if any.
-pub fn browser_of_bucket(bucket_id: &str) -> Option<&'static str> {
-    BROWSER_APPNAMES
+/// The browser a web-watcher bucket id belongs to, if any: the last of [`browsers`] whose
+/// name the id contains (as the dashboard decides).
+pub fn browser_of_bucket(bucket_id: &str) -> Option<&'static (String, Browser)> {
+    browsers()
         .iter()
-        .map(|(name, _)| *name)
-        .find(|name| bucket_id.contains(name))
+        .rev()
+        .find(|(name, _)| bucket_id.contains(name.as_str()))
 }
 
 /// The statements that define `events` (window events, AFK-filtered, categorised),
@@ -104,45 +122,44 @@ pub fn canonical_events(p: &DesktopQueryParams) -> Vec<String> {
 /// [`canonical_events`], or why a bucket id of `p` cannot be written into a query.
 pub fn try_canonical_events(p: &DesktopQueryParams) -> Result<Vec<String>, LiteralError> {
     let quote = query_literal::string;
-    let mut q = vec![
-        format!("events = flood(query_bucket({}));", quote(&p.bid_window)?),
-        format!("not_afk = flood(query_bucket({}));", quote(&p.bid_afk)?),
-        "not_afk = filter_keyvals(not_afk, \"status\", [\"not-afk\"]);".to_string(),
-        "browser_events = [];".to_string(),
-    ];
+    let mut q = vec![format!(
+        "events = flood(query_bucket({}));",
+        quote(&p.bid_window)?
+    )];
+    let afk = !p.bid_afk.is_empty();
+    if afk {
+        q.push(format!(
+            "not_afk = flood(query_bucket({}));",
+            quote(&p.bid_afk)?
+        ));
+        q.push("not_afk = filter_keyvals(not_afk, \"status\", [\"not-afk\"]);".to_string());
+    } else {
+        q.push("not_afk = [];".to_string());
+    }
+    q.push("browser_events = [];".to_string());
+    let mut any_browser = false;
     for bid in &p.bid_browsers {
-        let Some(browser) = browser_of_bucket(bid) else {
+        let Some((browser, known)) = browser_of_bucket(bid) else {
             continue;
         };
-        let names = BROWSER_APPNAMES
-            .iter()
-            .find(|(b, _)| *b == browser)
-            .map(|(_, n)| *n)
-            .unwrap_or(&[]);
-        let names = serde_json::to_string(names).unwrap_or_else(|_| "[]".into());
-        q.push(format!(
-            "events_{browser} = flood(query_bucket({}));",
-            quote(bid)?
-        ));
-        q.push(format!(
-            "window_{browser} = filter_keyvals(events, \"app\", {names});"
-        ));
-        q.push(format!(
-            "events_{browser} = filter_period_intersect(events_{browser}, window_{browser});"
-        ));
-        q.push(format!(
-            "events_{browser} = split_url_events(events_{browser});"
-        ));
-        q.push(format!(
-            "browser_events = concat(browser_events, events_{browser});"
-        ));
-        q.push("browser_events = sort_by_timestamp(browser_events);".to_string());
+        any_browser = true;
+        let names = query_literal::value(&serde_json::json!(known.names))?;
+        let regex = quote(&known.regex)?;
+        q.extend([
+            format!("events_{browser} = flood(query_bucket({}));", quote(bid)?),
+            format!("window_{browser} = filter_keyvals(events, \"app\", {names});"),
+            format!("window_{browser} = sort_by_timestamp(concat(window_{browser}, filter_keyvals_regex(events, \"app\", {regex})));"),
+            format!("events_{browser} = filter_period_intersect(events_{browser}, window_{browser});"),
+            format!("events_{browser} = split_url_events(events_{browser});"),
+            format!("browser_events = concat(browser_events, events_{browser});"),
+            "browser_events = sort_by_timestamp(browser_events);".to_string(),
+        ]);
     }
-    if p.include_audible {
+    if afk && p.include_audible && any_browser {
         q.push("audible_events = filter_keyvals(browser_events, \"audible\", [true]);".into());
         q.push("not_afk = period_union(not_afk, audible_events);".into());
     }
-    if p.filter_afk {
+    if afk && p.filter_afk {
         q.push("events = filter_period_intersect(events, not_afk);".into());
     }
     q.push(format!(
@@ -176,16 +193,9 @@ pub fn try_full_desktop_query(p: &DesktopQueryParams) -> Result<String, LiteralE
             "app_events = limit_events(app_events, 100);",
             "title_events = limit_events(title_events, 100);",
             "duration = sum_durations(events);",
-            "browser_events = split_url_events(browser_events);",
-            "browser_urls = merge_events_by_keys(browser_events, [\"url\"]);",
-            "browser_urls = sort_by_duration(browser_urls);",
-            "browser_urls = limit_events(browser_urls, 100);",
-            "browser_domains = merge_events_by_keys(browser_events, [\"$domain\"]);",
-            "browser_domains = sort_by_duration(browser_domains);",
-            "browser_domains = limit_events(browser_domains, 100);",
-            "browser_titles = merge_events_by_keys(browser_events, [\"title\"]);",
-            "browser_titles = sort_by_duration(browser_titles);",
-            "browser_titles = limit_events(browser_titles, 100);",
+            "browser_urls = limit_events(sort_by_duration(merge_events_by_keys(browser_events, [\"url\"])), 100);",
+            "browser_domains = limit_events(sort_by_duration(merge_events_by_keys(browser_events, [\"$domain\"])), 100);",
+            "browser_titles = limit_events(sort_by_duration(merge_events_by_keys(browser_events, [\"title\"])), 100);",
             "browser_duration = sum_durations(browser_events);",
         ]
         .map(str::to_string),
@@ -259,5 +269,18 @@ mod tests {
             assert!(q.contains(part), "{part}: {q}");
         }
         assert!(!q.contains("aw-watcher-unknown"));
+    }
+
+    #[test]
+    fn the_browsers_are_the_dashboards_in_its_order() {
+        let names: Vec<&str> = browsers().iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["chrome", "firefox", "opera", "brave", "edge", "vivaldi", "orion", "yandex"]
+        );
+        let (name, chrome) = browser_of_bucket("aw-watcher-web-chrome_h").unwrap();
+        assert_eq!(name, "chrome");
+        assert!(chrome.names.iter().any(|n| n == "Google Chrome"));
+        assert_eq!(chrome.regex, "(?i)^(google[ -]?chrome|chromium)");
     }
 }
