@@ -23,7 +23,6 @@ use crate::instance;
 fn context(cli: &Cli) -> Result<(PathBuf, Config, PathBuf), String> {
     let config_path = crate::cli::config_path(cli);
     let config = Config::load(&config_path, cli.testing)?;
-    backups::check_config(&config.backup)?;
     let db = crate::cli::db_path(cli);
     let folder = backups::folder_of(&config.backup, &db);
     Ok((db, config, folder))

@@ -60,15 +60,12 @@ impl Default for LogConfig {
 }
 
 impl LogConfig {
-    /// The limits, or why they are not valid.
-    pub(crate) fn limits(&self) -> Result<aw_platform::logging::LogLimits, String> {
-        if self.file_size_mb == 0 || self.files == 0 {
-            return Err("[log] file_size_mb and files must be at least 1".into());
+    /// The limits (checked at load: see [`Config::check`]).
+    pub(crate) fn limits(&self) -> aw_platform::logging::LogLimits {
+        aw_platform::logging::LogLimits {
+            file_bytes: self.file_size_mb.max(1).saturating_mul(1 << 20),
+            files: self.files.max(1),
         }
-        Ok(aw_platform::logging::LogLimits {
-            file_bytes: self.file_size_mb.saturating_mul(1 << 20),
-            files: self.files,
-        })
     }
 }
 
@@ -82,11 +79,11 @@ pub(crate) struct SyncConfig {
     /// Seconds between passes (at least 1).
     pub interval: u64,
     /// `both`, `push` (only share this device's data) or `pull` (only import others').
-    pub mode: String,
+    pub mode: aw_sync::Mode,
     /// Only these bucket ids (empty: all).
     pub buckets: Vec<String>,
-    /// Where a first sync of a bucket starts, `YYYY-MM-DD` (unset: all history).
-    pub start_date: Option<String>,
+    /// Where a first sync of a bucket starts, `"YYYY-MM-DD"` (unset: all history).
+    pub start_date: Option<chrono::NaiveDate>,
 }
 
 /// The default seconds between sync passes (the reference aw-sync daemon's).
@@ -97,7 +94,7 @@ impl Default for SyncConfig {
         SyncConfig {
             folder: None,
             interval: DEFAULT_SYNC_INTERVAL,
-            mode: "both".into(),
+            mode: aw_sync::Mode::Both,
             buckets: Vec::new(),
             start_date: None,
         }
@@ -183,7 +180,30 @@ impl Config {
         if !has_port {
             config.port = default_port(testing);
         }
+        config.check()?;
         Ok(config)
+    }
+
+    /// The checks the types cannot make, all at load, each naming its key: a config that
+    /// loads is one every part of the server can use as it is.
+    fn check(&self) -> Result<(), String> {
+        let absolute = |table: &str, folder: &Option<PathBuf>| match folder {
+            Some(f) if !aw_platform::dirs::expand_home(f).is_absolute() => Err(format!(
+                "[{table}] folder '{}' is not an absolute path",
+                f.display()
+            )),
+            _ => Ok(()),
+        };
+        absolute("sync", &self.sync.folder)?;
+        if self.sync.interval == 0 {
+            return Err("[sync] interval must be at least 1 second".into());
+        }
+        absolute("backup", &self.backup.folder)?;
+        crate::backups::check_config(&self.backup)?;
+        if self.log.file_size_mb == 0 || self.log.files == 0 {
+            return Err("[log] file_size_mb and files must be at least 1".into());
+        }
+        Ok(())
     }
 }
 
@@ -277,5 +297,30 @@ mod tests {
     fn wrong_types_are_errors() {
         assert!(Config::parse("port = \"x\"", false).is_err());
         assert!(Config::parse("port = ", false).is_err());
+    }
+
+    #[test]
+    fn typed_keys_are_read_and_bad_values_are_refused_naming_the_key() {
+        let c = Config::parse(
+            "[sync]\nfolder = \"/x\"\nmode = \"pull\"\nstart_date = \"2026-01-02\"\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.sync.mode, aw_sync::Mode::Pull);
+        assert_eq!(
+            c.sync.start_date,
+            chrono::NaiveDate::from_ymd_opt(2026, 1, 2)
+        );
+        for (bad, names) in [
+            ("[sync]\nmode = \"sideways\"", "sync.mode"),
+            ("[sync]\nstart_date = \"yesterday\"", "sync.start_date"),
+            ("[sync]\nfolder = \"rel\"", "[sync] folder"),
+            ("[sync]\ninterval = 0", "[sync] interval"),
+            ("[backup]\nfolder = \"rel\"", "[backup] folder"),
+            ("[log]\nfiles = 0", "[log]"),
+        ] {
+            let e = Config::parse(bad, false).unwrap_err();
+            assert!(e.contains(names), "{bad}: {e}");
+        }
     }
 }

@@ -60,7 +60,7 @@ impl Settings {
     ) -> Result<Settings, String> {
         let config_path = crate::cli::config_path(cli);
         let config = Config::load(&config_path, cli.testing)?;
-        aw_platform::logging::set_limits(config.log.limits()?);
+        aw_platform::logging::set_limits(config.log.limits());
         let address = cli.host.clone().unwrap_or_else(|| config.address.clone());
         let ip = if address == "localhost" {
             IpAddr::from([127, 0, 0, 1])
@@ -100,7 +100,6 @@ impl Settings {
         }
         let legacy_import =
             (!cli.no_legacy_import && cli.dbpath.is_none()).then(dirs::legacy_db_path);
-        crate::backups::check_config(&config.backup)?;
         let device_id = match &cli.device_id {
             Some(id) => id.clone(),
             None => device_id::load_or_create(&data_dir.join("device_id")).map_err(|e| {

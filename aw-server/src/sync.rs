@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use aw_datastore::Datastore;
 use aw_sync::{Device, Mode, PassReport, SyncError, SyncFolder, SyncOptions, Syncer};
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, TimeZone, Utc};
 use crossbeam_channel::{Receiver, Sender};
 use serde::Serialize;
 
@@ -94,25 +94,15 @@ impl BackgroundSync {
         let options = match &config.folder {
             None => None,
             Some(folder) => {
+                // Checked at load (`Config::check`): absolute, interval at least 1.
                 let folder = aw_platform::dirs::expand_home(folder);
-                if !folder.is_absolute() {
-                    return Err(format!(
-                        "[sync] folder '{}' is not an absolute path",
-                        folder.display()
-                    ));
-                }
-                if config.interval == 0 {
-                    return Err("[sync] interval must be at least 1 second".into());
-                }
                 let mut options = SyncOptions::new(SyncFolder::new(&folder), work_dir);
-                options.mode = config.mode.parse().map_err(|e| format!("[sync] {e}"))?;
+                options.mode = config.mode;
                 options.buckets = (!config.buckets.is_empty()).then(|| config.buckets.clone());
-                if let Some(text) = &config.start_date {
-                    let date = NaiveDate::parse_from_str(text, "%Y-%m-%d")
-                        .map_err(|e| format!("[sync] start_date '{text}': {e}"))?;
-                    options.start_date =
-                        date.and_hms_opt(0, 0, 0).map(|t| Utc.from_utc_datetime(&t));
-                }
+                options.start_date = config
+                    .start_date
+                    .and_then(|date| date.and_hms_opt(0, 0, 0))
+                    .map(|t| Utc.from_utc_datetime(&t));
                 status.enabled = true;
                 status.folder = Some(folder);
                 status.mode = Some(options.mode);

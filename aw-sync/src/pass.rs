@@ -34,7 +34,7 @@ pub const SOURCE_KEY: &str = "$aw.sync.source";
 pub const SYNCED_FROM: &str = "-synced-from-";
 
 /// Which directions a pass syncs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Only write this device's file.
