@@ -8,7 +8,6 @@
 //! the current file (and its WAL) aside under a dated name — never deleting it — and puts
 //! the copy in its place.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -82,7 +81,8 @@ fn take_directly(
     backups::take_backup(&source, folder, config).map_err(|e| e.to_string())
 }
 
-/// `POST /api/0/backups` to the running server; its JSON answer.
+/// `POST /api/0/backups` to the running server (hyper's HTTP/1 client, on a runtime of its
+/// own for this one request); its JSON answer.
 fn ask_server(server: &instance::Announcement, api_key: Option<&str>) -> Result<String, String> {
     // A server bound to every address is asked on loopback.
     let host = match server.address.as_str() {
@@ -94,27 +94,45 @@ fn ask_server(server: &instance::Announcement, api_key: Option<&str>) -> Result<
     } else {
         format!("{host}:{}", server.port)
     };
-    let mut stream = std::net::TcpStream::connect(&address).map_err(|e| e.to_string())?;
-    let auth = api_key
-        .filter(|k| !k.is_empty())
-        .map(|k| format!("Authorization: Bearer {k}\r\n"))
-        .unwrap_or_default();
-    write!(
-        stream,
-        "POST /api/0/backups HTTP/1.1\r\nHost: {address}\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut answer = String::new();
-    stream
-        .read_to_string(&mut answer)
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
         .map_err(|e| e.to_string())?;
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    let status = head.split_whitespace().nth(1).unwrap_or("?");
-    if status == "200" {
-        Ok(body.to_string())
+    let (status, body) = runtime
+        .block_on(post_empty(&address, "/api/0/backups", api_key))
+        .map_err(|e| format!("{address}: {e}"))?;
+    if status == hyper::StatusCode::OK {
+        Ok(body)
     } else {
-        Err(format!("HTTP {status}: {body}"))
+        Err(format!("HTTP {}: {body}", status.as_u16()))
     }
+}
+
+/// A POST without a body to `path` at `address`: the answer's status and text.
+async fn post_empty(
+    address: &str,
+    path: &str,
+    api_key: Option<&str>,
+) -> Result<(hyper::StatusCode, String), Box<dyn std::error::Error + Send + Sync>> {
+    use http_body_util::BodyExt;
+    let stream = tokio::net::TcpStream::connect(address).await?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+    // Drives the connection while the request is sent and answered.
+    let connection = tokio::spawn(connection);
+    let mut request = hyper::Request::post(path)
+        .header(hyper::header::HOST, address)
+        .header(hyper::header::CONTENT_LENGTH, 0);
+    if let Some(key) = api_key.filter(|k| !k.is_empty()) {
+        request = request.header(hyper::header::AUTHORIZATION, format!("Bearer {key}"));
+    }
+    let response = sender
+        .send_request(request.body(http_body_util::Empty::<bytes::Bytes>::new())?)
+        .await?;
+    let status = response.status();
+    let body = response.into_body().collect().await?.to_bytes();
+    connection.abort();
+    Ok((status, String::from_utf8_lossy(&body).into_owned()))
 }
 
 /// Claims the database for a command that replaces it: `Err` is the exit code (another
