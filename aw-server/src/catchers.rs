@@ -22,5 +22,5 @@ pub(crate) fn default(status: Status, req: &Request<'_>) -> ApiError {
         403 => "The server refused to authorize the request.",
         _ => status.reason().unwrap_or("Error"),
     };
-    ApiError::new(status, message)
+    ApiError::with_status(status, message)
 }

@@ -30,8 +30,9 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// An error with any status.
-    pub fn new(status: Status, message: impl Into<String>) -> Self {
+    /// An error with the status Rocket chose (a catcher's); everything else is made by one
+    /// of the named constructors below, so each kind of refusal has its status here.
+    pub(crate) fn with_status(status: Status, message: impl Into<String>) -> Self {
         ApiError {
             status,
             message: message.into(),
@@ -39,14 +40,44 @@ impl ApiError {
         }
     }
 
-    /// 400 Bad Request.
+    /// 400: a parameter, header or body the server cannot read.
     pub fn bad_request(message: impl Into<String>) -> Self {
-        ApiError::new(Status::BadRequest, message)
+        ApiError::with_status(Status::BadRequest, message)
     }
 
-    /// 500 Internal Server Error.
+    /// 401: the API key is missing or wrong.
+    pub(crate) fn unauthorized(message: impl Into<String>) -> Self {
+        ApiError::with_status(Status::Unauthorized, message)
+    }
+
+    /// 403: an origin or a cross-site request the server does not serve.
+    pub(crate) fn forbidden(message: impl Into<String>) -> Self {
+        ApiError::with_status(Status::Forbidden, message)
+    }
+
+    /// 404: nothing is there (an unknown route, or one refused as if it were unknown).
+    pub(crate) fn not_found(message: impl Into<String>) -> Self {
+        ApiError::with_status(Status::NotFound, message)
+    }
+
+    /// 413: a body larger than the server accepts.
+    pub(crate) fn too_large(message: impl Into<String>) -> Self {
+        ApiError::with_status(Status::PayloadTooLarge, message)
+    }
+
+    /// 422: well-formed JSON of the wrong shape or with values out of range.
+    pub(crate) fn unprocessable(message: impl Into<String>) -> Self {
+        ApiError::with_status(Status::UnprocessableEntity, message)
+    }
+
+    /// 503: the server is stopping, or cannot do this now; ask again later.
+    pub(crate) fn unavailable(message: impl Into<String>) -> Self {
+        ApiError::with_status(Status::ServiceUnavailable, message)
+    }
+
+    /// 500: the server failed.
     pub fn internal(message: impl Into<String>) -> Self {
-        ApiError::new(Status::InternalServerError, message)
+        ApiError::with_status(Status::InternalServerError, message)
     }
 
     /// The JSON body `{"message": …}` (with `"reason"` when there is one).
@@ -82,7 +113,22 @@ impl From<DatastoreError> for ApiError {
         };
         ApiError {
             reason: storage_trouble(&e).map(reason),
-            ..ApiError::new(status, e.to_string())
+            ..ApiError::with_status(status, e.to_string())
+        }
+    }
+}
+
+impl From<crate::backups::BackupError> for ApiError {
+    /// A backup asked for (`POST /api/0/backups`): 507 when the disk is too full for it,
+    /// 503 when the database cannot be copied now, else 500.
+    fn from(e: crate::backups::BackupError) -> Self {
+        use crate::backups::BackupError;
+        match e {
+            BackupError::NoSpace(_) => {
+                ApiError::with_status(Status::InsufficientStorage, e.to_string())
+            }
+            BackupError::Unavailable(_) => ApiError::unavailable(e.to_string()),
+            other => ApiError::internal(format!("Backup failed: {other}")),
         }
     }
 }
@@ -152,3 +198,30 @@ pub struct EarlyError(pub Option<ApiError>);
 
 /// Result type of handlers.
 pub(crate) type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `reason` an answer can carry is one the API contract lists (clients switch on
+    /// it; Schemathesis checks answers against the contract).
+    #[test]
+    fn every_reason_is_in_the_contract() {
+        let contract: serde_json::Value =
+            serde_json::from_str(crate::endpoints::openapi::DOCUMENT).unwrap();
+        let listed = contract["components"]["schemas"]["Error"]["properties"]["reason"]["enum"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no reason enum in openapi.json"))
+            .clone();
+        for trouble in [
+            StorageTrouble::Damaged,
+            StorageTrouble::DiskFull,
+            StorageTrouble::Unavailable,
+        ] {
+            assert!(
+                listed.contains(&serde_json::json!(reason(trouble))),
+                "{trouble:?}"
+            );
+        }
+    }
+}

@@ -6,7 +6,6 @@
 //! so an import never stalls an async worker.
 
 use rocket::data::{FromData, Limits, Outcome};
-use rocket::http::Status;
 use rocket::{Data, Request};
 use serde::de::DeserializeOwned;
 
@@ -27,10 +26,9 @@ pub(crate) async fn read_body_text(
     let limit = limits.get(limit_name).unwrap_or(Limits::JSON);
     match data.open(limit).into_string().await {
         Ok(s) if s.is_complete() => Ok(s.into_inner()),
-        Ok(_) => Err(ApiError::new(
-            Status::PayloadTooLarge,
-            format!("Request body is larger than the limit of {limit}"),
-        )),
+        Ok(_) => Err(ApiError::too_large(format!(
+            "Request body is larger than the limit of {limit}"
+        ))),
         Err(e) => Err(ApiError::bad_request(format!(
             "Failed to read the request body: {e}"
         ))),
@@ -51,12 +49,12 @@ pub(crate) async fn parse_json<T: DeserializeOwned + Send + 'static>(
 
 /// 422 for JSON of the wrong shape, 400 for JSON that does not parse (as Rocket's `Json`).
 pub(crate) fn json_error(e: serde_json::Error) -> ApiError {
-    let status = if e.classify() == serde_json::error::Category::Data {
-        Status::UnprocessableEntity
+    let message = format!("Invalid JSON body: {e}");
+    if e.classify() == serde_json::error::Category::Data {
+        ApiError::unprocessable(message)
     } else {
-        Status::BadRequest
-    };
-    ApiError::new(status, format!("Invalid JSON body: {e}"))
+        ApiError::bad_request(message)
+    }
 }
 
 #[rocket::async_trait]

@@ -142,18 +142,16 @@ impl Security {
             .get_one("Access-Control-Request-Method")
             .unwrap_or("");
         let cors_error = match origin {
-            Some(origin) if !cors => Some(ApiError::new(
-                Status::Forbidden,
-                format!("Origin '{origin}' is not allowed (CORS)"),
-            )),
+            Some(origin) if !cors => Some(ApiError::forbidden(format!(
+                "Origin '{origin}' is not allowed (CORS)"
+            ))),
             Some(_)
                 if req.method() == Method::Options
                     && !["GET", "POST", "DELETE"].contains(&preflight_method) =>
             {
-                Some(ApiError::new(
-                    Status::Forbidden,
-                    format!("Method '{preflight_method}' is not allowed (CORS)"),
-                ))
+                Some(ApiError::forbidden(format!(
+                    "Method '{preflight_method}' is not allowed (CORS)"
+                )))
             }
             _ => None,
         };
@@ -178,8 +176,7 @@ impl Security {
                 let given = req.headers().get_one("Authorization").unwrap_or("");
                 if !bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
                     return (
-                        Some(ApiError::new(
-                            Status::Unauthorized,
+                        Some(ApiError::unauthorized(
                             "Missing or invalid API key. Set 'Authorization: Bearer <key>' header.",
                         )),
                         cors,
@@ -223,13 +220,10 @@ fn cross_site_refusal(req: &Request<'_>) -> Option<ApiError> {
             req.uri().path()
         );
     }
-    Some(ApiError::new(
-        Status::Forbidden,
-        format!(
-            "Cross-site request refused: a page on another site asked for this without CORS \
-             (Sec-Fetch-Site: cross-site, Sec-Fetch-Mode: {mode})"
-        ),
-    ))
+    Some(ApiError::forbidden(format!(
+        "Cross-site request refused: a page on another site asked for this without CORS \
+         (Sec-Fetch-Site: cross-site, Sec-Fetch-Mode: {mode})"
+    )))
 }
 
 /// Whether a request to `uri` must carry the API key: its path, read the way routing reads
@@ -334,7 +328,7 @@ pub(crate) fn rejected(early: &EarlyError) -> ApiResult<Empty> {
     Err(early
         .0
         .clone()
-        .unwrap_or_else(|| ApiError::new(Status::NotFound, "Not found")))
+        .unwrap_or_else(|| ApiError::not_found("Not found")))
 }
 
 /// Answers every `OPTIONS` request (CORS preflight) with an empty 200; the fairing adds the

@@ -25,7 +25,6 @@
 //! refused.
 
 use rocket::fairing::{Fairing, Info, Kind};
-use rocket::http::Status;
 use rocket::tokio::sync::Notify;
 use rocket::{Data, Request};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -127,10 +126,7 @@ impl Fairing for InFlight {
         if self.stopping.load(Ordering::SeqCst) {
             crate::security::reject(
                 req,
-                ApiError::new(
-                    Status::ServiceUnavailable,
-                    "The server is stopping; try again when it is back",
-                ),
+                ApiError::unavailable("The server is stopping; try again when it is back"),
             );
         }
     }

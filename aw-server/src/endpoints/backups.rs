@@ -2,11 +2,10 @@
 //! (the dashboard's button and `aw-server backup` use it). Ours only; both need the API key
 //! like the rest of `/api/`.
 
-use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::State;
 
-use crate::backups::{BackupEntry, BackupError, BackupStatus};
+use crate::backups::{BackupEntry, BackupStatus};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
@@ -24,18 +23,6 @@ pub(crate) async fn take(state: &State<AppState>) -> ApiResult<Json<BackupEntry>
     let backups = state.backups.clone();
     let taken = rocket::tokio::task::spawn_blocking(move || backups.take_now())
         .await
-        .map_err(|e| ApiError::new(Status::InternalServerError, e.to_string()))?;
-    match taken {
-        Ok(entry) => Ok(Json(entry)),
-        Err(e @ BackupError::NoSpace(_)) => {
-            Err(ApiError::new(Status::InsufficientStorage, e.to_string()))
-        }
-        Err(e @ BackupError::Unavailable(_)) => {
-            Err(ApiError::new(Status::ServiceUnavailable, e.to_string()))
-        }
-        Err(e) => Err(ApiError::new(
-            Status::InternalServerError,
-            format!("Backup failed: {e}"),
-        )),
-    }
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(Json(taken?))
 }

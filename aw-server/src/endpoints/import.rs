@@ -14,7 +14,7 @@
 //! gets a 4xx.
 
 use rocket::data::{Data, Limits};
-use rocket::http::{ContentType, Status};
+use rocket::http::ContentType;
 use rocket::State;
 
 use aw_datastore::ImportProblem;
@@ -65,32 +65,22 @@ pub(crate) async fn multipart(
                     .await
                     .map_err(|e| ApiError::bad_request(format!("Invalid multipart body: {e}")))?;
                 if bytes.len() as u64 >= limit.as_u64() {
-                    return Err(ApiError::new(
-                        Status::PayloadTooLarge,
-                        "Import file is too large",
-                    ));
+                    return Err(ApiError::too_large("Import file is too large"));
                 }
                 let text = String::from_utf8(bytes.to_vec())
                     .map_err(|_| ApiError::bad_request("Import file is not UTF-8 text"))?;
                 document = Some(text);
             }
             other => {
-                return Err(ApiError::new(
-                    Status::UnprocessableEntity,
-                    format!(
-                        "Unexpected form field {:?}; send the file as 'buckets.json'",
-                        other.unwrap_or("")
-                    ),
-                ))
+                return Err(ApiError::unprocessable(format!(
+                    "Unexpected form field {:?}; send the file as 'buckets.json'",
+                    other.unwrap_or("")
+                )))
             }
         }
     }
-    let text = document.ok_or_else(|| {
-        ApiError::new(
-            Status::UnprocessableEntity,
-            "Missing form field 'buckets.json'",
-        )
-    })?;
+    let text =
+        document.ok_or_else(|| ApiError::unprocessable("Missing form field 'buckets.json'"))?;
     import(text, state).await
 }
 
@@ -131,7 +121,6 @@ async fn import(text: String, state: &State<AppState>) -> ApiResult<JsonText> {
         .import_rows(document.buckets)
         .await
         .map_err(ApiError::import_failed)?;
-    let text = serde_json::to_string(&report)
-        .map_err(|e| ApiError::new(Status::InternalServerError, e.to_string()))?;
+    let text = serde_json::to_string(&report).map_err(|e| ApiError::internal(e.to_string()))?;
     Ok(JsonText(text))
 }
