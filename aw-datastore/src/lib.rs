@@ -109,7 +109,7 @@ pub use schema::SCHEMA_VERSION;
 /// The folder beside the database where backups go unless configured otherwise.
 pub const BACKUP_FOLDER: &str = "backups";
 
-pub use store::created_from_text;
+pub use store::{created_from_text, RangeDeletion};
 
 use aw_models::{timestamp, Bucket, Event};
 use chrono::{DateTime, Utc};
@@ -440,6 +440,35 @@ impl Datastore {
     /// Deletes events of the bucket by id (ids not in the bucket are ignored).
     pub fn delete_events_by_id(&self, bucket_id: &str, event_ids: Vec<i64>) -> Pending<()> {
         self.ask(|r| Request::DeleteEvents(bucket_id.to_string(), event_ids, r))
+    }
+
+    /// Deletes what lies in `[start, end)` of the bucket: events inside are deleted, events
+    /// across an edge are cut at it (see `store/range_delete.rs`); with `dry_run`, nothing
+    /// changes and the answer says what would. The next heartbeat never extends an event
+    /// this cut. Fails with [`DatastoreError::InvalidEvent`] unless `start < end`.
+    pub fn delete_range(
+        &self,
+        bucket_id: &str,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+        dry_run: bool,
+    ) -> Pending<RangeDeletion> {
+        let (lo, hi) = (
+            timestamp::to_ns_saturating(&start),
+            timestamp::to_ns_saturating(&end),
+        );
+        if lo >= hi {
+            return Pending::ready(DatastoreError::InvalidEvent(
+                "the range is empty: start must be before end".into(),
+            ));
+        }
+        self.ask(|reply| Request::DeleteRange {
+            bucket: bucket_id.to_string(),
+            lo,
+            hi,
+            dry_run,
+            reply,
+        })
     }
 
     /// Number of events overlapping `[start, end]` (all when both are absent).

@@ -54,6 +54,19 @@ pub(crate) enum Request {
     },
     GetEvent(String, i64, Reply<RawEvent>),
     DeleteEvents(String, Vec<i64>, Reply<()>),
+    /// Deletes (or with `dry_run` counts) what lies in `[lo, hi)` of a bucket.
+    DeleteRange {
+        /// The bucket.
+        bucket: String,
+        /// Start of the range (ns).
+        lo: i64,
+        /// End of the range (ns), after `lo`.
+        hi: i64,
+        /// Only count.
+        dry_run: bool,
+        /// The answer.
+        reply: Reply<crate::RangeDeletion>,
+    },
     CountEvents(String, Option<i64>, Option<i64>, Reply<u64>),
     GetKeyValue(String, Reply<String>),
     SetKeyValue(String, String, Reply<()>),
@@ -85,6 +98,7 @@ impl Request {
             Request::DeleteEvents(_, ids, _) => ids.len() <= QUICK_ROWS,
             Request::GetEvents { limit, .. } => limit.is_some_and(|l| l <= QUICK_ROWS as u64),
             Request::CreateBucket(..)
+            | Request::DeleteRange { .. }
             | Request::CountEvents(..)
             | Request::Import(..)
             | Request::DeleteBucket(..)
@@ -100,9 +114,10 @@ impl Request {
     pub(crate) fn commit(&self) -> Commit {
         match self {
             Request::Heartbeat(..) | Request::InsertEvents(..) => Commit::Counted,
-            Request::CreateBucket(..) | Request::DeleteBucket(..) | Request::Import(..) => {
-                Commit::Now
-            }
+            Request::CreateBucket(..)
+            | Request::DeleteBucket(..)
+            | Request::Import(..)
+            | Request::DeleteRange { .. } => Commit::Now,
             Request::DeleteEvents(..)
             | Request::SetKeyValue(..)
             | Request::DeleteKeyValue(..)
@@ -128,6 +143,7 @@ impl Request {
             | Request::DeleteEvents(..)
             | Request::SetKeyValue(..)
             | Request::DeleteKeyValue(..) => true,
+            Request::DeleteRange { dry_run, .. } => !dry_run,
             Request::GetEvents { .. }
             | Request::GetEvent(..)
             | Request::CountEvents(..)
@@ -154,6 +170,9 @@ impl Request {
             }
             Request::InsertEvents(_, _, r) => {
                 let _ = r.send(Err(error));
+            }
+            Request::DeleteRange { reply, .. } => {
+                let _ = reply.send(Err(error));
             }
             Request::Heartbeat(_, _, _, r) | Request::GetEvent(_, _, r) => {
                 let _ = r.send(Err(error));

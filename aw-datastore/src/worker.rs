@@ -289,6 +289,16 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             let deleted = store.delete_events(batch, &name, &ids);
             let _ = reply.send(batch.sealed_result(deleted));
         }
+        Request::DeleteRange {
+            bucket,
+            lo,
+            hi,
+            dry_run,
+            reply,
+        } => {
+            let done = store.delete_range(batch, &bucket, lo, hi, dry_run);
+            let _ = reply.send(batch.sealed_result(done));
+        }
         Request::CountEvents(name, start, end, reply) => {
             let _ = reply.send(store.count_events(&name, start, end));
         }

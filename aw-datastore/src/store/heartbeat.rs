@@ -49,7 +49,8 @@ impl Store {
             // ever holds canonical data, so merging compares texts.
             None => self.last_event(bid)?.map(with_canonical_data),
         };
-        if let Some(last) = last {
+        // An event a range deletion cut is never extended (`range_delete.rs`).
+        if let Some(last) = last.filter(|l| !self.cut_events.contains(&l.id)) {
             let (last_start, last_end) = (last.start, last.end);
             if let Some(merged) = merge(last, &hb, pulsetime_ns) {
                 let resize = Change::ResizeEvent {

@@ -13,10 +13,12 @@ mod buckets;
 mod events;
 mod heartbeat;
 mod key_value;
+mod range_delete;
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub(crate) use buckets::ImportBucket;
+pub use range_delete::RangeDeletion;
 
 use aw_models::{Bucket, BucketMetadata};
 use chrono::{DateTime, NaiveDateTime, Utc};
@@ -40,6 +42,8 @@ pub(crate) struct Store {
     shared: Arc<Shared>,
     /// Last heartbeat event per bucket row: what the next heartbeat may merge into.
     last_heartbeat: HashMap<i64, RawEvent>,
+    /// Events a range deletion cut: a heartbeat never merges into one (`range_delete.rs`).
+    cut_events: std::collections::HashSet<i64>,
     privacy: PrivacyFilter,
 }
 
@@ -74,6 +78,7 @@ impl Store {
             buckets: HashMap::new(),
             shared,
             last_heartbeat: HashMap::new(),
+            cut_events: std::collections::HashSet::new(),
             privacy: PrivacyFilter::default(),
         };
         store.reload()?;

@@ -1,0 +1,131 @@
+//! Deleting a time range (`Datastore::delete_range`): what lies inside goes, what crosses
+//! an edge is cut at it, a dry run changes nothing, and the next heartbeat never extends a
+//! cut event.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub
+)]
+
+mod common;
+
+use common::*;
+use serde_json::json;
+
+/// `(start s, end s, data n)` of every event of `b`, oldest first.
+fn spans(s: &TempStore, b: &str) -> Vec<(i64, i64, i64)> {
+    let mut events: Vec<(i64, i64, i64)> = s
+        .ds
+        .get_events(b, None, None, None)
+        .wait()
+        .unwrap()
+        .0
+        .iter()
+        .map(|e| {
+            (
+                e.start / 1_000_000_000 - t(0).timestamp(),
+                e.end / 1_000_000_000 - t(0).timestamp(),
+                serde_json::from_str::<serde_json::Value>(&e.data).unwrap()["n"]
+                    .as_i64()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    events.sort();
+    events
+}
+
+fn store_with(events: &[(i64, f64, i64)]) -> TempStore {
+    let s = TempStore::new();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    let events: Vec<_> = events
+        .iter()
+        .map(|&(start, dur, n)| ev(start, dur, json!({ "n": n })))
+        .collect();
+    s.ds.insert_events("b", &events).wait().unwrap();
+    s
+}
+
+#[test]
+fn inside_is_deleted_and_edges_are_cut() {
+    // Range [100, 200).
+    let s = store_with(&[
+        (10, 20.0, 1),     // before: kept
+        (90, 20.0, 2),     // across the left edge: [90, 100)
+        (100, 0.0, 3),     // zero-length at the start: inside
+        (120, 30.0, 4),    // inside
+        (190, 30.0, 5),    // across the right edge: [200, 220)
+        (200, 0.0, 6),     // zero-length at the end: outside
+        (50, 7200.0, 7),   // across both edges, longer than an hour: two events
+        (250, 10.0, 8),    // after: kept
+    ]);
+    let preview = s
+        .ds
+        .delete_range("b", t(100), t(200), true)
+        .wait()
+        .unwrap();
+    assert_eq!((preview.deleted, preview.cut), (2, 3));
+    assert_eq!(preview.seconds, 10.0 + 0.0 + 30.0 + 10.0 + 100.0);
+    assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 8);
+
+    let done = s.ds.delete_range("b", t(100), t(200), false).wait().unwrap();
+    assert_eq!(done, preview);
+    assert_eq!(
+        spans(&s, "b"),
+        vec![
+            (10, 30, 1),
+            (50, 100, 7),
+            (90, 100, 2),
+            (200, 200, 6),
+            (200, 220, 5),
+            (200, 7250, 7),
+            (250, 260, 8)
+        ]
+    );
+    assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 7);
+    // Nothing left to delete in the range.
+    let again = s.ds.delete_range("b", t(100), t(200), false).wait().unwrap();
+    assert_eq!((again.deleted, again.cut), (0, 0));
+}
+
+#[test]
+fn the_next_heartbeat_never_extends_a_cut_event() {
+    let s = store_with(&[(0, 100.0, 1)]);
+    s.ds.delete_range("b", t(50), t(60), false).wait().unwrap();
+    // Same data, right at the end of the part after the range: a new event, not a merge.
+    s.ds.heartbeat("b", &ev(100, 0.0, json!({"n": 1})), 30.0)
+        .wait()
+        .unwrap();
+    assert_eq!(
+        spans(&s, "b"),
+        vec![(0, 50, 1), (60, 100, 1), (100, 100, 1)]
+    );
+    // That new event merges as usual.
+    s.ds.heartbeat("b", &ev(110, 0.0, json!({"n": 1})), 30.0)
+        .wait()
+        .unwrap();
+    assert_eq!(
+        spans(&s, "b"),
+        vec![(0, 50, 1), (60, 100, 1), (100, 110, 1)]
+    );
+}
+
+#[test]
+fn an_empty_range_or_an_unknown_bucket_is_an_error() {
+    let s = store_with(&[(0, 10.0, 1)]);
+    assert!(s.ds.delete_range("b", t(5), t(5), false).wait().is_err());
+    assert!(s.ds.delete_range("b", t(6), t(5), true).wait().is_err());
+    assert!(matches!(
+        s.ds.delete_range("nope", t(0), t(5), false).wait(),
+        Err(aw_datastore::DatastoreError::NoSuchBucket(_))
+    ));
+}
+
+#[test]
+fn a_deletion_survives_a_reopen() {
+    let mut s = store_with(&[(0, 10.0, 1), (20, 10.0, 2)]);
+    s.ds.delete_range("b", t(5), t(25), false).wait().unwrap();
+    s.reopen();
+    assert_eq!(spans(&s, "b"), vec![(0, 5, 1), (25, 30, 2)]);
+}
