@@ -96,7 +96,7 @@ pub use files::{with_suffix, FILE_TIME_FORMAT};
 pub use import_document::{parse_import_document, ImportDocument, ImportProblem, MAX_PROBLEMS};
 pub use lifecycle::{
     announce, announcement_path, list_backups, lock_file, rotate_backups, rotation,
-    withdraw_announcement, write_backup, BackupFile, BackupKind, DatabaseFile,
+    withdraw_announcement, write_backup, BackupFile, BackupKind, DatabaseFile, KEEP_BEFORE_REWRITE,
 };
 pub use new_event::NewEvent;
 pub use open::OpenOptions;
@@ -437,18 +437,21 @@ impl Datastore {
         self.ask(|r| Request::GetEvent(bucket_id.to_string(), event_id, r))
     }
 
-    /// Deletes events of the bucket by id (ids not in the bucket are ignored).
-    pub fn delete_events_by_id(&self, bucket_id: &str, event_ids: Vec<i64>) -> Pending<()> {
+    /// Deletes events of the bucket by id; answers the ids that are not events of the
+    /// bucket (nothing was deleted for them).
+    pub fn delete_events_by_id(&self, bucket_id: &str, event_ids: Vec<i64>) -> Pending<Vec<i64>> {
         self.ask(|r| Request::DeleteEvents(bucket_id.to_string(), event_ids, r))
     }
 
-    /// Deletes what lies in `[start, end)` of the bucket: events inside are deleted, events
-    /// across an edge are cut at it (see `store/range_delete.rs`); with `dry_run`, nothing
-    /// changes and the answer says what would. The next heartbeat never extends an event
-    /// this cut. Fails with [`DatastoreError::InvalidEvent`] unless `start < end`.
+    /// Deletes what lies in `[start, end)` of each of `buckets`, all or nothing: events
+    /// inside are deleted, events across an edge are cut at it (see
+    /// `store/range_delete.rs`); with `dry_run`, nothing changes and the answer says what
+    /// would. The next heartbeat never extends an event this cut. Fails with
+    /// [`DatastoreError::InvalidEvent`] unless `start < end`, and with
+    /// [`DatastoreError::NoSuchBucket`] (changing nothing) when one is missing.
     pub fn delete_range(
         &self,
-        bucket_id: &str,
+        buckets: &[String],
         start: DateTime<Utc>,
         end: DateTime<Utc>,
         dry_run: bool,
@@ -463,7 +466,7 @@ impl Datastore {
             ));
         }
         self.ask(|reply| Request::DeleteRange {
-            bucket: bucket_id.to_string(),
+            buckets: buckets.to_vec(),
             lo,
             hi,
             dry_run,

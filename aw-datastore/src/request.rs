@@ -53,11 +53,13 @@ pub(crate) enum Request {
         reply: RowSink,
     },
     GetEvent(String, i64, Reply<RawEvent>),
-    DeleteEvents(String, Vec<i64>, Reply<()>),
-    /// Deletes (or with `dry_run` counts) what lies in `[lo, hi)` of a bucket.
+    /// Deletes events of a bucket by id; answers the ids that were not the bucket's events.
+    DeleteEvents(String, Vec<i64>, Reply<Vec<i64>>),
+    /// Deletes (or with `dry_run` counts) what lies in `[lo, hi)` of some buckets, all or
+    /// nothing.
     DeleteRange {
-        /// The bucket.
-        bucket: String,
+        /// The buckets.
+        buckets: Vec<String>,
         /// Start of the range (ns).
         lo: i64,
         /// End of the range (ns), after `lo`.
@@ -161,7 +163,6 @@ impl Request {
             Request::CreateBucket(_, _, r)
             | Request::Import(_, r)
             | Request::DeleteBucket(_, r)
-            | Request::DeleteEvents(_, _, r)
             | Request::SetKeyValue(_, _, r)
             | Request::DeleteKeyValue(_, r)
             | Request::ForceCommit(r)
@@ -173,6 +174,9 @@ impl Request {
             }
             Request::DeleteRange { reply, .. } => {
                 let _ = reply.send(Err(error));
+            }
+            Request::DeleteEvents(_, _, r) => {
+                let _ = r.send(Err(error));
             }
             Request::Heartbeat(_, _, _, r) | Request::GetEvent(_, _, r) => {
                 let _ = r.send(Err(error));

@@ -290,14 +290,20 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             let _ = reply.send(batch.sealed_result(deleted));
         }
         Request::DeleteRange {
-            bucket,
+            buckets,
             lo,
             hi,
             dry_run,
             reply,
         } => {
-            let done = store.delete_range(batch, &bucket, lo, hi, dry_run);
-            let _ = reply.send(batch.sealed_result(done));
+            // One request for every bucket: sealed (or undone) as one.
+            let mut done = crate::RangeDeletion::default();
+            let result = buckets.iter().try_for_each(|bucket| {
+                store
+                    .delete_range(batch, bucket, lo, hi, dry_run)
+                    .map(|d| done.add(d))
+            });
+            let _ = reply.send(batch.sealed_result(result.map(|()| done)));
         }
         Request::CountEvents(name, start, end, reply) => {
             let _ = reply.send(store.count_events(&name, start, end));

@@ -15,25 +15,29 @@ use serde_json::json;
 
 /// `(start s, end s, data n)` of every event of `b`, oldest first.
 fn spans(s: &TempStore, b: &str) -> Vec<(i64, i64, i64)> {
-    let mut events: Vec<(i64, i64, i64)> = s
-        .ds
-        .get_events(b, None, None, None)
-        .wait()
-        .unwrap()
-        .0
-        .iter()
-        .map(|e| {
-            (
-                e.start / 1_000_000_000 - t(0).timestamp(),
-                e.end / 1_000_000_000 - t(0).timestamp(),
-                serde_json::from_str::<serde_json::Value>(&e.data).unwrap()["n"]
-                    .as_i64()
-                    .unwrap(),
-            )
-        })
-        .collect();
+    let mut events: Vec<(i64, i64, i64)> =
+        s.ds.get_events(b, None, None, None)
+            .wait()
+            .unwrap()
+            .0
+            .iter()
+            .map(|e| {
+                (
+                    e.start / 1_000_000_000 - t(0).timestamp(),
+                    e.end / 1_000_000_000 - t(0).timestamp(),
+                    serde_json::from_str::<serde_json::Value>(&e.data).unwrap()["n"]
+                        .as_i64()
+                        .unwrap(),
+                )
+            })
+            .collect();
     events.sort();
     events
+}
+
+/// The one bucket of these tests.
+fn b() -> [String; 1] {
+    ["b".to_string()]
 }
 
 fn store_with(events: &[(i64, f64, i64)]) -> TempStore {
@@ -51,25 +55,27 @@ fn store_with(events: &[(i64, f64, i64)]) -> TempStore {
 fn inside_is_deleted_and_edges_are_cut() {
     // Range [100, 200).
     let s = store_with(&[
-        (10, 20.0, 1),     // before: kept
-        (90, 20.0, 2),     // across the left edge: [90, 100)
-        (100, 0.0, 3),     // zero-length at the start: inside
-        (120, 30.0, 4),    // inside
-        (190, 30.0, 5),    // across the right edge: [200, 220)
-        (200, 0.0, 6),     // zero-length at the end: outside
-        (50, 7200.0, 7),   // across both edges, longer than an hour: two events
-        (250, 10.0, 8),    // after: kept
+        (10, 20.0, 1),   // before: kept
+        (90, 20.0, 2),   // across the left edge: [90, 100)
+        (100, 0.0, 3),   // zero-length at the start: inside
+        (120, 30.0, 4),  // inside
+        (190, 30.0, 5),  // across the right edge: [200, 220)
+        (200, 0.0, 6),   // zero-length at the end: outside
+        (50, 7200.0, 7), // across both edges, longer than an hour: two events
+        (250, 10.0, 8),  // after: kept
     ]);
-    let preview = s
-        .ds
-        .delete_range("b", t(100), t(200), true)
-        .wait()
-        .unwrap();
+    let preview =
+        s.ds.delete_range(&b(), t(100), t(200), true)
+            .wait()
+            .unwrap();
     assert_eq!((preview.deleted, preview.cut), (2, 3));
     assert_eq!(preview.seconds, 10.0 + 0.0 + 30.0 + 10.0 + 100.0);
     assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 8);
 
-    let done = s.ds.delete_range("b", t(100), t(200), false).wait().unwrap();
+    let done =
+        s.ds.delete_range(&b(), t(100), t(200), false)
+            .wait()
+            .unwrap();
     assert_eq!(done, preview);
     assert_eq!(
         spans(&s, "b"),
@@ -85,14 +91,17 @@ fn inside_is_deleted_and_edges_are_cut() {
     );
     assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 7);
     // Nothing left to delete in the range.
-    let again = s.ds.delete_range("b", t(100), t(200), false).wait().unwrap();
+    let again =
+        s.ds.delete_range(&b(), t(100), t(200), false)
+            .wait()
+            .unwrap();
     assert_eq!((again.deleted, again.cut), (0, 0));
 }
 
 #[test]
 fn the_next_heartbeat_never_extends_a_cut_event() {
     let s = store_with(&[(0, 100.0, 1)]);
-    s.ds.delete_range("b", t(50), t(60), false).wait().unwrap();
+    s.ds.delete_range(&b(), t(50), t(60), false).wait().unwrap();
     // Same data, right at the end of the part after the range: a new event, not a merge.
     s.ds.heartbeat("b", &ev(100, 0.0, json!({"n": 1})), 30.0)
         .wait()
@@ -114,10 +123,11 @@ fn the_next_heartbeat_never_extends_a_cut_event() {
 #[test]
 fn an_empty_range_or_an_unknown_bucket_is_an_error() {
     let s = store_with(&[(0, 10.0, 1)]);
-    assert!(s.ds.delete_range("b", t(5), t(5), false).wait().is_err());
-    assert!(s.ds.delete_range("b", t(6), t(5), true).wait().is_err());
+    assert!(s.ds.delete_range(&b(), t(5), t(5), false).wait().is_err());
+    assert!(s.ds.delete_range(&b(), t(6), t(5), true).wait().is_err());
     assert!(matches!(
-        s.ds.delete_range("nope", t(0), t(5), false).wait(),
+        s.ds.delete_range(&["nope".to_string()], t(0), t(5), false)
+            .wait(),
         Err(aw_datastore::DatastoreError::NoSuchBucket(_))
     ));
 }
@@ -125,7 +135,31 @@ fn an_empty_range_or_an_unknown_bucket_is_an_error() {
 #[test]
 fn a_deletion_survives_a_reopen() {
     let mut s = store_with(&[(0, 10.0, 1), (20, 10.0, 2)]);
-    s.ds.delete_range("b", t(5), t(25), false).wait().unwrap();
+    s.ds.delete_range(&b(), t(5), t(25), false).wait().unwrap();
     s.reopen();
     assert_eq!(spans(&s, "b"), vec![(0, 5, 1), (25, 30, 2)]);
+}
+
+#[test]
+fn several_buckets_are_deleted_from_all_or_not_at_all() {
+    let s = store_with(&[(0, 10.0, 1)]);
+    s.ds.create_bucket(&bucket("c")).wait().unwrap();
+    s.ds.insert_events("c", &[ev(2, 2.0, json!({"n": 2}))])
+        .wait()
+        .unwrap();
+    // A missing bucket after the two: nothing of the first two is deleted.
+    let with_missing = ["b".to_string(), "c".to_string(), "nope".to_string()];
+    assert!(s
+        .ds
+        .delete_range(&with_missing, t(0), t(100), false)
+        .wait()
+        .is_err());
+    assert_eq!(spans(&s, "b"), vec![(0, 10, 1)]);
+    assert_eq!(spans(&s, "c"), vec![(2, 4, 2)]);
+    let both =
+        s.ds.delete_range(&with_missing[..2], t(0), t(100), false)
+            .wait()
+            .unwrap();
+    assert_eq!((both.deleted, both.cut, both.seconds), (2, 0, 12.0));
+    assert!(spans(&s, "b").is_empty() && spans(&s, "c").is_empty());
 }

@@ -128,6 +128,9 @@ pub(crate) enum BackupError {
 
 type Reply = Sender<Result<BackupEntry, BackupError>>;
 
+/// A backup asked of the thread: of what kind, and where the answer goes.
+type Asked = (BackupKind, Reply);
+
 /// The backups of one database: settings, status and the thread.
 pub(crate) struct Backups {
     config: BackupConfig,
@@ -135,10 +138,10 @@ pub(crate) struct Backups {
     database: PathBuf,
     last: Mutex<Option<Attempt>>,
     running: std::sync::atomic::AtomicBool,
-    requests: Sender<Option<Reply>>,
+    requests: Sender<Option<Asked>>,
     /// The thread's end of `requests`, until the thread takes it: with no thread it is
     /// dropped, so a request is refused at once instead of waiting forever.
-    received: Mutex<Option<Receiver<Option<Reply>>>>,
+    received: Mutex<Option<Receiver<Option<Asked>>>>,
     thread: Background,
 }
 
@@ -218,9 +221,25 @@ impl Backups {
 
     /// Takes a backup now, on the backup thread; waits for it.
     pub(crate) fn take_now(&self) -> Result<BackupEntry, BackupError> {
+        self.take_kind(BackupKind::Scheduled)
+    }
+
+    /// Takes the backup that comes before an operation rewriting stored history (a range
+    /// deleted…): a verified copy holding every write acknowledged before, listed as
+    /// `before-rewrite` (the newest ten are kept).
+    pub(crate) fn take_before_rewrite(&self) -> Result<BackupEntry, BackupError> {
+        self.take_kind(BackupKind::BeforeRewrite)
+    }
+
+    /// The folder the backups are written into.
+    pub(crate) fn folder(&self) -> &Path {
+        &self.folder
+    }
+
+    fn take_kind(&self, kind: BackupKind) -> Result<BackupEntry, BackupError> {
         let (reply, answer) = crossbeam_channel::bounded(1);
         self.requests
-            .send(Some(reply))
+            .send(Some((kind, reply)))
             .map_err(|_| BackupError::Unavailable("the backup thread has stopped".into()))?;
         answer
             .recv()
@@ -241,7 +260,7 @@ impl Backups {
     fn run(
         &self,
         mut source: BackupSource,
-        received: &Receiver<Option<Reply>>,
+        received: &Receiver<Option<Asked>>,
         datastore: &aw_datastore::Datastore,
     ) {
         let interval = self.interval();
@@ -278,11 +297,11 @@ impl Backups {
             match request {
                 // Stop.
                 Some(None) => return,
-                Some(Some(reply)) => {
-                    let _ = reply.send(self.take(&source, datastore));
+                Some(Some((kind, reply))) => {
+                    let _ = reply.send(self.take(&source, datastore, kind));
                 }
                 None => {
-                    if let Err(e) = self.take(&source, datastore) {
+                    if let Err(e) = self.take(&source, datastore, BackupKind::Scheduled) {
                         log::warn!("Automatic backup skipped: {e}");
                     }
                     wait = interval;
@@ -297,13 +316,14 @@ impl Backups {
         &self,
         source: &BackupSource,
         datastore: &aw_datastore::Datastore,
+        kind: BackupKind,
     ) -> Result<BackupEntry, BackupError> {
         self.running
             .store(true, std::sync::atomic::Ordering::Relaxed);
         if let Err(e) = datastore.force_commit().wait() {
             log::warn!("The backup is taken without the writes not yet committed: {e}");
         }
-        let result = take_backup(source, &self.folder, &self.config);
+        let result = take_backup(source, &self.folder, &self.config, kind);
         self.running
             .store(false, std::sync::atomic::Ordering::Relaxed);
         *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(Attempt {
@@ -321,13 +341,14 @@ pub(crate) fn take_backup(
     source: &BackupSource,
     folder: &Path,
     config: &BackupConfig,
+    kind: BackupKind,
 ) -> Result<BackupEntry, BackupError> {
     let database = source.database();
     let started = std::time::Instant::now();
     let written = aw_datastore::write_backup(
         source,
         folder,
-        BackupKind::Scheduled,
+        kind,
         config.min_free_mb.saturating_mul(1 << 20),
     )
     .map_err(|e| match e {

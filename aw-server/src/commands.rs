@@ -78,7 +78,8 @@ fn take_directly(
     config: &BackupConfig,
 ) -> Result<backups::BackupEntry, String> {
     let source = BackupSource::open(db, password).map_err(|e| e.to_string())?;
-    backups::take_backup(&source, folder, config).map_err(|e| e.to_string())
+    backups::take_backup(&source, folder, config, aw_datastore::BackupKind::Scheduled)
+        .map_err(|e| e.to_string())
 }
 
 /// `POST /api/0/backups` to the running server (hyper's HTTP/1 client, on a runtime of its

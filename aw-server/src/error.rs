@@ -118,6 +118,19 @@ impl From<DatastoreError> for ApiError {
     }
 }
 
+impl ApiError {
+    /// The backup an operation rewriting history takes first could not be taken: 500 with
+    /// `"reason": "backup_failed"`; nothing was changed.
+    pub(crate) fn backup_failed(e: crate::backups::BackupError) -> Self {
+        ApiError {
+            reason: Some("backup_failed"),
+            ..ApiError::internal(format!(
+                "Nothing was changed: the backup taken before it failed: {e}"
+            ))
+        }
+    }
+}
+
 impl From<crate::backups::BackupError> for ApiError {
     /// A backup asked for (`POST /api/0/backups`): 507 when the disk is too full for it,
     /// 503 when the database cannot be copied now, else 500.

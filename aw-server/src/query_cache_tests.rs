@@ -87,6 +87,12 @@ enum Op {
     DeleteBucket {
         b: usize,
     },
+    /// A time range of one bucket (`Some`) or of all (`None`), `[t, t + len)`.
+    DeleteRange {
+        b: Option<usize>,
+        t: i64,
+        len: i64,
+    },
     CreateBucket {
         b: usize,
     },
@@ -120,6 +126,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (b.clone(), prop::collection::vec((t.clone(), dur, k), 1..4))
             .prop_map(|(b, events)| Op::Import { b, events }),
         1 => b.clone().prop_map(|b| Op::DeleteBucket { b }),
+        1 => (prop::option::of(b.clone()), t.clone(), 1..DAY)
+            .prop_map(|(b, t, len)| Op::DeleteRange { b, t, len }),
         1 => b.prop_map(|b| Op::CreateBucket { b }),
         8 => (0..PROGRAMS.len(), prop::collection::vec(period, 1..7))
             .prop_map(|(program, periods)| Op::Query { program, periods }),
@@ -212,6 +220,13 @@ fn check(ops: Vec<Op>, budget: u64) {
             }
             Op::CreateBucket { b } => {
                 let _ = ds.create_bucket(&bucket(BUCKETS[b], None)).wait();
+            }
+            Op::DeleteRange { b, t, len } => {
+                let buckets: Vec<String> = match b {
+                    Some(b) => vec![BUCKETS[b].to_string()],
+                    None => BUCKETS.iter().map(|b| b.to_string()).collect(),
+                };
+                let _ = ds.delete_range(&buckets, at(t), at(t + len), false).wait();
             }
             Op::Query { program, periods } => {
                 let periods: Vec<TimeInterval> = periods

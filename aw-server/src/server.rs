@@ -238,6 +238,8 @@ pub(crate) fn build(
             sync,
             backups,
             requests_in_flight,
+            db_path: settings.db_path.clone(),
+            rewrites: rocket::tokio::sync::Mutex::new(()),
         })
         .manage(StaticFiles {
             webpath: settings.webpath.clone(),

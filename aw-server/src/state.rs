@@ -21,4 +21,9 @@ pub(crate) struct AppState {
     pub backups: std::sync::Arc<crate::backups::Backups>,
     /// How many requests are being handled (`shutdown.rs`), for `GET /api/0/health`.
     pub requests_in_flight: crate::shutdown::RequestsInFlight,
+    /// The database file (for the restore command an undoable operation names).
+    pub db_path: std::path::PathBuf,
+    /// Held by an operation that rewrites stored history (`endpoints/history.rs`), so two
+    /// run one after the other, each with its own backup.
+    pub rewrites: rocket::tokio::sync::Mutex<()>,
 }

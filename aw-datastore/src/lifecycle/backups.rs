@@ -26,7 +26,8 @@ pub enum BackupKind {
     Scheduled,
     /// Before a schema migration from this version; never rotated.
     BeforeMigration(i64),
-    /// Before a change that rewrites stored history; never rotated.
+    /// Before a change that rewrites stored history (a range deleted, a bucket merged…);
+    /// the newest [`KEEP_BEFORE_REWRITE`] are kept.
     BeforeRewrite,
 }
 
@@ -207,10 +208,32 @@ pub(crate) fn migration_target(folder: &Path, database: &Path, version: i64) -> 
     ))
 }
 
-/// The scheduled backups rotation removes: all but the newest of each of the last
-/// `keep_daily` days and `keep_weekly` ISO weeks (by the time in their names), and never
-/// the newest by number.
+/// The backups rotation removes (`backups` newest first): of the scheduled ones, all but the
+/// newest of each of the last `keep_daily` days and `keep_weekly` ISO weeks (by the time in
+/// their names), and never the newest by number; of those taken before rewriting history,
+/// all but the newest [`KEEP_BEFORE_REWRITE`]. Those before a migration stay.
 pub fn rotation(backups: &[BackupFile], keep_daily: usize, keep_weekly: usize) -> Vec<String> {
+    let mut removed = scheduled_rotation(backups, keep_daily, keep_weekly);
+    removed.extend(
+        backups
+            .iter()
+            .filter(|b| b.kind == BackupKind::BeforeRewrite)
+            .skip(KEEP_BEFORE_REWRITE)
+            .map(|b| b.file.clone()),
+    );
+    removed
+}
+
+/// Backups taken before rewriting history kept (the newest, by number): each undoes one
+/// operation, and ten undo steps cover a session of edits without filling the disk.
+pub const KEEP_BEFORE_REWRITE: usize = 10;
+
+/// The scheduled backups [`rotation`] removes.
+fn scheduled_rotation(
+    backups: &[BackupFile],
+    keep_daily: usize,
+    keep_weekly: usize,
+) -> Vec<String> {
     use chrono::Datelike;
     let scheduled: Vec<&BackupFile> = backups
         .iter()

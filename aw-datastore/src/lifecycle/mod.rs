@@ -30,7 +30,10 @@ mod replace;
 use std::path::{Path, PathBuf};
 
 pub(crate) use backups::migration_target;
-pub use backups::{list_backups, rotate_backups, rotation, write_backup, BackupFile, BackupKind};
+pub use backups::{
+    list_backups, rotate_backups, rotation, write_backup, BackupFile, BackupKind,
+    KEEP_BEFORE_REWRITE,
+};
 pub(crate) use journal::Journal;
 pub(crate) use lock::Lock;
 pub(crate) use modes::{create_folder, match_database};

@@ -180,13 +180,15 @@ impl Store {
             .ok_or_else(|| DatastoreError::NoSuchEvent(name.to_string(), id))
     }
 
-    /// Deletes events of the bucket by id; ids that are not the bucket's are ignored.
+    /// Deletes events of the bucket by id; returns the ids that are not the bucket's events
+    /// (nothing is done for them).
     pub(crate) fn delete_events(
         &mut self,
         batch: &mut Batch,
         name: &str,
         ids: &[i64],
-    ) -> Result<()> {
+    ) -> Result<Vec<i64>> {
+        let mut missing = Vec::new();
         let bid = self.bucketrow(name)?;
         let mut deleted = 0u64;
         let mut extent = Extent::new();
@@ -207,7 +209,10 @@ impl Store {
                     break;
                 }
             };
-            let Some((start, end)) = span else { continue };
+            let Some((start, end)) = span else {
+                missing.push(id);
+                continue;
+            };
             match batch.apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid }) {
                 Ok(0) => {}
                 Ok(_) => {
@@ -226,7 +231,7 @@ impl Store {
             self.last_heartbeat.remove(&bid);
         }
         self.tell_events(name, extent);
-        result
+        result.map(|()| missing)
     }
 
     /// Number of events overlapping `[lo, hi]` (all events when both are absent: answered

@@ -6,6 +6,7 @@ pub(crate) mod dashboard;
 pub(crate) mod events;
 pub(crate) mod export;
 pub(crate) mod health;
+pub(crate) mod history;
 pub(crate) mod import;
 pub(crate) mod info;
 pub(crate) mod openapi;
@@ -29,6 +30,9 @@ pub(crate) fn api_routes() -> Vec<rocket::Route> {
         events::get_one,
         events::delete_one,
         events::heartbeat,
+        history::bucket_range,
+        history::host_range,
+        history::by_ids,
         export::bucket,
         export::all,
         import::json,

@@ -1,0 +1,250 @@
+//! Taking control of stored history: deleting a time range of a bucket or of every bucket
+//! of a host, and deleting events by id.
+//!
+//! These operations change many events at once, so each is made undoable: when it would
+//! change more than one event (a dry run changes none) a verified backup is taken first,
+//! listed as `before-rewrite` (`GET /api/0/backups`; the newest ten are kept), and the
+//! operation is refused with 500 `"reason": "backup_failed"` when the backup cannot be
+//! taken. The answer names the backup and the `aw-server restore` command that puts it
+//! back, which also drops whatever was written after it. Each operation is all or nothing,
+//! runs alone (two wait for each other, `AppState::rewrites`), and is committed before it
+//! answers.
+//!
+//! A pulled bucket's events deleted here are not pulled again (the sync's resume point
+//! is past them); the other devices keep their copies.
+
+use aw_datastore::RangeDeletion;
+use rocket::serde::json::Json;
+use rocket::State;
+use serde::{Deserialize, Serialize};
+
+use crate::backups::BackupEntry;
+use crate::error::{ApiError, ApiResult};
+use crate::json_body::JsonBody;
+use crate::params::{parse_time, single};
+use crate::state::AppState;
+
+/// The most ids one request may delete.
+pub(crate) const MAX_IDS: usize = 10_000;
+
+/// What an operation that may be undone answers besides its own counts.
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct Undo {
+    /// The backup taken first (its file name in the backup folder); `None` for a dry run
+    /// or an operation that changed at most one event.
+    backup: Option<String>,
+    /// The command that puts the backup back, with the server stopped.
+    restore: Option<String>,
+    /// What restoring also undoes.
+    restore_note: Option<&'static str>,
+}
+
+/// The answer to a range deletion.
+#[derive(Debug, Serialize)]
+pub(crate) struct RangeAnswer {
+    #[serde(flatten)]
+    done: RangeDeletion,
+    /// Whether nothing was changed (a dry run).
+    dry_run: bool,
+    #[serde(flatten)]
+    undo: Undo,
+}
+
+/// The answer to a deletion by ids.
+#[derive(Debug, Serialize)]
+pub(crate) struct IdsAnswer {
+    /// Events deleted.
+    deleted: usize,
+    /// The given ids that are not events of the bucket.
+    missing: Vec<i64>,
+    #[serde(flatten)]
+    undo: Undo,
+}
+
+/// The body of `POST /api/0/buckets/<id>/events/delete`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Ids {
+    ids: Vec<i64>,
+}
+
+/// `start` and `end`, both required and `start < end`: a range deletion never defaults to
+/// everything.
+fn required_range(
+    start: &[&str],
+    end: &[&str],
+) -> ApiResult<(chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)> {
+    let start = parse_time(single(start, "start")?, "starttime")?;
+    let end = parse_time(single(end, "end")?, "endtime")?;
+    match (start, end) {
+        (Some(start), Some(end)) if start < end => Ok((start, end)),
+        (Some(_), Some(_)) => Err(ApiError::bad_request("start must be before end")),
+        _ => Err(ApiError::bad_request(
+            "Both start and end are required (RFC 3339): a deletion never means everything",
+        )),
+    }
+}
+
+/// `dry_run`: `true` or `false` (absent: `false`).
+fn dry_run(values: &[&str]) -> ApiResult<bool> {
+    match single(values, "dry_run")? {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "dry_run must be true or false, not '{other}'"
+        ))),
+    }
+}
+
+/// Takes the backup an operation changing `changes` events needs (more than one).
+async fn backup_first(state: &AppState, changes: u64) -> ApiResult<Undo> {
+    if changes <= 1 {
+        return Ok(Undo::default());
+    }
+    let backups = state.backups.clone();
+    let taken: Result<BackupEntry, _> =
+        rocket::tokio::task::spawn_blocking(move || backups.take_before_rewrite())
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+    let entry = taken.map_err(ApiError::backup_failed)?;
+    let file = state.backups.folder().join(&entry.file);
+    Ok(Undo {
+        restore: Some(format!(
+            "aw-server --dbpath {} restore {}",
+            shell_word(&state.db_path.to_string_lossy()),
+            shell_word(&file.to_string_lossy())
+        )),
+        backup: Some(entry.file),
+        restore_note: Some(
+            "Stop the server first. Restoring puts back the whole database as it was before \
+             this operation: whatever was written after it is dropped too.",
+        ),
+    })
+}
+
+/// `text` as one word for a POSIX shell.
+fn shell_word(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@".contains(&b))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// Deletes `[start, end)` of `buckets` (or counts it): the dry run first, for the backup's
+/// sake, then the run.
+async fn delete_range(
+    state: &AppState,
+    buckets: Vec<String>,
+    (start, end): (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
+    dry_run: bool,
+) -> ApiResult<RangeAnswer> {
+    let _alone = state.rewrites.lock().await;
+    let preview = state
+        .datastore
+        .delete_range(&buckets, start, end, true)
+        .await?;
+    if dry_run {
+        return Ok(RangeAnswer {
+            done: preview,
+            dry_run,
+            undo: Undo::default(),
+        });
+    }
+    let undo = backup_first(state, preview.deleted + preview.cut).await?;
+    let done = state
+        .datastore
+        .delete_range(&buckets, start, end, false)
+        .await?;
+    state.datastore.force_commit().await?;
+    Ok(RangeAnswer {
+        done,
+        dry_run,
+        undo,
+    })
+}
+
+/// Deletes what lies in `[start, end)` of the bucket: events inside are deleted, events
+/// across an edge are cut at it (`dry_run=true`: counts only).
+#[rocket::delete("/api/0/buckets/<bucket_id>/events?<start>&<end>&<dry_run>")]
+pub(crate) async fn bucket_range(
+    bucket_id: &str,
+    start: Vec<&str>,
+    end: Vec<&str>,
+    dry_run: Vec<&str>,
+    state: &State<AppState>,
+) -> ApiResult<Json<RangeAnswer>> {
+    let range = required_range(&start, &end)?;
+    let dry = self::dry_run(&dry_run)?;
+    let answer = delete_range(state, vec![bucket_id.to_string()], range, dry).await?;
+    Ok(Json(answer))
+}
+
+/// Deletes `[start, end)` of every bucket of `hostname` (`*`: of every bucket), all or
+/// nothing.
+#[rocket::delete("/api/0/events?<start>&<end>&<hostname>&<dry_run>")]
+pub(crate) async fn host_range(
+    start: Vec<&str>,
+    end: Vec<&str>,
+    hostname: Vec<&str>,
+    dry_run: Vec<&str>,
+    state: &State<AppState>,
+) -> ApiResult<Json<RangeAnswer>> {
+    let range = required_range(&start, &end)?;
+    let dry = self::dry_run(&dry_run)?;
+    let host = single(&hostname, "hostname")?.ok_or_else(|| {
+        ApiError::bad_request("hostname is required (`*` for the buckets of every host)")
+    })?;
+    let mut buckets: Vec<String> = state
+        .datastore
+        .get_buckets()
+        .await?
+        .into_values()
+        .filter(|b| host == "*" || b.hostname == host)
+        .map(|b| b.id)
+        .collect();
+    buckets.sort();
+    let answer = delete_range(state, buckets, range, dry).await?;
+    Ok(Json(answer))
+}
+
+/// Deletes events of the bucket by id (at most [`MAX_IDS`]); answers how many went and
+/// which ids are not the bucket's events.
+#[rocket::post(
+    "/api/0/buckets/<bucket_id>/events/delete",
+    format = "json",
+    data = "<body>"
+)]
+pub(crate) async fn by_ids(
+    bucket_id: &str,
+    body: JsonBody<Ids>,
+    state: &State<AppState>,
+) -> ApiResult<Json<IdsAnswer>> {
+    let mut ids = body.0.ids;
+    if ids.len() > MAX_IDS {
+        return Err(ApiError::bad_request(format!(
+            "At most {MAX_IDS} ids a request ({} given)",
+            ids.len()
+        )));
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let _alone = state.rewrites.lock().await;
+    // The bucket first: an unknown one is a 404 before any backup.
+    state.datastore.get_bucket(bucket_id).await?;
+    // Ids that are not events are only found by the deletion: the backup is taken when
+    // more than one id is given.
+    let undo = backup_first(state, ids.len() as u64).await?;
+    let count = ids.len();
+    let missing = state.datastore.delete_events_by_id(bucket_id, ids).await?;
+    state.datastore.force_commit().await?;
+    Ok(Json(IdsAnswer {
+        deleted: count - missing.len(),
+        missing,
+        undo,
+    }))
+}

@@ -1,0 +1,262 @@
+//! Taking control of stored history over HTTP (issue 36, item 1 and the backup of item 5),
+//! against the real binary: a time range of a bucket or of a host deleted, events deleted by
+//! id, a dry run, the backup taken first and its restore command, the errors.
+
+use aw_tests::{Client, TestServer};
+use serde_json::Value;
+
+/// Creates bucket `id` of `host` with events `(start minute, minutes, n)` on 2026-01-01.
+fn seed(c: &mut Client, id: &str, host: &str, events: &[(u32, u32, u32)]) {
+    let r = c.post_json(
+        &format!("/api/0/buckets/{id}"),
+        &format!(r#"{{"client":"c","type":"t","hostname":"{host}"}}"#),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let events: Vec<String> = events
+        .iter()
+        .map(|&(start, minutes, n)| {
+            format!(
+                r#"{{"timestamp":"2026-01-01T{:02}:{:02}:00Z","duration":{},"data":{{"n":{n}}}}}"#,
+                start / 60,
+                start % 60,
+                minutes * 60
+            )
+        })
+        .collect();
+    let r = c.post_json(
+        &format!("/api/0/buckets/{id}/events"),
+        &format!("[{}]", events.join(",")),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// `(timestamp, duration s, n)` of every event of `bucket`, oldest first.
+fn events(c: &mut Client, bucket: &str) -> Vec<(String, f64, i64)> {
+    let r = c.get(&format!("/api/0/buckets/{bucket}/events?limit=-1"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut list: Vec<(String, f64, i64)> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["timestamp"].as_str().unwrap().to_string(),
+                e["duration"].as_f64().unwrap(),
+                e["data"]["n"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    list.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    list
+}
+
+const RANGE: &str = "start=2026-01-01T01:00:00Z&end=2026-01-01T02:00:00Z";
+
+#[test]
+fn a_range_is_previewed_then_deleted_after_a_backup_that_undoes_it() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    // 00:30-01:30 across the start, 01:10-01:20 inside, 01:50-02:10 across the end,
+    // 03:00 after.
+    seed(
+        &mut c,
+        "w",
+        "h",
+        &[(30, 60, 1), (70, 10, 2), (110, 20, 3), (180, 5, 4)],
+    );
+    let before = events(&mut c, "w");
+
+    let preview = c.delete(&format!("/api/0/buckets/w/events?{RANGE}&dry_run=true"));
+    assert_eq!(preview.status, 200, "{}", preview.body);
+    let p = preview.json();
+    assert_eq!(
+        (p["deleted"].as_u64(), p["cut"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(p["seconds"].as_f64(), Some((30 + 10 + 10) as f64 * 60.0));
+    assert_eq!(p["dry_run"], true);
+    assert_eq!(p["backup"], Value::Null);
+    assert_eq!(events(&mut c, "w"), before, "a dry run changes nothing");
+
+    let done = c.delete(&format!("/api/0/buckets/w/events?{RANGE}"));
+    assert_eq!(done.status, 200, "{}", done.body);
+    let d = done.json();
+    assert_eq!(
+        (d["deleted"].clone(), d["cut"].clone(), d["seconds"].clone()),
+        (p["deleted"].clone(), p["cut"].clone(), p["seconds"].clone())
+    );
+    assert_eq!(
+        events(&mut c, "w"),
+        vec![
+            ("2026-01-01T00:30:00Z".into(), 1800.0, 1),
+            ("2026-01-01T02:00:00Z".into(), 600.0, 3),
+            ("2026-01-01T03:00:00Z".into(), 300.0, 4),
+        ]
+    );
+    // The backup taken first is listed, and the answer says how to put it back.
+    let file = d["backup"].as_str().unwrap().to_string();
+    let listed = c.get("/api/0/backups").json();
+    let entry = listed["backups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["file"] == file.as_str())
+        .unwrap_or_else(|| panic!("{file} not in {listed}"))
+        .clone();
+    assert_eq!(entry["kind"], "before-rewrite");
+    let restore = d["restore"].as_str().unwrap();
+    assert!(
+        restore.contains(" restore ") && restore.contains(&file),
+        "{restore}"
+    );
+    assert!(d["restore_note"]
+        .as_str()
+        .unwrap()
+        .contains("written after"));
+
+    // Restoring it (server stopped) brings the range back.
+    let mut s = s;
+    assert!(s.stop());
+    let out = s
+        .command()
+        .args(["--dbpath", &s.db_path().to_string_lossy(), "restore"])
+        .arg(restore.rsplit(' ').next().unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", aw_tests::output_text(&out));
+    s.start_again();
+    assert_eq!(events(&mut s.client(), "w"), before);
+}
+
+#[test]
+fn the_next_heartbeat_does_not_extend_a_cut_event() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c, "w", "h", &[(0, 180, 1)]);
+    let r = c.delete(&format!("/api/0/buckets/w/events?{RANGE}"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Same data, at the end of the part after the range, a long pulsetime: a new event.
+    let hb = c.post_json(
+        "/api/0/buckets/w/heartbeat?pulsetime=600",
+        r#"{"timestamp":"2026-01-01T03:00:00Z","duration":0,"data":{"n":1}}"#,
+    );
+    assert_eq!(hb.status, 200, "{}", hb.body);
+    assert_eq!(events(&mut c, "w").len(), 3);
+}
+
+#[test]
+fn a_hosts_buckets_lose_the_range_together_and_others_keep_it() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c, "w1", "laptop", &[(70, 10, 1)]);
+    seed(&mut c, "a1", "laptop", &[(60, 60, 2)]);
+    seed(&mut c, "w2", "desktop", &[(70, 10, 3)]);
+    let r = c.delete(&format!("/api/0/events?{RANGE}&hostname=laptop"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["deleted"], 2);
+    assert!(events(&mut c, "w1").is_empty() && events(&mut c, "a1").is_empty());
+    assert_eq!(events(&mut c, "w2").len(), 1);
+    // `*`: every bucket.
+    let r = c.delete(&format!("/api/0/events?{RANGE}&hostname=*&dry_run=true"));
+    assert_eq!(r.json()["deleted"], 1, "{}", r.body);
+    // hostname is required.
+    let r = c.delete(&format!("/api/0/events?{RANGE}"));
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.json()["message"].as_str().unwrap().contains("hostname"));
+}
+
+#[test]
+fn events_are_deleted_by_id_and_missing_ids_are_named() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c, "w", "h", &[(0, 1, 1), (10, 1, 2), (20, 1, 3)]);
+    let ids: Vec<i64> = c
+        .get("/api/0/buckets/w/events")
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_i64().unwrap())
+        .collect();
+    let body = format!(r#"{{"ids":[{},{},{},999999]}}"#, ids[0], ids[1], ids[0]);
+    let r = c.post_json("/api/0/buckets/w/events/delete", &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["deleted"], 2);
+    assert_eq!(r.json()["missing"], serde_json::json!([999999]));
+    assert!(r.json()["backup"].is_string());
+    assert_eq!(events(&mut c, "w").len(), 1);
+    let many: Vec<String> = (0..10_001).map(|i| i.to_string()).collect();
+    let r = c.post_json(
+        "/api/0/buckets/w/events/delete",
+        &format!(r#"{{"ids":[{}]}}"#, many.join(",")),
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    let r = c.post_json("/api/0/buckets/nope/events/delete", r#"{"ids":[1]}"#);
+    assert_eq!(r.status, 404, "{}", r.body);
+}
+
+#[test]
+fn a_range_must_be_given_in_full_and_in_order() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c, "w", "h", &[(70, 10, 1)]);
+    for query in [
+        "",
+        "start=2026-01-01T01:00:00Z",
+        "end=2026-01-01T02:00:00Z",
+        "start=2026-01-01T02:00:00Z&end=2026-01-01T01:00:00Z",
+        "start=2026-01-01T01:00:00Z&end=2026-01-01T01:00:00Z",
+        "start=yesterday&end=2026-01-01T01:00:00Z",
+        &format!("{RANGE}&dry_run=maybe"),
+        &format!("{RANGE}&start=2026-01-01T00:00:00Z"),
+    ] {
+        let r = c.delete(&format!("/api/0/buckets/w/events?{query}"));
+        assert_eq!(r.status, 400, "{query}: {}", r.body);
+        assert!(r.json()["message"].is_string(), "{query}: {}", r.body);
+    }
+    let r = c.delete(&format!("/api/0/buckets/nope/events?{RANGE}"));
+    assert_eq!(r.status, 404, "{}", r.body);
+    assert_eq!(events(&mut c, "w").len(), 1, "nothing was deleted");
+}
+
+#[test]
+fn a_rewrite_whose_backup_fails_changes_nothing() {
+    // A backup folder that cannot be made: under a regular file.
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let config = format!(
+        "[backup]\nfolder = \"{}/backups\"\n",
+        blocker.path().display()
+    );
+    let s = TestServer::start_with_config(&config);
+    let mut c = s.client();
+    seed(&mut c, "w", "h", &[(70, 10, 1), (80, 10, 2)]);
+    let r = c.delete(&format!("/api/0/buckets/w/events?{RANGE}"));
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert_eq!(r.json()["reason"], "backup_failed", "{}", r.body);
+    assert_eq!(events(&mut c, "w").len(), 2);
+    // One event changes without a backup.
+    let r = c.delete("/api/0/buckets/w/events?start=2026-01-01T01:10:00Z&end=2026-01-01T01:20:00Z");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["backup"], Value::Null);
+    assert_eq!(events(&mut c, "w").len(), 1);
+}
+
+#[test]
+fn the_api_key_guards_the_new_routes() {
+    let s = TestServer::start_with_config("[auth]\napi_key = \"k\"\n");
+    let mut c = s.client();
+    for (method, path) in [
+        ("DELETE", format!("/api/0/buckets/w/events?{RANGE}")),
+        ("DELETE", format!("/api/0/events?{RANGE}&hostname=*")),
+        ("POST", "/api/0/buckets/w/events/delete".to_string()),
+    ] {
+        let r = c.request(
+            method,
+            &path,
+            &[("Content-Type", "application/json")],
+            Some(br#"{"ids":[1]}"#),
+        );
+        assert_eq!(r.status, 401, "{method} {path}: {}", r.body);
+    }
+}
