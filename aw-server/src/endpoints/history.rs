@@ -10,8 +10,10 @@
 //! runs alone (two wait for each other, `AppState::rewrites`), and is committed before it
 //! answers.
 //!
-//! A pulled bucket's events deleted here are not pulled again (the sync's resume point
-//! is past them); the other devices keep their copies.
+//! The other devices keep their copies. Events deleted from a pulled bucket
+//! (`…-synced-from-…`) before the sync's resume point stay deleted; deleting the newest of
+//! them moves the resume point back, and the next pull brings those back (not yet kept
+//! apart).
 
 use aw_datastore::RangeDeletion;
 use rocket::serde::json::Json;
