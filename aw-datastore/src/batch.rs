@@ -44,6 +44,23 @@ pub(crate) enum Change {
         /// The bucket's row id.
         row: i64,
     },
+    /// A bucket was renamed, or moved to another host.
+    RenameBucket {
+        /// The bucket's row id.
+        row: i64,
+        /// Its new id.
+        name: String,
+        /// Its new host.
+        hostname: String,
+    },
+    /// Every event of one bucket moved into another, but those the other holds already
+    /// (same start, end and data), which were deleted with the first bucket.
+    MergeBuckets {
+        /// The bucket merged away.
+        from: i64,
+        /// The bucket that takes its events.
+        into: i64,
+    },
     /// An event row was inserted.
     InsertEvent {
         /// The id it got.
@@ -107,6 +124,29 @@ pub(crate) enum Change {
 pub(crate) const INSERT_EVENT_SQL: &str =
     "INSERT INTO events (id, bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4, ?5)";
 
+/// The events of bucket row `?1` that bucket row `?2` does not hold already (same start,
+/// end and data; each looked for with one seek of the composite index).
+macro_rules! not_held_by_other_bucket {
+    () => {
+        "bucketrow = ?1 AND NOT EXISTS (
+             SELECT 1 FROM events AS held WHERE held.bucketrow = ?2
+                AND held.starttime = events.starttime AND held.endtime = events.endtime
+                AND held.data = events.data)"
+    };
+}
+
+/// Moves the events of bucket row `?1` into bucket row `?2`, but those `?2` holds already.
+pub(crate) const MOVE_NEW_EVENTS_SQL: &str = concat!(
+    "UPDATE events SET bucketrow = ?2 WHERE ",
+    not_held_by_other_bucket!()
+);
+
+/// How many events [`MOVE_NEW_EVENTS_SQL`] moves.
+pub(crate) const COUNT_NEW_EVENTS_SQL: &str = concat!(
+    "SELECT COUNT(*) FROM events WHERE ",
+    not_held_by_other_bucket!()
+);
+
 /// The one statement that inserts a bucket, as [`INSERT_EVENT_SQL`] does an event.
 pub(crate) const INSERT_BUCKET_SQL: &str =
     "INSERT INTO buckets (id, name, type, client, hostname, created, data) \
@@ -123,6 +163,8 @@ impl Change {
             Change::InsertEvent { data, .. } | Change::ReplaceEvent { data, .. } => data.len(),
             Change::SetKeyValue { key, value, .. } => key.len() + value.len(),
             Change::DeleteKeyValue { key } => key.len(),
+            Change::RenameBucket { name, hostname, .. } => name.len() + hostname.len(),
+            Change::MergeBuckets { .. } => 0,
             Change::DeleteBucket { .. }
             | Change::ResizeEvent { .. }
             | Change::DeleteEvent { .. } => 0,
@@ -149,6 +191,23 @@ impl Change {
                     + conn
                         .prepare_cached("DELETE FROM buckets WHERE id = ?1")?
                         .execute([row])?
+            }
+            Change::RenameBucket {
+                row,
+                name,
+                hostname,
+            } => conn
+                .prepare_cached("UPDATE buckets SET name = ?2, hostname = ?3 WHERE id = ?1")?
+                .execute(params![row, name, hostname])?,
+            Change::MergeBuckets { from, into } => {
+                conn.prepare_cached(MOVE_NEW_EVENTS_SQL)?
+                    .execute(params![from, into])?
+                    + conn
+                        .prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
+                        .execute([from])?
+                    + conn
+                        .prepare_cached("DELETE FROM buckets WHERE id = ?1")?
+                        .execute([from])?
             }
             Change::InsertEvent {
                 id,

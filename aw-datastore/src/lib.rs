@@ -109,7 +109,7 @@ pub use schema::SCHEMA_VERSION;
 /// The folder beside the database where backups go unless configured otherwise.
 pub const BACKUP_FOLDER: &str = "backups";
 
-pub use store::{created_from_text, RangeDeletion};
+pub use store::{created_from_text, Merge, RangeDeletion};
 
 use aw_models::{timestamp, Bucket, Event};
 use chrono::{DateTime, Utc};
@@ -441,6 +441,48 @@ impl Datastore {
     /// bucket (nothing was deleted for them).
     pub fn delete_events_by_id(&self, bucket_id: &str, event_ids: Vec<i64>) -> Pending<Vec<i64>> {
         self.ask(|r| Request::DeleteEvents(bucket_id.to_string(), event_ids, r))
+    }
+
+    /// Replaces the timestamp, duration and data of event `event_id` of the bucket (the
+    /// privacy rules apply as to a new event). Fails with [`DatastoreError::NoSuchEvent`]
+    /// when the bucket has no such event: unlike an insert with an id, never inserts.
+    pub fn replace_event(
+        &self,
+        bucket_id: &str,
+        event_id: i64,
+        event: &Event,
+    ) -> Pending<RawEvent> {
+        match NewEvent::from_event(event) {
+            Ok(new) => self.ask(|r| Request::ReplaceEvent(bucket_id.to_string(), event_id, new, r)),
+            Err(e) => Pending::ready(e),
+        }
+    }
+
+    /// Renames bucket `bucket_id` to `new_id` and/or moves it to host `new_hostname`.
+    /// Fails with [`DatastoreError::BucketAlreadyExists`] when `new_id` is taken.
+    pub fn rename_bucket(
+        &self,
+        bucket_id: &str,
+        new_id: Option<&str>,
+        new_hostname: Option<&str>,
+    ) -> Pending<()> {
+        self.ask(|reply| Request::RenameBucket {
+            bucket: bucket_id.to_string(),
+            name: new_id.map(str::to_string),
+            hostname: new_hostname.map(str::to_string),
+            reply,
+        })
+    }
+
+    /// Moves every event of bucket `from` into bucket `into` (events `into` holds already,
+    /// same start, end and data, are not doubled) and deletes `from`, all or nothing.
+    /// Fails with [`DatastoreError::InvalidEvent`] when their types differ.
+    pub fn merge_buckets(&self, from: &str, into: &str) -> Pending<Merge> {
+        self.ask(|reply| Request::MergeBuckets {
+            from: from.to_string(),
+            into: into.to_string(),
+            reply,
+        })
     }
 
     /// Deletes what lies in `[start, end)` of each of `buckets`, all or nothing: events

@@ -53,6 +53,28 @@ pub(crate) enum Request {
         reply: RowSink,
     },
     GetEvent(String, i64, Reply<RawEvent>),
+    /// Replaces one event of a bucket (never inserts).
+    ReplaceEvent(String, i64, NewEvent, Reply<RawEvent>),
+    /// Renames a bucket and/or moves it to another host.
+    RenameBucket {
+        /// The bucket.
+        bucket: String,
+        /// Its new id.
+        name: Option<String>,
+        /// Its new host.
+        hostname: Option<String>,
+        /// The answer.
+        reply: Reply<()>,
+    },
+    /// Moves every event of `from` into `into` and deletes `from`.
+    MergeBuckets {
+        /// The bucket merged away.
+        from: String,
+        /// The bucket that stays.
+        into: String,
+        /// The answer.
+        reply: Reply<crate::Merge>,
+    },
     /// Deletes events of a bucket by id; answers the ids that were not the bucket's events.
     DeleteEvents(String, Vec<i64>, Reply<Vec<i64>>),
     /// Deletes (or with `dry_run` counts) what lies in `[lo, hi)` of some buckets, all or
@@ -99,8 +121,11 @@ impl Request {
             Request::InsertEvents(_, events, _) => events.len() <= QUICK_ROWS,
             Request::DeleteEvents(_, ids, _) => ids.len() <= QUICK_ROWS,
             Request::GetEvents { limit, .. } => limit.is_some_and(|l| l <= QUICK_ROWS as u64),
+            Request::ReplaceEvent(..) => true,
             Request::CreateBucket(..)
             | Request::DeleteRange { .. }
+            | Request::RenameBucket { .. }
+            | Request::MergeBuckets { .. }
             | Request::CountEvents(..)
             | Request::Import(..)
             | Request::DeleteBucket(..)
@@ -119,7 +144,10 @@ impl Request {
             Request::CreateBucket(..)
             | Request::DeleteBucket(..)
             | Request::Import(..)
-            | Request::DeleteRange { .. } => Commit::Now,
+            | Request::DeleteRange { .. }
+            | Request::RenameBucket { .. }
+            | Request::MergeBuckets { .. } => Commit::Now,
+            Request::ReplaceEvent(..) => Commit::Later,
             Request::DeleteEvents(..)
             | Request::SetKeyValue(..)
             | Request::DeleteKeyValue(..)
@@ -146,6 +174,9 @@ impl Request {
             | Request::SetKeyValue(..)
             | Request::DeleteKeyValue(..) => true,
             Request::DeleteRange { dry_run, .. } => !dry_run,
+            Request::ReplaceEvent(..)
+            | Request::RenameBucket { .. }
+            | Request::MergeBuckets { .. } => true,
             Request::GetEvents { .. }
             | Request::GetEvent(..)
             | Request::CountEvents(..)
@@ -177,6 +208,15 @@ impl Request {
             }
             Request::DeleteEvents(_, _, r) => {
                 let _ = r.send(Err(error));
+            }
+            Request::ReplaceEvent(_, _, _, r) => {
+                let _ = r.send(Err(error));
+            }
+            Request::RenameBucket { reply, .. } => {
+                let _ = reply.send(Err(error));
+            }
+            Request::MergeBuckets { reply, .. } => {
+                let _ = reply.send(Err(error));
             }
             Request::Heartbeat(_, _, _, r) | Request::GetEvent(_, _, r) => {
                 let _ = r.send(Err(error));

@@ -85,6 +85,28 @@ impl BucketShared {
         self.end.fetch_max(end, Ordering::AcqRel);
     }
 
+    /// The same bucket under a new id and host, with its count and span.
+    pub(crate) fn renamed(&self, name: &str, hostname: &str) -> BucketShared {
+        let mut bucket = self.bucket.clone();
+        bucket.id = name.to_string();
+        bucket.hostname = hostname.to_string();
+        BucketShared {
+            bucket,
+            count: AtomicU64::new(self.count.load(Ordering::Acquire)),
+            start: AtomicI64::new(self.start.load(Ordering::Acquire)),
+            end: AtomicI64::new(self.end.load(Ordering::Acquire)),
+        }
+    }
+
+    /// The earliest start and latest end (ns), while the bucket has events.
+    pub(crate) fn span(&self) -> Option<(i64, i64)> {
+        let (start, end) = (
+            self.start.load(Ordering::Acquire),
+            self.end.load(Ordering::Acquire),
+        );
+        (start != i64::MAX && end != i64::MIN).then_some((start, end))
+    }
+
     /// The bucket with its metadata as the API shows it.
     pub(crate) fn to_bucket(&self) -> Bucket {
         let mut b = self.bucket.clone();

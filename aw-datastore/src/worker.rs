@@ -289,6 +289,23 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             let deleted = store.delete_events(batch, &name, &ids);
             let _ = reply.send(batch.sealed_result(deleted));
         }
+        Request::ReplaceEvent(name, id, event, reply) => {
+            let replaced = store.replace_event(batch, &name, id, event);
+            let _ = reply.send(batch.sealed_result(replaced));
+        }
+        Request::RenameBucket {
+            bucket,
+            name,
+            hostname,
+            reply,
+        } => {
+            let renamed = store.rename_bucket(batch, &bucket, name.as_deref(), hostname.as_deref());
+            let _ = reply.send(batch.sealed_result(renamed));
+        }
+        Request::MergeBuckets { from, into, reply } => {
+            let merged = store.merge_buckets(batch, &from, &into);
+            let _ = reply.send(batch.sealed_result(merged));
+        }
         Request::DeleteRange {
             buckets,
             lo,

@@ -87,6 +87,22 @@ enum Op {
     DeleteBucket {
         b: usize,
     },
+    /// Bucket `b` renamed to the other bucket's id (refused while that one exists).
+    Rename {
+        b: usize,
+    },
+    /// Bucket `b` merged into the other one.
+    Merge {
+        b: usize,
+    },
+    /// An event of bucket `b` edited in place.
+    Edit {
+        b: usize,
+        pick: usize,
+        t: i64,
+        dur: i64,
+        k: u8,
+    },
     /// A time range of one bucket (`Some`) or of all (`None`), `[t, t + len)`.
     DeleteRange {
         b: Option<usize>,
@@ -123,9 +139,13 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (b.clone(), any::<usize>(), t.clone(), dur.clone(), k.clone())
             .prop_map(|(b, pick, t, dur, k)| Op::Replace { b, pick, t, dur, k }),
         1 => (b.clone(), any::<usize>()).prop_map(|(b, pick)| Op::Delete { b, pick }),
-        1 => (b.clone(), prop::collection::vec((t.clone(), dur, k), 1..4))
+        1 => (b.clone(), prop::collection::vec((t.clone(), dur, k.clone()), 1..4))
             .prop_map(|(b, events)| Op::Import { b, events }),
         1 => b.clone().prop_map(|b| Op::DeleteBucket { b }),
+        1 => b.clone().prop_map(|b| Op::Rename { b }),
+        1 => b.clone().prop_map(|b| Op::Merge { b }),
+        1 => (b.clone(), any::<usize>(), t.clone(), 0..1200i64, k.clone())
+            .prop_map(|(b, pick, t, dur, k)| Op::Edit { b, pick, t, dur, k }),
         1 => (prop::option::of(b.clone()), t.clone(), 1..DAY)
             .prop_map(|(b, t, len)| Op::DeleteRange { b, t, len }),
         1 => b.prop_map(|b| Op::CreateBucket { b }),
@@ -220,6 +240,30 @@ fn check(ops: Vec<Op>, budget: u64) {
             }
             Op::CreateBucket { b } => {
                 let _ = ds.create_bucket(&bucket(BUCKETS[b], None)).wait();
+            }
+            Op::Rename { b } => {
+                let other = BUCKETS[(b + 1) % BUCKETS.len()];
+                if ds
+                    .rename_bucket(BUCKETS[b], Some(other), None)
+                    .wait()
+                    .is_ok()
+                {
+                    ids[(b + 1) % BUCKETS.len()] = std::mem::take(&mut ids[b]);
+                }
+            }
+            Op::Merge { b } => {
+                let other = (b + 1) % BUCKETS.len();
+                if ds.merge_buckets(BUCKETS[b], BUCKETS[other]).wait().is_ok() {
+                    let moved = std::mem::take(&mut ids[b]);
+                    ids[other].extend(moved);
+                }
+            }
+            Op::Edit { b, pick, t, dur, k } => {
+                if let Some(&id) = ids[b].get(pick % ids[b].len().max(1)) {
+                    let _ = ds
+                        .replace_event(BUCKETS[b], id, &event(None, t, dur, k))
+                        .wait();
+                }
             }
             Op::DeleteRange { b, t, len } => {
                 let buckets: Vec<String> = match b {

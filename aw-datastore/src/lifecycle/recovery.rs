@@ -277,6 +277,19 @@ fn remap(conn: &Connection, map: &mut IdMap, change: Change) -> rusqlite::Result
         Change::DeleteBucket { row } => Change::DeleteBucket {
             row: map.bucket(row),
         },
+        Change::RenameBucket {
+            row,
+            name,
+            hostname,
+        } => Change::RenameBucket {
+            row: map.bucket(row),
+            name,
+            hostname,
+        },
+        Change::MergeBuckets { from, into } => Change::MergeBuckets {
+            from: map.bucket(from),
+            into: map.bucket(into),
+        },
         Change::InsertEvent {
             id,
             bucketrow,

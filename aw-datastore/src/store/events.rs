@@ -81,6 +81,50 @@ impl Store {
         result.map(|()| stored)
     }
 
+    /// Replaces the start, end and data of event `id` of the bucket (the privacy rules
+    /// apply as to a new event). Fails with [`DatastoreError::NoSuchEvent`] when the bucket
+    /// has no such event: never an insert.
+    pub(crate) fn replace_event(
+        &mut self,
+        batch: &mut Batch,
+        name: &str,
+        id: i64,
+        mut event: NewEvent,
+    ) -> Result<RawEvent> {
+        let bid = self.bucketrow(name)?;
+        let (start, end): (i64, i64) = self
+            .conn
+            .prepare_cached(EVENT_SPAN_BY_ID_SQL)?
+            .query_row(params![bid, id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+            .ok_or_else(|| DatastoreError::NoSuchEvent(name.to_string(), id))?;
+        if !self.privacy.is_empty() && self.privacy.apply(name, &mut event) == Verdict::Drop {
+            return Err(DatastoreError::InvalidEvent(format!(
+                "the privacy rules drop this event; event {id} was left as it was"
+            )));
+        }
+        batch.apply(
+            &self.conn,
+            Change::ReplaceEvent {
+                id,
+                start: event.start,
+                end: event.end,
+                data: event.data.clone(),
+            },
+        )?;
+        self.state(name)?.widen(event.start, event.end);
+        let mut extent = Extent::of(start, end);
+        extent.add(event.start, event.end);
+        self.last_heartbeat.remove(&bid);
+        self.tell_events(name, extent);
+        Ok(RawEvent {
+            id,
+            start: event.start,
+            end: event.end,
+            data: event.data,
+        })
+    }
+
     /// Writes rows in order into `stored`, counting new rows in `added`. The insert
     /// statement is looked up once per batch, not once per row.
     fn write_events(

@@ -18,6 +18,7 @@ mod range_delete;
 pub(crate) mod tests;
 
 pub(crate) use buckets::ImportBucket;
+pub use buckets::Merge;
 pub use range_delete::RangeDeletion;
 
 use aw_models::{Bucket, BucketMetadata};
