@@ -60,6 +60,12 @@ impl ApiError {
         ApiError::with_status(Status::NotFound, message)
     }
 
+    /// 409: the change would clash with the state of things (a bucket id that is taken, a
+    /// bucket a watcher is still writing to).
+    pub(crate) fn conflict(message: impl Into<String>) -> Self {
+        ApiError::with_status(Status::Conflict, message)
+    }
+
     /// 413: a body larger than the server accepts.
     pub(crate) fn too_large(message: impl Into<String>) -> Self {
         ApiError::with_status(Status::PayloadTooLarge, message)

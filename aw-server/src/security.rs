@@ -147,7 +147,7 @@ impl Security {
             ))),
             Some(_)
                 if req.method() == Method::Options
-                    && !["GET", "POST", "DELETE"].contains(&preflight_method) =>
+                    && !["GET", "POST", "DELETE", "PUT", "PATCH"].contains(&preflight_method) =>
             {
                 Some(ApiError::forbidden(format!(
                     "Method '{preflight_method}' is not allowed (CORS)"
@@ -301,7 +301,8 @@ impl Fairing for Security {
         if req.method() == Method::Options {
             res.set_header(Header::new(
                 "Access-Control-Allow-Methods",
-                "POST, DELETE, GET",
+                // The reference's three, and ours that edit stored history.
+                "POST, DELETE, GET, PUT, PATCH",
             ));
             if let Some(headers) = req.headers().get_one("Access-Control-Request-Headers") {
                 res.set_header(Header::new(

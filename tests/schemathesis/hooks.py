@@ -65,6 +65,12 @@ def before_call(context, case, kwargs):
         params["bucket_id"] = safe_bucket_id(params["bucket_id"])
     if case.operation.path == "/api/0/events" and isinstance(case.query, dict):
         case.query["hostname"] = safe_bucket_id(case.query.get("hostname"))
+    # A rename's new id and a merge's `from` name buckets too.
+    operation = case.operation.definition.raw.get("operationId")
+    if operation in ("renameBucket", "mergeBucket") and isinstance(case.body, dict):
+        key = "id" if operation == "renameBucket" else "from"
+        if key in case.body or operation == "mergeBucket":
+            case.body[key] = safe_bucket_id(case.body.get(key))
     if case.operation.path == "/api/0/import":
         body = case.body
         media = (case.media_type or "").lower()

@@ -260,3 +260,129 @@ fn the_api_key_guards_the_new_routes() {
         assert_eq!(r.status, 401, "{method} {path}: {}", r.body);
     }
 }
+
+/// Creates bucket `id` of `type_` with one event at `at` (RFC 3339).
+fn bucket_with(c: &mut Client, id: &str, type_: &str, at: &str, n: u32) {
+    let r = c.post_json(
+        &format!("/api/0/buckets/{id}"),
+        &format!(r#"{{"client":"c","type":"{type_}","hostname":"h"}}"#),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = c.post_json(
+        &format!("/api/0/buckets/{id}/events"),
+        &format!(r#"[{{"timestamp":"{at}","duration":60,"data":{{"n":{n}}}}}]"#),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+#[test]
+fn an_event_is_edited_in_place_and_a_missing_one_is_404() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c, "w", "h", &[(0, 1, 1)]);
+    let id = c.get("/api/0/buckets/w/events").json()[0]["id"]
+        .as_i64()
+        .unwrap();
+    let body = r#"{"timestamp":"2026-01-01T05:00:00Z","duration":90,"data":{"n":7}}"#;
+    let r = c.request(
+        "PUT",
+        &format!("/api/0/buckets/w/events/{id}"),
+        &[("Content-Type", "application/json")],
+        Some(body.as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["id"], id);
+    assert_eq!(
+        events(&mut c, "w"),
+        vec![("2026-01-01T05:00:00Z".into(), 90.0, 7)]
+    );
+    let r = c.request(
+        "PUT",
+        &format!("/api/0/buckets/w/events/{}", id + 1000),
+        &[("Content-Type", "application/json")],
+        Some(body.as_bytes()),
+    );
+    assert_eq!(r.status, 404, "{}", r.body);
+    assert_eq!(events(&mut c, "w").len(), 1, "never an insert");
+}
+
+#[test]
+fn a_bucket_is_renamed_unless_the_id_is_taken_or_a_watcher_writes_to_it() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    bucket_with(&mut c, "old", "t", "2026-01-01T00:00:00Z", 1);
+    bucket_with(&mut c, "taken", "t", "2026-01-01T00:00:00Z", 2);
+    let patch = |c: &mut Client, path: &str, body: &str| {
+        c.request(
+            "PATCH",
+            path,
+            &[("Content-Type", "application/json")],
+            Some(body.as_bytes()),
+        )
+    };
+    let r = patch(&mut c, "/api/0/buckets/old", r#"{"id":"taken"}"#);
+    assert_eq!(r.status, 409, "{}", r.body);
+    let r = patch(
+        &mut c,
+        "/api/0/buckets/old",
+        r#"{"id":"new","hostname":"host2"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        (r.json()["id"].clone(), r.json()["hostname"].clone()),
+        ("new".into(), "host2".into())
+    );
+    assert_eq!(c.get("/api/0/buckets/old").status, 404);
+    assert_eq!(events(&mut c, "new").len(), 1);
+    // Written to just now: a watcher may still use the id.
+    let now = chrono::Utc::now().to_rfc3339();
+    bucket_with(&mut c, "live", "t", &now, 3);
+    let r = patch(&mut c, "/api/0/buckets/live", r#"{"id":"moved"}"#);
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(r.json()["message"].as_str().unwrap().contains("force=true"));
+    let r = patch(
+        &mut c,
+        "/api/0/buckets/live?force=true",
+        r#"{"id":"moved"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Pulled from another device: refused.
+    bucket_with(
+        &mut c,
+        "w-synced-from-other",
+        "t",
+        "2026-01-01T00:00:00Z",
+        4,
+    );
+    let r = patch(
+        &mut c,
+        "/api/0/buckets/w-synced-from-other",
+        r#"{"id":"mine"}"#,
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    let r = patch(&mut c, "/api/0/buckets/new", r#"{}"#);
+    assert_eq!(r.status, 400, "{}", r.body);
+}
+
+#[test]
+fn a_merge_moves_events_once_after_a_backup_and_refuses_other_types() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c, "a", "old-host", &[(0, 1, 1), (10, 1, 2)]);
+    seed(&mut c, "b", "new-host", &[(10, 1, 2), (20, 1, 3)]);
+    let r = c.post_json("/api/0/buckets/b/merge", r#"{"from":"a"}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let answer = r.json();
+    assert_eq!(
+        (answer["moved"].clone(), answer["duplicates"].clone()),
+        (1.into(), 1.into())
+    );
+    assert!(answer["backup"].is_string(), "{answer}");
+    assert_eq!(events(&mut c, "b").len(), 3);
+    assert_eq!(c.get("/api/0/buckets/a").status, 404);
+    bucket_with(&mut c, "afk", "afkstatus", "2026-01-01T00:00:00Z", 5);
+    let r = c.post_json("/api/0/buckets/b/merge", r#"{"from":"afk"}"#);
+    assert_eq!(r.status, 400, "{}", r.body);
+    let r = c.post_json("/api/0/buckets/b/merge", r#"{"from":"nope"}"#);
+    assert_eq!(r.status, 404, "{}", r.body);
+}

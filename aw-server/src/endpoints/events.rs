@@ -79,6 +79,26 @@ pub(crate) async fn get_one(
     event_json(&state.datastore.get_event(bucket_id, event_id).await?)
 }
 
+/// Replaces an event's timestamp, duration and data (ours: the reference has no edit); 404
+/// when the bucket has no such event, never an insert. Answers the stored event.
+#[rocket::put(
+    "/api/0/buckets/<bucket_id>/events/<event_id>",
+    format = "json",
+    data = "<event>"
+)]
+pub(crate) async fn replace_one(
+    bucket_id: &str,
+    event_id: i64,
+    event: JsonBody<Event>,
+    state: &State<AppState>,
+) -> ApiResult<JsonText> {
+    let stored = state
+        .datastore
+        .replace_event(bucket_id, event_id, &event.0)
+        .await?;
+    event_json(&stored)
+}
+
 /// One stored event as the response; a 500 (not an empty body) when its data is damaged.
 fn event_json(row: &RawEvent) -> ApiResult<JsonText> {
     row.to_json().map(JsonText).ok_or_else(|| {

@@ -250,3 +250,151 @@ pub(crate) async fn by_ids(
         undo,
     }))
 }
+
+/// How recently a watcher may have written to a bucket that is renamed or merged away
+/// without `force=true`: the official watchers keep writing to the id they know and do not
+/// create their bucket again while they run, so their writes would fail until restarted.
+const IN_USE: chrono::Duration = chrono::Duration::minutes(10);
+
+/// Refuses a bucket that sync owns (`…-synced-from-…`): the next pull would bring it back.
+fn not_pulled(bucket: &aw_models::Bucket, what: &str) -> ApiResult<()> {
+    if aw_sync::pass::is_import(bucket) {
+        return Err(ApiError::bad_request(format!(
+            "Bucket '{}' holds data pulled from another device: it cannot be {what} (the next \
+             sync pass would bring it back)",
+            bucket.id
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a bucket written to in the last [`IN_USE`], unless `force`.
+fn not_in_use(bucket: &aw_models::Bucket, force: bool, what: &str) -> ApiResult<()> {
+    let last = bucket.metadata.end;
+    match last {
+        Some(end) if !force && chrono::Utc::now() - end < IN_USE => {
+            Err(ApiError::conflict(format!(
+                "Bucket '{}' was written to at {end}, less than {} minutes ago: a watcher still \
+             writes to it by this id and would fail after it is {what}. Stop or restart that \
+             watcher after this, or ask again with force=true.",
+                bucket.id,
+                IN_USE.num_minutes()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `force`: `true` or `false` (absent: `false`).
+fn force(values: &[&str]) -> ApiResult<bool> {
+    match single(values, "force")? {
+        None | Some("false") => Ok(false),
+        Some("true") | Some("1") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "force must be true or false, not '{other}'"
+        ))),
+    }
+}
+
+/// The body of `PATCH /api/0/buckets/<id>`: what changes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BucketChange {
+    /// The new id.
+    id: Option<String>,
+    /// The new host.
+    hostname: Option<String>,
+}
+
+/// Renames a bucket and/or moves it to another host (ours); answers the bucket as it is
+/// now. 409 when the new id is taken, or while a watcher writes to the bucket (unless
+/// `force=true`); 400 for a bucket pulled from another device.
+#[rocket::patch("/api/0/buckets/<bucket_id>?<force>", format = "json", data = "<body>")]
+pub(crate) async fn rename_bucket(
+    bucket_id: &str,
+    force: Vec<&str>,
+    body: JsonBody<BucketChange>,
+    state: &State<AppState>,
+) -> ApiResult<Json<aw_models::Bucket>> {
+    let force = self::force(&force)?;
+    let change = body.0;
+    if change.id.is_none() && change.hostname.is_none() {
+        return Err(ApiError::bad_request(
+            "Nothing to change: give an id or a hostname",
+        ));
+    }
+    if change.id.as_deref().is_some_and(str::is_empty) {
+        return Err(ApiError::bad_request("A bucket id cannot be empty"));
+    }
+    let _alone = state.rewrites.lock().await;
+    let bucket = state.datastore.get_bucket(bucket_id).await?;
+    not_pulled(&bucket, "renamed")?;
+    if change.id.as_deref().is_some_and(|id| id != bucket_id) {
+        not_in_use(&bucket, force, "renamed")?;
+    }
+    let new_id = change.id.as_deref().unwrap_or(bucket_id);
+    state
+        .datastore
+        .rename_bucket(bucket_id, change.id.as_deref(), change.hostname.as_deref())
+        .await
+        .map_err(|e| match e {
+            aw_datastore::DatastoreError::BucketAlreadyExists(id) => {
+                ApiError::conflict(format!("Bucket '{id}' exists already"))
+            }
+            other => ApiError::from(other),
+        })?;
+    state.datastore.force_commit().await?;
+    Ok(Json(state.datastore.get_bucket(new_id).await?))
+}
+
+/// The body of `POST /api/0/buckets/<id>/merge`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MergeFrom {
+    /// The bucket merged away.
+    from: String,
+}
+
+/// The answer to a merge.
+#[derive(Debug, Serialize)]
+pub(crate) struct MergeAnswer {
+    #[serde(flatten)]
+    done: aw_datastore::Merge,
+    #[serde(flatten)]
+    undo: Undo,
+}
+
+/// Moves every event of bucket `from` into this one (events this one holds already are
+/// not doubled) and deletes `from` (ours). 400 when the types differ or either is pulled
+/// from another device, 409 while a watcher writes to `from` (unless `force=true`).
+#[rocket::post(
+    "/api/0/buckets/<bucket_id>/merge?<force>",
+    format = "json",
+    data = "<body>"
+)]
+pub(crate) async fn merge_bucket(
+    bucket_id: &str,
+    force: Vec<&str>,
+    body: JsonBody<MergeFrom>,
+    state: &State<AppState>,
+) -> ApiResult<Json<MergeAnswer>> {
+    let force = self::force(&force)?;
+    let from = body.0.from;
+    let _alone = state.rewrites.lock().await;
+    let into = state.datastore.get_bucket(bucket_id).await?;
+    let merged = state.datastore.get_bucket(&from).await?;
+    not_pulled(&into, "merged into")?;
+    not_pulled(&merged, "merged away")?;
+    if merged._type != into._type {
+        return Err(ApiError::bad_request(format!(
+            "Cannot merge '{from}' (type '{}') into '{bucket_id}' (type '{}'): the types differ",
+            merged._type, into._type
+        )));
+    }
+    not_in_use(&merged, force, "merged away")?;
+    let events = state.datastore.get_event_count(&from, None, None).await?;
+    let undo = backup_first(state, events).await?;
+    let done = state.datastore.merge_buckets(&from, bucket_id).await?;
+    state.datastore.force_commit().await?;
+    Ok(Json(MergeAnswer { done, undo }))
+}
