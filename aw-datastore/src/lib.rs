@@ -417,13 +417,35 @@ impl Datastore {
         start: Option<DateTime<Utc>>,
         end: Option<DateTime<Utc>>,
     ) -> TextParts {
+        self.stream(bucket_id, start, end, true)
+    }
+
+    /// [`Datastore::stream_events`] without clipping: each event whole, so a reader going
+    /// through a long span window by window (an export) can tell an event that crosses a
+    /// window's edge by its start and write it once.
+    pub fn stream_whole_events(
+        &self,
+        bucket_id: &str,
+        start: Option<DateTime<Utc>>,
+        end: Option<DateTime<Utc>>,
+    ) -> TextParts {
+        self.stream(bucket_id, start, end, false)
+    }
+
+    fn stream(
+        &self,
+        bucket_id: &str,
+        start: Option<DateTime<Utc>>,
+        end: Option<DateTime<Utc>>,
+        clip: bool,
+    ) -> TextParts {
         let (parts, receiver) = crossbeam_channel::unbounded();
         let request = Request::GetEvents {
             bucket: bucket_id.to_string(),
             start: bound_ns(start),
             end: bound_ns(end),
             limit: None,
-            clip: true,
+            clip,
             reply: RowSink::Texts(parts),
         };
         if let Err(crossbeam_channel::SendError(request)) = self.requests.send(request) {

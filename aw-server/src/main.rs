@@ -11,6 +11,7 @@ mod cli;
 mod commands;
 mod config;
 mod cpu;
+mod csv_export;
 mod device_id;
 mod dirs;
 mod endpoints;

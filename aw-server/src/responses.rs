@@ -1,5 +1,6 @@
-//! Response bodies, all in memory: JSON text built by the server, empty success bodies,
-//! export downloads (and, through [`in_memory`], error bodies and embedded dashboard files).
+//! Response bodies: in memory (JSON text built by the server, empty success bodies, export
+//! downloads, and through [`in_memory`] error bodies and embedded dashboard files), or
+//! streamed as written (the CSV export).
 
 use rocket::http::{ContentType, Status};
 use rocket::response::{self, Body, Responder};
@@ -90,6 +91,61 @@ pub(crate) fn content_disposition(filename: &str) -> String {
         }
     }
     format!("attachment; filename=\"{fallback}\"; filename*=UTF-8''{encoded}")
+}
+
+/// A CSV download written while it is sent: chunks arrive through a bounded channel from
+/// the thread that writes them (`csv_export.rs`), so a slow client makes the writer wait
+/// instead of the server holding the whole file.
+pub(crate) struct CsvDownload {
+    /// The file name offered to the browser.
+    pub filename: String,
+    /// The chunks, in order; the body ends when the writer drops its end.
+    pub chunks: rocket::tokio::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+impl<'r> Responder<'r, 'static> for CsvDownload {
+    fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
+        Response::build()
+            .header(ContentType::new("text", "csv").with_params(("charset", "utf-8")))
+            .raw_header("Content-Disposition", content_disposition(&self.filename))
+            .streamed_body(Chunks {
+                chunks: self.chunks,
+                current: Cursor::new(Vec::new()),
+            })
+            .ok()
+    }
+}
+
+/// The chunks of a channel read as one byte stream.
+struct Chunks {
+    chunks: rocket::tokio::sync::mpsc::Receiver<Vec<u8>>,
+    current: Cursor<Vec<u8>>,
+}
+
+impl rocket::tokio::io::AsyncRead for Chunks {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut rocket::tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        loop {
+            let at = self.current.position() as usize;
+            let chunk = self.current.get_ref();
+            if at < chunk.len() {
+                let n = (chunk.len() - at).min(buf.remaining());
+                buf.put_slice(&chunk[at..at + n]);
+                self.current.set_position((at + n) as u64);
+                return Poll::Ready(Ok(()));
+            }
+            match self.chunks.poll_recv(cx) {
+                Poll::Ready(Some(next)) => self.current = Cursor::new(next),
+                // The writer is done (or gone): the body ends.
+                Poll::Ready(None) => return Poll::Ready(Ok(())),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
 }
 
 #[cfg(test)]

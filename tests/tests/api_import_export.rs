@@ -341,3 +341,62 @@ fn export_headers_are_valid_for_any_bucket_id() {
         assert_eq!(r.header("content-disposition"), Some(expected));
     }
 }
+
+/// `format=csv` (issue 36, item 7): the header, a row per event oldest first, RFC 4180
+/// quoting, formulas defused, nested values as JSON, a range cut to it; an unknown format
+/// is 400 and the JSON export is unchanged without `format`.
+#[test]
+fn csv_export_is_what_a_spreadsheet_opens() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    for (id, host) in [("b1", "laptop"), ("b2", "=host")] {
+        let r = c.post_json(
+            &format!("/api/0/buckets/{id}"),
+            &format!(r#"{{"client":"c","type":"t","hostname":"{host}"}}"#),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let r = c.post_json(
+        "/api/0/buckets/b1/events",
+        r#"[{"timestamp":"2026-01-01T10:00:00Z","duration":1.5,"data":{"app":"=cmd|' /C calc'!A0","title":"a, \"b\"\nc"}},
+            {"timestamp":"2026-01-01T09:00:00Z","duration":60,"data":{"app":"Code","n":-3,"tags":["x",{"y":1}]}}]"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = c.post_json(
+        "/api/0/buckets/b2/events",
+        r#"[{"timestamp":"2026-01-01T09:30:00Z","duration":0,"data":{"ok":true,"none":null}}]"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    let r = c.get("/api/0/export?format=csv");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.header("content-type"), Some("text/csv; charset=utf-8"));
+    assert!(r
+        .header("content-disposition")
+        .unwrap()
+        .contains("aw-buckets-export.csv"));
+    assert_eq!(
+        r.body,
+        "bucket,host,timestamp,duration,data.app,data.n,data.none,data.ok,data.tags,data.title\r\n\
+         b1,laptop,2026-01-01T09:00:00Z,60.0,Code,-3,,,\"[\"\"x\"\",{\"\"y\"\":1}]\",\r\n\
+         b1,laptop,2026-01-01T10:00:00Z,1.5,'=cmd|' /C calc'!A0,,,,,\"a, \"\"b\"\"\nc\"\r\n\
+         b2,'=host,2026-01-01T09:30:00Z,0.0,,,,true,,\r\n"
+    );
+    // One bucket, a range: the event across its start is cut to it.
+    let r = c.get(
+        "/api/0/buckets/b1/export?format=csv&start=2026-01-01T09:00:30Z&end=2026-01-01T09:30:00Z",
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.body,
+        "bucket,host,timestamp,duration,data.app,data.n,data.tags\r\n\
+         b1,laptop,2026-01-01T09:00:30Z,30.0,Code,-3,\"[\"\"x\"\",{\"\"y\"\":1}]\"\r\n"
+    );
+    let r = c.get("/api/0/export?format=xml");
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.json()["message"].as_str().unwrap().contains("xml"));
+    let r = c.get("/api/0/export");
+    assert_eq!(r.status, 200);
+    assert!(r.json()["buckets"]["b1"]["events"].is_array());
+    assert_eq!(c.get("/api/0/buckets/nope/export?format=csv").status, 404);
+}

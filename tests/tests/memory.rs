@@ -82,3 +82,64 @@ fn memory_returns_after_a_10_mb_event() {
         );
     }
 }
+
+/// A CSV export of the generated year is written while it is sent (issue 36, item 7): the
+/// server's resident memory while it streams stays within 64 MiB of where it was before,
+/// and the file has a line per event.
+#[test]
+fn a_csv_export_of_a_year_streams_in_bounded_memory() {
+    let s = TestServer::start();
+    let pid = s.pid().unwrap();
+    let data = aw_tests::bench_year::generate(365);
+    let r = s.client().post_json("/api/0/import", &data.export_json());
+    assert_eq!(r.status, 200, "{}", r.body);
+    let events: u64 = {
+        let mut c = s.client();
+        let buckets = c.get("/api/0/buckets").json();
+        buckets
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|id| {
+                c.get(&format!("/api/0/buckets/{id}/events/count"))
+                    .body
+                    .parse::<u64>()
+                    .unwrap()
+            })
+            .sum()
+    };
+    // Whatever the import left behind is given back before the baseline is taken.
+    std::thread::sleep(Duration::from_secs(3));
+    let idle = rss_mb(pid);
+    let peak = std::sync::Arc::new(std::sync::Mutex::new(idle));
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (peak, done) = (peak.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let now = rss_mb(pid);
+                let mut p = peak.lock().unwrap();
+                *p = p.max(now);
+                drop(p);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let started = Instant::now();
+    let r = s.client().get("/api/0/export?format=csv");
+    let took = started.elapsed();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    sampler.join().unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/csv; charset=utf-8"));
+    let lines = r.body.matches("\r\n").count() as u64;
+    let peak = *peak.lock().unwrap();
+    eprintln!(
+        "CSV export of the generated year: {events} events, {} MB in {took:.2?}; RSS {idle:.0} MB idle, {peak:.0} MB peak (+{:.0})",
+        r.body.len() / 1_000_000,
+        peak - idle
+    );
+    // The header, then a line per event (no title of the generated data holds a line break).
+    assert_eq!(lines, events + 1);
+    assert!(peak - idle <= 64.0, "RSS grew {:.0} MB", peak - idle);
+}

@@ -2,30 +2,127 @@
 //!
 //! The document is `{"buckets": {"<id>": bucket-with-events}}`, events newest first with
 //! their ids. Event JSON is spliced from the stored text, so exporting a year of data does
-//! not parse and re-serialise every event.
+//! not parse and re-serialise every event. With `format=csv` (ours), a spreadsheet's CSV
+//! instead, optionally of `[start, end]` only, written while it is sent (`csv_export.rs`).
 
 use aw_datastore::{Datastore, EventRows};
 use aw_models::Bucket;
 use rocket::State;
 use serde::Serialize;
 
+use aw_models::timestamp;
+
+use crate::csv_export::CsvExport;
 use crate::error::{ApiError, ApiResult};
-use crate::responses::Attachment;
+use crate::params::{parse_time, single};
+use crate::responses::{Attachment, CsvDownload};
 use crate::state::AppState;
 
-/// One bucket and all its events.
-#[rocket::get("/api/0/buckets/<bucket_id>/export")]
-pub(crate) async fn bucket(bucket_id: &str, state: &State<AppState>) -> ApiResult<Attachment> {
-    let bucket = state.datastore.get_bucket(bucket_id).await?;
-    export(&state.datastore, vec![bucket]).await
+/// What an export route answers: the JSON document, or a CSV.
+#[derive(rocket::Responder)]
+pub(crate) enum Download {
+    /// The export document (the default, as the reference).
+    Json(Attachment),
+    /// The events as CSV.
+    Csv(CsvDownload),
 }
 
-/// Every bucket and all their events.
-#[rocket::get("/api/0/export")]
-pub(crate) async fn all(state: &State<AppState>) -> ApiResult<Attachment> {
+/// The export format asked for: `json` (also when absent) or `csv`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Json,
+    Csv,
+}
+
+fn format_of(values: &[&str]) -> ApiResult<Format> {
+    match single(values, "format")? {
+        None | Some("json") => Ok(Format::Json),
+        Some("csv") => Ok(Format::Csv),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "Unknown export format '{other}': json or csv"
+        ))),
+    }
+}
+
+/// One bucket and all its events (`format=csv`: as CSV, of `[start, end]` when given).
+#[rocket::get("/api/0/buckets/<bucket_id>/export?<format>&<start>&<end>")]
+pub(crate) async fn bucket(
+    bucket_id: &str,
+    format: Vec<&str>,
+    start: Vec<&str>,
+    end: Vec<&str>,
+    state: &State<AppState>,
+) -> ApiResult<Download> {
+    let format = format_of(&format)?;
+    let range = csv_range(&start, &end)?;
+    let bucket = state.datastore.get_bucket(bucket_id).await?;
+    match format {
+        Format::Json => Ok(Download::Json(
+            export(&state.datastore, vec![bucket]).await?,
+        )),
+        Format::Csv => Ok(Download::Csv(csv(
+            &state.datastore,
+            format!("aw-bucket-export_{bucket_id}.csv"),
+            vec![bucket],
+            range,
+        ))),
+    }
+}
+
+/// Every bucket and all their events (`format=csv`: as CSV, of `[start, end]` when given).
+#[rocket::get("/api/0/export?<format>&<start>&<end>")]
+pub(crate) async fn all(
+    format: Vec<&str>,
+    start: Vec<&str>,
+    end: Vec<&str>,
+    state: &State<AppState>,
+) -> ApiResult<Download> {
+    let format = format_of(&format)?;
+    let range = csv_range(&start, &end)?;
     let mut buckets: Vec<Bucket> = state.datastore.get_buckets().await?.into_values().collect();
     buckets.sort_by(|a, b| a.id.cmp(&b.id));
-    export(&state.datastore, buckets).await
+    match format {
+        Format::Json => Ok(Download::Json(export(&state.datastore, buckets).await?)),
+        Format::Csv => Ok(Download::Csv(csv(
+            &state.datastore,
+            "aw-buckets-export.csv".into(),
+            buckets,
+            range,
+        ))),
+    }
+}
+
+/// `start` and `end` of a CSV export (each optional; the JSON export ignores them, as the
+/// reference ignores unknown parameters).
+fn csv_range(start: &[&str], end: &[&str]) -> ApiResult<(Option<i64>, Option<i64>)> {
+    let start = parse_time(single(start, "start")?, "starttime")?;
+    let end = parse_time(single(end, "end")?, "endtime")?;
+    Ok((
+        start.as_ref().map(timestamp::to_ns_saturating),
+        end.as_ref().map(timestamp::to_ns_saturating),
+    ))
+}
+
+/// Starts writing the CSV of `buckets` on a blocking thread; the download sends it.
+fn csv(
+    datastore: &Datastore,
+    filename: String,
+    buckets: Vec<Bucket>,
+    range: (Option<i64>, Option<i64>),
+) -> CsvDownload {
+    // A few chunks in flight: the writer waits for a slow client.
+    let (send, chunks) = rocket::tokio::sync::mpsc::channel(4);
+    let export = CsvExport {
+        datastore: datastore.clone(),
+        buckets,
+        range,
+    };
+    rocket::tokio::task::spawn_blocking(move || {
+        if let Err(e) = export.run(|chunk| send.blocking_send(chunk).is_ok()) {
+            log::warn!("CSV export cut short: {e}");
+        }
+    });
+    CsvDownload { filename, chunks }
 }
 
 async fn export(datastore: &Datastore, buckets: Vec<Bucket>) -> ApiResult<Attachment> {
