@@ -342,6 +342,15 @@ impl Batch {
         self.journal.as_ref()
     }
 
+    /// Zeroes the journal's file past its header (see `Journal::wipe`); only while the
+    /// batch is empty (nothing acknowledged waits in the journal).
+    pub(crate) fn wipe_journal(&mut self) -> std::io::Result<()> {
+        match (&mut self.journal, self.changes.is_empty()) {
+            (Some(journal), true) => journal.wipe(),
+            _ => Ok(()),
+        }
+    }
+
     /// Makes `change` on `conn` and records it if it changed a row; returns the number of
     /// rows it changed.
     pub(crate) fn apply(&mut self, conn: &Connection, change: Change) -> rusqlite::Result<usize> {

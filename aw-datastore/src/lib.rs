@@ -101,7 +101,7 @@ pub use lifecycle::{
 pub use new_event::NewEvent;
 pub use open::OpenOptions;
 pub use pending::{Pending, PendingFuture};
-pub use privacy::PRIVACY_FILTERS_KEY;
+pub use privacy::{PrivacyReport, PrivacySample, RuleReport, PRIVACY_FILTERS_KEY};
 pub use salvage::{damage_marker, salvage, LostRange, SalvageReport};
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub use schema::SCHEMA_VERSION;
@@ -478,6 +478,21 @@ impl Datastore {
             Ok(new) => self.ask(|r| Request::ReplaceEvent(bucket_id.to_string(), event_id, new, r)),
             Err(e) => Pending::ready(e),
         }
+    }
+
+    /// Applies the enabled rules of the `privacy_filters` setting to every stored event
+    /// (dropping or redacting, all or nothing), or with `dry_run` only counts; answers per
+    /// rule what it did (see `privacy.rs`: on the past, a pattern that cannot be evaluated
+    /// counts as no match).
+    pub fn apply_privacy_to_past(&self, dry_run: bool) -> Pending<PrivacyReport> {
+        self.ask(|reply| Request::ApplyPrivacy { dry_run, reply })
+    }
+
+    /// Commits, checkpoints the WAL into the file and truncates it, and zeroes the journal
+    /// of acknowledged writes: after a rewrite that removed text (the privacy rules), none
+    /// of it stays readable beside the database.
+    pub fn scrub(&self) -> Pending<()> {
+        self.ask(Request::Scrub)
     }
 
     /// Renames bucket `bucket_id` to `new_id` and/or moves it to host `new_hostname`.

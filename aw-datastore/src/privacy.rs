@@ -11,9 +11,14 @@
 //! limit on a long title), the rule counts as matching, so the event is dropped or
 //! redacted rather than stored raw; a warning names the rule, at most once a minute per
 //! rule ([`LogThrottle`]).
+//!
+//! Applied to the stored history ([`PrivacyFilter::judge_past`]), the same rules fail
+//! open instead: a value a pattern cannot be evaluated on counts as no match, and is
+//! counted as such in the report. Failing closed is right for one new event; on years of
+//! history it would delete them.
 
 use fancy_regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::new_event::NewEvent;
@@ -42,6 +47,81 @@ struct RuleText {
 
 enum Action {
     Drop,
+    Redact(String),
+}
+
+impl Action {
+    fn name(&self) -> &'static str {
+        match self {
+            Action::Drop => "drop",
+            Action::Redact(_) => "redact",
+        }
+    }
+}
+
+/// The most samples a report gives per rule.
+pub(crate) const MAX_SAMPLES: usize = 5;
+
+/// The longest sample value shown (characters); longer ones are cut.
+const SAMPLE_CHARS: usize = 120;
+
+/// What the rules did, or would do, to the stored history.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PrivacyReport {
+    /// Events looked at.
+    pub events: u64,
+    /// Events dropped (by any rule).
+    pub dropped: u64,
+    /// Events redacted and kept.
+    pub redacted: u64,
+    /// Each enabled rule's part, in the setting's order.
+    pub rules: Vec<RuleReport>,
+    /// Rules of the setting that were skipped (not valid).
+    pub skipped_rules: Vec<String>,
+}
+
+/// One rule's part in a run over the history.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RuleReport {
+    /// Its position in the setting's array.
+    pub rule: usize,
+    /// `drop` or `redact`.
+    pub action: &'static str,
+    /// The field it looks at (`title`, `a.b`).
+    pub field: String,
+    /// Its pattern.
+    pub pattern: String,
+    /// Events it dropped.
+    pub dropped: u64,
+    /// Events it redacted.
+    pub redacted: u64,
+    /// Values the pattern could not be evaluated on (counted as no match).
+    pub unevaluable: u64,
+    /// Up to [`MAX_SAMPLES`] of the events it matched.
+    pub samples: Vec<PrivacySample>,
+}
+
+/// One event a rule matched.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PrivacySample {
+    /// Its bucket.
+    pub bucket: String,
+    /// Its id.
+    pub id: i64,
+    /// Its start.
+    pub timestamp: String,
+    /// The value the rule matched (cut to 120 characters).
+    pub value: String,
+}
+
+/// What the rules do to one stored event.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum PastVerdict {
+    /// Left as it is.
+    Keep,
+    /// Deleted.
+    Drop,
+    /// Its data becomes this text.
     Redact(String),
 }
 
@@ -113,6 +193,101 @@ impl PrivacyFilter {
             }
         }
         (PrivacyFilter { rules }, problems)
+    }
+
+    /// An empty report with a line per enabled rule, and the setting's skipped rules.
+    pub(crate) fn report(&self, skipped_rules: Vec<String>) -> PrivacyReport {
+        PrivacyReport {
+            rules: self
+                .rules
+                .iter()
+                .map(|r| RuleReport {
+                    rule: r.index,
+                    action: r.action.name(),
+                    field: r.field.join("."),
+                    pattern: r.pattern.as_str().to_string(),
+                    ..RuleReport::default()
+                })
+                .collect(),
+            skipped_rules,
+            ..PrivacyReport::default()
+        }
+    }
+
+    /// What the rules do to a stored event of `bucket` (`id`, starting at `start` ns, data
+    /// `text`), counted into `report` (made by [`PrivacyFilter::report`]). Unlike
+    /// [`PrivacyFilter::apply`], a value a pattern cannot be evaluated on counts as no
+    /// match, and data that is not an object is left alone.
+    pub(crate) fn judge_past(
+        &self,
+        bucket: &str,
+        (id, start): (i64, i64),
+        text: &str,
+        report: &mut PrivacyReport,
+    ) -> PastVerdict {
+        report.events += 1;
+        let applicable = self
+            .rules
+            .iter()
+            .zip(report.rules.iter_mut())
+            .filter(|(r, _)| {
+                r.bucket_prefix
+                    .as_deref()
+                    .is_none_or(|p| bucket.starts_with(p))
+            });
+        let mut data: Option<Map<String, Value>> = None;
+        let mut changed = false;
+        for (rule, counts) in applicable {
+            if data.is_none() {
+                match serde_json::from_str::<Map<String, Value>>(text) {
+                    Ok(parsed) => data = Some(parsed),
+                    Err(_) => return PastVerdict::Keep,
+                }
+            }
+            let Some(object) = data.as_mut() else {
+                return PastVerdict::Keep;
+            };
+            let Some(value) = lookup(object, &rule.field).and_then(Value::as_str) else {
+                continue;
+            };
+            match rule.pattern.is_match(value) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(_) => {
+                    counts.unevaluable += 1;
+                    continue;
+                }
+            }
+            if counts.samples.len() < MAX_SAMPLES {
+                counts.samples.push(PrivacySample {
+                    bucket: bucket.to_string(),
+                    id,
+                    timestamp: aw_models::timestamp::format(&aw_models::timestamp::from_ns(start)),
+                    value: value.chars().take(SAMPLE_CHARS).collect(),
+                });
+            }
+            match &rule.action {
+                Action::Drop => {
+                    counts.dropped += 1;
+                    report.dropped += 1;
+                    return PastVerdict::Drop;
+                }
+                Action::Redact(replacement) => {
+                    if let Some(slot) = lookup_mut(object, &rule.field) {
+                        *slot = Value::String(replacement.clone());
+                        counts.redacted += 1;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        match (changed, data) {
+            (true, Some(object)) => {
+                report.redacted += 1;
+                PastVerdict::Redact(data_to_text(&object))
+            }
+            _ => PastVerdict::Keep,
+        }
     }
 
     /// Whether no rule is active (the common case: then events are not even parsed).

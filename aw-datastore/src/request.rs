@@ -53,6 +53,16 @@ pub(crate) enum Request {
         reply: RowSink,
     },
     GetEvent(String, i64, Reply<RawEvent>),
+    /// Applies the privacy rules to the stored history (or, dry, counts what they would do).
+    ApplyPrivacy {
+        /// Only count.
+        dry_run: bool,
+        /// The answer.
+        reply: Reply<crate::PrivacyReport>,
+    },
+    /// Removes what a rewrite left readable beside the database: commits, checkpoints the
+    /// WAL into the file and truncates it, and wipes the journal.
+    Scrub(Reply<()>),
     /// Replaces one event of a bucket (never inserts).
     ReplaceEvent(String, i64, NewEvent, Reply<RawEvent>),
     /// Renames a bucket and/or moves it to another host.
@@ -126,6 +136,8 @@ impl Request {
             | Request::DeleteRange { .. }
             | Request::RenameBucket { .. }
             | Request::MergeBuckets { .. }
+            | Request::ApplyPrivacy { .. }
+            | Request::Scrub(..)
             | Request::CountEvents(..)
             | Request::Import(..)
             | Request::DeleteBucket(..)
@@ -146,7 +158,9 @@ impl Request {
             | Request::Import(..)
             | Request::DeleteRange { .. }
             | Request::RenameBucket { .. }
-            | Request::MergeBuckets { .. } => Commit::Now,
+            | Request::MergeBuckets { .. }
+            | Request::ApplyPrivacy { .. } => Commit::Now,
+            Request::Scrub(..) => Commit::Later,
             Request::ReplaceEvent(..) => Commit::Later,
             Request::DeleteEvents(..)
             | Request::SetKeyValue(..)
@@ -174,9 +188,11 @@ impl Request {
             | Request::SetKeyValue(..)
             | Request::DeleteKeyValue(..) => true,
             Request::DeleteRange { dry_run, .. } => !dry_run,
+            Request::ApplyPrivacy { dry_run, .. } => !dry_run,
             Request::ReplaceEvent(..)
             | Request::RenameBucket { .. }
-            | Request::MergeBuckets { .. } => true,
+            | Request::MergeBuckets { .. }
+            | Request::Scrub(..) => true,
             Request::GetEvents { .. }
             | Request::GetEvent(..)
             | Request::CountEvents(..)
@@ -216,6 +232,12 @@ impl Request {
                 let _ = reply.send(Err(error));
             }
             Request::MergeBuckets { reply, .. } => {
+                let _ = reply.send(Err(error));
+            }
+            Request::ApplyPrivacy { reply, .. } => {
+                let _ = reply.send(Err(error));
+            }
+            Request::Scrub(reply) => {
                 let _ = reply.send(Err(error));
             }
             Request::Heartbeat(_, _, _, r) | Request::GetEvent(_, _, r) => {

@@ -259,6 +259,26 @@ impl Transaction {
     }
 
     /// Begins a transaction after a commit.
+    /// Commits, then removes what the file's neighbours still hold of rows that were
+    /// deleted or rewritten: the WAL is checkpointed into the database and truncated, and
+    /// the journal zeroed. Returns whether the WAL could be emptied (another connection's
+    /// read, such as a backup in progress, can keep frames in it).
+    pub(crate) fn scrub(&mut self, store: &mut Store) -> Result<bool> {
+        self.commit(store)?;
+        // The checkpoint runs outside a transaction: the empty one `commit` opened ends.
+        if self.open && self.batch.is_empty() {
+            store.conn().execute_batch("COMMIT")?;
+            self.open = false;
+        }
+        let busy: rusqlite::Result<i64> =
+            store
+                .conn()
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0));
+        self.renew(store);
+        self.batch.wipe_journal()?;
+        Ok(busy? == 0)
+    }
+
     fn renew(&mut self, store: &Store) {
         self.started = Instant::now();
         self.retry_at = None;

@@ -99,6 +99,14 @@ pub(crate) fn run(
             Some(Request::ForceCommit(reply)) => {
                 let _ = reply.send(tx.commit(&mut store));
             }
+            Some(Request::Scrub(reply)) => {
+                let scrubbed = tx.scrub(&mut store).map(|emptied| {
+                    if !emptied {
+                        log::warn!("The WAL could not be emptied (a read holds it); it is at the next checkpoint");
+                    }
+                });
+                let _ = reply.send(scrubbed);
+            }
             Some(Request::Close(reply)) => {
                 // Jobs still running are dropped: their callers see `WorkerGone`.
                 let mut result = tx.commit(&mut store);
@@ -339,7 +347,12 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
         Request::GetKeyValues(prefix, reply) => {
             let _ = reply.send(store.get_key_values(&prefix));
         }
-        Request::ForceCommit(reply) | Request::Close(reply) => {
+        Request::ApplyPrivacy { dry_run, reply } => {
+            let report = store.apply_privacy_to_past(batch, dry_run);
+            let _ = reply.send(batch.sealed_result(report));
+        }
+        // Taken by the loop (they need the transaction); never handled here.
+        Request::ForceCommit(reply) | Request::Close(reply) | Request::Scrub(reply) => {
             let _ = reply.send(Ok(()));
         }
     }

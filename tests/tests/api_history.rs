@@ -386,3 +386,101 @@ fn a_merge_moves_events_once_after_a_backup_and_refuses_other_types() {
     let r = c.post_json("/api/0/buckets/b/merge", r#"{"from":"nope"}"#);
     assert_eq!(r.status, 404, "{}", r.body);
 }
+
+/// The privacy rules applied to the past (issue 36, item 4): a dry run counts per rule with
+/// samples and changes nothing; the run drops and redacts after a backup, and the removed
+/// text is left nowhere in the database's files; a pattern that cannot be evaluated counts
+/// as no match (on the past it must not delete).
+#[test]
+fn privacy_rules_apply_to_the_past_and_leave_no_trace() {
+    let mut s = TestServer::start();
+    let mut c = s.client();
+    let secret = "bank-account-7731";
+    let r = c.post_json(
+        "/api/0/buckets/w",
+        r#"{"client":"c","type":"t","hostname":"h"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let events = format!(
+        r#"[{{"timestamp":"2026-01-01T00:00:00Z","duration":60,"data":{{"title":"my {secret} page","app":"Firefox"}}}},
+            {{"timestamp":"2026-01-01T00:01:00Z","duration":60,"data":{{"title":"private chat","app":"Signal"}}}},
+            {{"timestamp":"2026-01-01T00:02:00Z","duration":60,"data":{{"title":"{}","app":"Code"}}}},
+            {{"timestamp":"2026-01-01T00:03:00Z","duration":60,"data":{{"title":"notes","app":"Code"}}}}]"#,
+        "a".repeat(40)
+    );
+    let r = c.post_json("/api/0/buckets/w/events", &events);
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Committed, so the text is in the file itself, not only in the WAL.
+    assert!(s.stop());
+    s.start_again();
+    let mut c = s.client();
+    let rules = r#"[
+        {"enabled": true, "field": "title", "pattern": "bank-account", "action": "redact", "replacement": "(hidden)"},
+        {"enabled": true, "field": "app", "pattern": "^Signal$", "action": "drop"},
+        {"enabled": true, "field": "title", "pattern": "(a*)*\\1c", "action": "drop"},
+        {"enabled": false, "field": "app", "pattern": "Code", "action": "drop"}
+    ]"#;
+    let r = c.post_json("/api/0/settings/privacy_filters", rules);
+    assert!(r.status == 200 || r.status == 201, "{}", r.body);
+
+    let dry = c.post_json("/api/0/privacy/apply", r#"{"dry_run": true}"#);
+    assert_eq!(dry.status, 200, "{}", dry.body);
+    let d = dry.json();
+    assert_eq!(
+        (
+            d["events"].clone(),
+            d["dropped"].clone(),
+            d["redacted"].clone()
+        ),
+        (4.into(), 1.into(), 1.into())
+    );
+    let rules = d["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), 3, "the disabled rule is not run: {d}");
+    assert_eq!(rules[0]["redacted"], 1);
+    assert!(rules[0]["samples"][0]["value"]
+        .as_str()
+        .unwrap()
+        .contains(secret));
+    assert_eq!(rules[1]["dropped"], 1);
+    // The catastrophic pattern hits the backtrack limit on the 40 a's: no match, counted.
+    assert_eq!(
+        (rules[2]["dropped"].clone(), rules[2]["unevaluable"].clone()),
+        (0.into(), 1.into())
+    );
+    assert_eq!(c.get("/api/0/buckets/w/events/count").body, "4");
+
+    let run = c.post_json("/api/0/privacy/apply", r#"{"dry_run": false}"#);
+    assert_eq!(run.status, 200, "{}", run.body);
+    let r = run.json();
+    assert_eq!(
+        (r["dropped"].clone(), r["redacted"].clone()),
+        (1.into(), 1.into())
+    );
+    assert!(r["backup"].is_string(), "{r}");
+    let titles: Vec<String> = c
+        .get("/api/0/buckets/w/events")
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["data"]["title"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(titles.len(), 3);
+    assert!(titles.contains(&"(hidden)".to_string()), "{titles:?}");
+    assert!(!titles.iter().any(|t| t.contains("private chat")));
+    // Nothing of the removed text in the database, its WAL or the journal (the backup
+    // taken before holds it, as README says).
+    for suffix in ["", "-wal", ".journal"] {
+        let path = aw_tests::with_suffix(&s.db_path(), suffix);
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        for text in [secret, "private chat"] {
+            assert!(
+                !bytes.windows(text.len()).any(|w| w == text.as_bytes()),
+                "{text} is still in {}",
+                path.display()
+            );
+        }
+    }
+}

@@ -329,6 +329,20 @@ impl Journal {
         Ok(())
     }
 
+    /// Overwrites every byte after the header with zeros, so text the records held (a
+    /// window title since redacted) is not left readable in the file; call it when the
+    /// journal is empty.
+    pub(crate) fn wipe(&mut self) -> std::io::Result<()> {
+        let zeros = vec![0u8; SCRATCH_KEPT];
+        let mut at = HEADER_LEN;
+        while at < self.allocated {
+            let n = (self.allocated - at).min(zeros.len() as u64) as usize;
+            self.write_at(&zeros[..n], at)?;
+            at += n as u64;
+        }
+        self.sync()
+    }
+
     /// Makes what was appended durable (a stop that could not commit: the journal must
     /// then outlive a power cut too).
     pub(crate) fn sync(&self) -> std::io::Result<()> {

@@ -13,6 +13,7 @@ mod buckets;
 mod events;
 mod heartbeat;
 mod key_value;
+mod privacy_past;
 mod range_delete;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -398,3 +398,53 @@ pub(crate) async fn merge_bucket(
     state.datastore.force_commit().await?;
     Ok(Json(MergeAnswer { done, undo }))
 }
+
+/// The body of `POST /api/0/privacy/apply`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PrivacyRun {
+    /// Only count, change nothing.
+    dry_run: bool,
+}
+
+/// The answer to a privacy run.
+#[derive(Debug, Serialize)]
+pub(crate) struct PrivacyAnswer {
+    #[serde(flatten)]
+    report: aw_datastore::PrivacyReport,
+    /// Whether nothing was changed.
+    dry_run: bool,
+    #[serde(flatten)]
+    undo: Undo,
+}
+
+/// Applies the enabled privacy rules (the `privacy_filters` setting) to the stored history
+/// (ours): a dry run answers per rule how many events would be dropped or redacted, with up
+/// to five samples each; the run does it, all or nothing, after a backup, and then leaves
+/// none of the removed text readable beside the database (WAL checkpointed and truncated,
+/// journal zeroed; freed space is zeroed as it is freed). A pattern that cannot be
+/// evaluated on a value counts as no match here (and is counted), unlike for new events.
+#[rocket::post("/api/0/privacy/apply", format = "json", data = "<body>")]
+pub(crate) async fn apply_privacy(
+    body: JsonBody<PrivacyRun>,
+    state: &State<AppState>,
+) -> ApiResult<Json<PrivacyAnswer>> {
+    let dry_run = body.0.dry_run;
+    let _alone = state.rewrites.lock().await;
+    let preview = state.datastore.apply_privacy_to_past(true).await?;
+    if dry_run {
+        return Ok(Json(PrivacyAnswer {
+            report: preview,
+            dry_run,
+            undo: Undo::default(),
+        }));
+    }
+    let undo = backup_first(state, preview.dropped + preview.redacted).await?;
+    let report = state.datastore.apply_privacy_to_past(false).await?;
+    state.datastore.scrub().await?;
+    Ok(Json(PrivacyAnswer {
+        report,
+        dry_run,
+        undo,
+    }))
+}

@@ -36,6 +36,7 @@ pub(crate) fn api_routes() -> Vec<rocket::Route> {
         history::by_ids,
         history::rename_bucket,
         history::merge_bucket,
+        history::apply_privacy,
         export::bucket,
         export::all,
         import::json,
