@@ -97,7 +97,7 @@ pub struct RuleReport {
     pub redacted: u64,
     /// Values the pattern could not be evaluated on (counted as no match).
     pub unevaluable: u64,
-    /// Up to [`MAX_SAMPLES`] of the events it matched.
+    /// Up to five of the events it matched.
     pub samples: Vec<PrivacySample>,
 }
 

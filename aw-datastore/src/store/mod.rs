@@ -143,15 +143,7 @@ impl Store {
                 }
             }
         }
-        let filters: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT value FROM key_value WHERE key = ?1",
-                [PRIVACY_FILTERS_KEY],
-                |r| r.get(0),
-            )
-            .optional()?
-            .flatten();
+        let filters = self.privacy_setting()?;
         self.buckets = buckets;
         self.last_heartbeat.clear();
         self.publish();
@@ -171,6 +163,19 @@ impl Store {
         if let Some(change) = extent.touched(name) {
             self.tell(change);
         }
+    }
+
+    /// The `privacy_filters` setting's text as stored, if set.
+    fn privacy_setting(&self) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT value FROM key_value WHERE key = ?1",
+                [PRIVACY_FILTERS_KEY],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten())
     }
 
     fn load_privacy_filter(&mut self, json: Option<&str>) {

@@ -8,13 +8,11 @@
 
 use std::collections::HashMap;
 
-use rusqlite::OptionalExtension;
-
 use super::Store;
 use crate::batch::{Batch, Change};
 use crate::changes::Touched;
 use crate::error::Result;
-use crate::privacy::{PastVerdict, PrivacyFilter, PrivacyReport, PRIVACY_FILTERS_KEY};
+use crate::privacy::{PastVerdict, PrivacyFilter, PrivacyReport};
 
 /// One event the rules change: its row, and its new data (`None`: dropped).
 struct Changed {
@@ -33,15 +31,7 @@ impl Store {
         dry_run: bool,
     ) -> Result<PrivacyReport> {
         // The rules as stored now, with those that do not compile named.
-        let setting: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT value FROM key_value WHERE key = ?1",
-                [PRIVACY_FILTERS_KEY],
-                |r| r.get(0),
-            )
-            .optional()?
-            .flatten();
+        let setting = self.privacy_setting()?;
         let (filter, skipped) = PrivacyFilter::from_json(setting.as_deref().unwrap_or("null"));
         let mut report = filter.report(skipped);
         if filter.is_empty() {

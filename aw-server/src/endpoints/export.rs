@@ -56,17 +56,8 @@ pub(crate) async fn bucket(
     let format = format_of(&format)?;
     let range = csv_range(&start, &end)?;
     let bucket = state.datastore.get_bucket(bucket_id).await?;
-    match format {
-        Format::Json => Ok(Download::Json(
-            export(&state.datastore, vec![bucket]).await?,
-        )),
-        Format::Csv => Ok(Download::Csv(csv(
-            &state.datastore,
-            format!("aw-bucket-export_{bucket_id}.csv"),
-            vec![bucket],
-            range,
-        ))),
-    }
+    let csv_name = format!("aw-bucket-export_{bucket_id}.csv");
+    download(&state.datastore, (format, range), vec![bucket], csv_name).await
 }
 
 /// Every bucket and all their events (`format=csv`: as CSV, of `[start, end]` when given).
@@ -81,14 +72,20 @@ pub(crate) async fn all(
     let range = csv_range(&start, &end)?;
     let mut buckets: Vec<Bucket> = state.datastore.get_buckets().await?.into_values().collect();
     buckets.sort_by(|a, b| a.id.cmp(&b.id));
+    let csv_name = "aw-buckets-export.csv".to_string();
+    download(&state.datastore, (format, range), buckets, csv_name).await
+}
+
+/// `buckets` in the format asked for (a CSV of the range, named `csv_name`).
+async fn download(
+    datastore: &Datastore,
+    (format, range): (Format, (Option<i64>, Option<i64>)),
+    buckets: Vec<Bucket>,
+    csv_name: String,
+) -> ApiResult<Download> {
     match format {
-        Format::Json => Ok(Download::Json(export(&state.datastore, buckets).await?)),
-        Format::Csv => Ok(Download::Csv(csv(
-            &state.datastore,
-            "aw-buckets-export.csv".into(),
-            buckets,
-            range,
-        ))),
+        Format::Json => Ok(Download::Json(export(datastore, buckets).await?)),
+        Format::Csv => Ok(Download::Csv(csv(datastore, csv_name, buckets, range))),
     }
 }
 

@@ -87,13 +87,14 @@ fn required_range(
     }
 }
 
-/// `dry_run`: `true` or `false` (absent: `false`).
-fn dry_run(values: &[&str]) -> ApiResult<bool> {
-    match single(values, "dry_run")? {
+/// A yes/no query parameter such as `dry_run` or `force`: `true` (or `1`) or `false`
+/// (absent: `false`).
+fn flag(values: &[&str], name: &str) -> ApiResult<bool> {
+    match single(values, name)? {
         None | Some("false") => Ok(false),
-        Some("true") => Ok(true),
+        Some("true") | Some("1") => Ok(true),
         Some(other) => Err(ApiError::bad_request(format!(
-            "dry_run must be true or false, not '{other}'"
+            "{name} must be true or false, not '{other}'"
         ))),
     }
 }
@@ -181,7 +182,7 @@ pub(crate) async fn bucket_range(
     state: &State<AppState>,
 ) -> ApiResult<Json<RangeAnswer>> {
     let range = required_range(&start, &end)?;
-    let dry = self::dry_run(&dry_run)?;
+    let dry = flag(&dry_run, "dry_run")?;
     let answer = delete_range(state, vec![bucket_id.to_string()], range, dry).await?;
     Ok(Json(answer))
 }
@@ -197,7 +198,7 @@ pub(crate) async fn host_range(
     state: &State<AppState>,
 ) -> ApiResult<Json<RangeAnswer>> {
     let range = required_range(&start, &end)?;
-    let dry = self::dry_run(&dry_run)?;
+    let dry = flag(&dry_run, "dry_run")?;
     let host = single(&hostname, "hostname")?.ok_or_else(|| {
         ApiError::bad_request("hostname is required (`*` for the buckets of every host)")
     })?;
@@ -285,17 +286,6 @@ fn not_in_use(bucket: &aw_models::Bucket, force: bool, what: &str) -> ApiResult<
     }
 }
 
-/// `force`: `true` or `false` (absent: `false`).
-fn force(values: &[&str]) -> ApiResult<bool> {
-    match single(values, "force")? {
-        None | Some("false") => Ok(false),
-        Some("true") | Some("1") => Ok(true),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "force must be true or false, not '{other}'"
-        ))),
-    }
-}
-
 /// The body of `PATCH /api/0/buckets/<id>`: what changes.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -316,7 +306,7 @@ pub(crate) async fn rename_bucket(
     body: JsonBody<BucketChange>,
     state: &State<AppState>,
 ) -> ApiResult<Json<aw_models::Bucket>> {
-    let force = self::force(&force)?;
+    let force = flag(&force, "force")?;
     let change = body.0;
     if change.id.is_none() && change.hostname.is_none() {
         return Err(ApiError::bad_request(
@@ -378,7 +368,7 @@ pub(crate) async fn merge_bucket(
     body: JsonBody<MergeFrom>,
     state: &State<AppState>,
 ) -> ApiResult<Json<MergeAnswer>> {
-    let force = self::force(&force)?;
+    let force = flag(&force, "force")?;
     let from = body.0.from;
     let _alone = state.rewrites.lock().await;
     let into = state.datastore.get_bucket(bucket_id).await?;
