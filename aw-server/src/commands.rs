@@ -195,7 +195,15 @@ pub(crate) fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&P
             None => return fail(format!("There is no backup in {}", folder.display())),
         },
     };
-    match file.restore(&backup, password.as_ref()) {
+    let restored = file.restore(&backup, password.as_ref());
+    if restored.is_ok() {
+        // The restored file lacks what the built-in sync pulled since the backup: its
+        // pulls start again from each bucket's newest event.
+        if let Err(e) = aw_sync::cursors::forget_all(&crate::sync::work_dir(&db)) {
+            log::warn!("Cannot forget where the sync's pulls stopped: {e}");
+        }
+    }
+    match restored {
         Ok(Some(aside)) => {
             log::info!(
                 "Restored {} from {}; the file it replaced is kept at {}",

@@ -184,10 +184,7 @@ pub(crate) fn build(
         testing: settings.testing,
         device_id: settings.device_id.clone(),
     };
-    let work_dir = settings
-        .db_path
-        .parent()
-        .map_or_else(|| PathBuf::from("aw-sync"), |dir| dir.join("aw-sync"));
+    let work_dir = crate::sync::work_dir(&settings.db_path);
     let backups = std::sync::Arc::new(crate::backups::Backups::new(
         &settings.config.backup,
         &settings.db_path,

@@ -151,7 +151,18 @@ impl BackgroundSync {
 
     fn run(&self, mut syncer: Syncer, datastore: &Datastore) {
         let interval = self.options.as_ref().map_or(Duration::MAX, |(_, i)| *i);
+        let mut salvage_seen = None;
         while !self.stop.load(Ordering::Relaxed) {
+            // A salvage (at start or while serving) lost writes the pulls had made: they
+            // start again from each bucket's newest event (see `aw_sync::cursors`).
+            let salvage = datastore.salvage_report();
+            if salvage.is_some() && salvage != salvage_seen {
+                match syncer.forget_pulls() {
+                    Ok(()) => log::info!("The database was salvaged: the next pull checks every device's data again from each bucket's newest event"),
+                    Err(e) => log::warn!("Cannot forget where the pulls stopped after a salvage: {e}"),
+                }
+                salvage_seen = salvage;
+            }
             self.update(|s| s.running = true);
             let result = syncer.pass(datastore);
             self.update(|s| {
@@ -174,6 +185,14 @@ impl BackgroundSync {
         let _ = self.wake.try_send(());
         self.thread.join();
     }
+}
+
+/// The private folder of the built-in sync (this device's working copy, the resume
+/// points): beside the database.
+pub(crate) fn work_dir(db_path: &std::path::Path) -> PathBuf {
+    db_path
+        .parent()
+        .map_or_else(|| PathBuf::from("aw-sync"), |dir| dir.join("aw-sync"))
 }
 
 /// Folds a pass's outcome into the status.

@@ -7,15 +7,48 @@
 //! after each page once the server has committed it. The next pull reads only what comes
 //! after it, plus the growth of that last event (a peer extends its newest event in place
 //! while it lasts), so events the server changed on the way in (privacy filters) are never
-//! compared with their source again. Were the server to lose pulled writes anyway, its
-//! newest event would be older than the resume point: the pull then starts over from that
-//! event and [`crate::transfer::write_page`] skips whatever is there already.
+//! compared with their source again.
+//!
+//! A resume point is trusted even when the server's copy ends before it: the user deleted
+//! those events (`DELETE …/events?start&end`), and the next pull must not bring them back.
+//! When the server's database was put back or salvaged instead (it lost writes it had
+//! pulled), the server forgets every resume point ([`forget_all`], [`crate::Syncer::forget_pulls`]),
+//! the next pull starts from the server's newest event of each bucket, and
+//! [`crate::transfer::write_page`] skips whatever is there already. A pulled bucket deleted
+//! as a whole is pulled again from its start.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Result, SyncError};
 use crate::peer::PageCursor;
+
+/// The name of a device's resume points file in the work folder.
+pub(crate) fn file_name(device_id: &str) -> String {
+    format!("{device_id}.pulled.json")
+}
+
+/// Forgets every device's resume points kept in `work_dir` (after the server's database
+/// was put back from a backup); returns how many files went.
+pub fn forget_all(work_dir: &Path) -> std::io::Result<usize> {
+    let entries = match std::fs::read_dir(work_dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".pulled.json")
+        {
+            std::fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
 
 /// The saved resume points, in a small JSON file outside the sync folder.
 pub struct Cursors {
@@ -67,5 +100,27 @@ impl Cursors {
         let temp = aw_datastore::with_suffix(&self.path, ".tmp");
         std::fs::write(&temp, text).map_err(SyncError::io("cannot write", &temp))?;
         std::fs::rename(&temp, &self.path).map_err(SyncError::io("cannot write", &self.path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forgetting_removes_every_devices_resume_points_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.pulled.json", "b.pulled.json", "a.db", "a.db.published"] {
+            std::fs::write(dir.path().join(name), "{}").unwrap();
+        }
+        assert_eq!(forget_all(dir.path()).unwrap(), 2);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["a.db", "a.db.published"]);
+        assert_eq!(forget_all(&dir.path().join("missing")).unwrap(), 0);
     }
 }

@@ -11,9 +11,7 @@
 //! answers.
 //!
 //! The other devices keep their copies. Events deleted from a pulled bucket
-//! (`…-synced-from-…`) before the sync's resume point stay deleted; deleting the newest of
-//! them moves the resume point back, and the next pull brings those back (not yet kept
-//! apart).
+//! (`…-synced-from-…`) stay deleted: the pull resumes where it stopped (`aw_sync::cursors`).
 
 use aw_datastore::RangeDeletion;
 use rocket::serde::json::Json;

@@ -58,7 +58,19 @@ impl Syncer {
     fn cursors_path(&self) -> PathBuf {
         self.options
             .work_dir
-            .join(format!("{}.pulled.json", self.me.device_id))
+            .join(crate::cursors::file_name(&self.me.device_id))
+    }
+
+    /// Forgets where every pull stopped: after the server's database lost writes (a
+    /// salvage, a restore), the next pull starts from each bucket's newest event and
+    /// brings back what the server lost.
+    pub fn forget_pulls(&self) -> Result<()> {
+        let path = self.cursors_path();
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(SyncError::io("cannot remove", path)(e)),
+        }
     }
 
     pub(super) fn pull(
@@ -254,13 +266,13 @@ impl Syncer {
         host: &str,
         peer: &PeerPath,
         buckets: &mut HashMap<String, Bucket>,
-    ) -> Result<String> {
+    ) -> Result<(String, bool)> {
         let mine = |b: &Bucket| {
             text_of(b, DEVICE_KEY) == Some(peer.device_id.as_str())
                 && text_of(b, SOURCE_KEY) == Some(source.id.as_str())
         };
         if let Some(found) = buckets.values().find(|b| mine(b)) {
-            return Ok(found.id.clone());
+            return Ok((found.id.clone(), false));
         }
         let base = source.id.split(SYNCED_FROM).next().unwrap_or(&source.id);
         let mut id = format!("{base}{SYNCED_FROM}{host}");
@@ -268,10 +280,10 @@ impl Syncer {
             match text_of(existing, DEVICE_KEY) {
                 // Another device with the same hostname: keep them apart.
                 Some(other) if other != peer.device_id => id = format!("{id}-{}", peer.device_id),
-                _ => return Ok(id),
+                _ => return Ok((id, false)),
             }
             if buckets.contains_key(&id) {
-                return Ok(id);
+                return Ok((id, false));
             }
         }
         let mut bucket = source.clone();
@@ -290,7 +302,7 @@ impl Syncer {
         server.create_bucket(&bucket)?;
         log::info!("Created bucket '{id}' for data from {host}");
         buckets.insert(id.clone(), bucket);
-        Ok(id)
+        Ok((id, true))
     }
 
     fn pull_bucket(
@@ -308,7 +320,7 @@ impl Syncer {
             host,
             peer,
         } = *from;
-        let dest = self.destination(server, source, host, peer, buckets)?;
+        let (dest, created) = self.destination(server, source, host, peer, buckets)?;
         let newest = server
             .events(&dest, None, None, Some(1))?
             .first()
@@ -320,11 +332,13 @@ impl Syncer {
             .unwrap_or(&peer.path)
             .to_string_lossy()
             .into_owned();
-        let saved = cursors.get(&file_key, &source.id);
+        // A bucket created now (a pulled bucket the user deleted) is pulled from its start.
+        let saved = cursors.get(&file_key, &source.id).filter(|_| !created);
         let mut written = 0u64;
         let mut cursor = match (saved, newest) {
-            // The usual case: on from the last event pulled, after extending it if it grew.
-            (Some(mut at), Some(newest)) if newest >= at.start => {
+            // On from the last event pulled, after extending it if it grew; also when the
+            // server's copy ends before it (the user deleted those events: see `cursors.rs`).
+            (Some(mut at), _) => {
                 if let Some((end, extended)) = extend_grown(server, &dest, file, row, &at)? {
                     written += u64::from(extended);
                     // Ties at this start with ends up to the new one are read again
@@ -333,8 +347,9 @@ impl Syncer {
                 }
                 at
             }
-            // The server lost pulled events, or never had them: from its newest event on.
-            (_, Some(newest)) => PageCursor::at(newest),
+            // Never pulled into this server, or the resume points were forgotten (the
+            // server lost writes): from its newest event on.
+            (None, Some(newest)) => PageCursor::at(newest),
             (_, None) => PageCursor::at(
                 self.options
                     .start_date

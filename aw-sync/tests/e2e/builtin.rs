@@ -146,3 +146,51 @@ fn sync_is_off_without_a_folder_and_bad_settings_stop_the_start() {
         );
     }
 }
+
+/// Events deleted from a pulled bucket stay deleted (issue 36, item 9): the pull resumes
+/// where it stopped even when the server's copy now ends before that point. A pulled
+/// bucket deleted as a whole is pulled again from its start.
+#[test]
+fn events_deleted_from_a_pulled_bucket_are_not_pulled_again() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let a = Device::with_window_events("aw-watcher-window_laptop", "laptop", window_events(100, 0));
+    a.sync(f, &["sync", "--mode", "push"]);
+    let b = syncing_server(f, "");
+    let mut http = b.server.client();
+    let passes = |http: &mut aw_tests::Client| {
+        http.get("/api/0/sync").json()["passes"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    assert!(eventually(
+        || count_of(&b, "aw-watcher-window_laptop") == Some(100)
+    ));
+    let pulled = b.pulled(&a, "aw-watcher-window_laptop").id;
+    // The newest 30 events (one every 10 s from 09:00, so 09:11:40 on) are deleted.
+    let r = http.delete(&format!(
+        "/api/0/buckets/{pulled}/events?start=2026-03-01T09:11:40Z&end=2026-03-01T10:00:00Z"
+    ));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["deleted"], 30, "{}", r.body);
+    let seen = passes(&mut http);
+    assert!(eventually(|| passes(&mut http) >= seen + 2), "no passes");
+    assert_eq!(
+        count_of(&b, "aw-watcher-window_laptop"),
+        Some(70),
+        "deleted events came back"
+    );
+    // New events of the peer still arrive.
+    a.client
+        .insert_events("aw-watcher-window_laptop", window_events(5, 5_000))
+        .unwrap();
+    a.sync(f, &["sync", "--mode", "push"]);
+    assert!(eventually(
+        || count_of(&b, "aw-watcher-window_laptop") == Some(75)
+    ));
+    // The whole bucket deleted: pulled again, all of it.
+    assert_eq!(http.delete(&format!("/api/0/buckets/{pulled}")).status, 200);
+    assert!(eventually(
+        || count_of(&b, "aw-watcher-window_laptop") == Some(105)
+    ));
+}
