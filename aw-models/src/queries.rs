@@ -72,6 +72,54 @@ impl<'de> serde::Deserialize<'de> for InOrder {
     }
 }
 
+/// The host the dashboard shows first: this server's host when it has buckets, else the
+/// host of the first window bucket, else of any bucket (as `defaultHost` in
+/// `webui/queries.js`).
+pub fn default_host<'a>(buckets: &'a [crate::Bucket], server_host: &'a str) -> &'a str {
+    if buckets.iter().any(|b| b.hostname == server_host) {
+        return server_host;
+    }
+    buckets
+        .iter()
+        .find(|b| b._type == "currentwindow")
+        .or(buckets.first())
+        .map_or(server_host, |b| b.hostname.as_str())
+}
+
+/// The buckets the dashboard reads for `host` (as `hostBuckets` in `webui/queries.js`):
+/// its window and AFK buckets (the watcher's usual id if there, else the first by id of
+/// that type; empty when none), and every browser bucket of the host (or of host
+/// `unknown`) whose id names a known browser, sorted.
+pub fn host_buckets(buckets: &[crate::Bucket], host: &str) -> (String, String, Vec<String>) {
+    let pick = |type_: &str, preferred: String| {
+        let mut all: Vec<&str> = buckets
+            .iter()
+            .filter(|b| b._type == type_ && b.hostname == host)
+            .map(|b| b.id.as_str())
+            .collect();
+        if all.contains(&preferred.as_str()) {
+            return preferred;
+        }
+        all.sort_unstable();
+        all.first().map_or_else(String::new, |id| id.to_string())
+    };
+    let mut browsers: Vec<String> = buckets
+        .iter()
+        .filter(|b| {
+            b._type == "web.tab.current"
+                && (b.hostname == host || b.hostname == "unknown")
+                && browser_of_bucket(&b.id).is_some()
+        })
+        .map(|b| b.id.clone())
+        .collect();
+    browsers.sort();
+    (
+        pick("currentwindow", format!("aw-watcher-window_{host}")),
+        pick("afkstatus", format!("aw-watcher-afk_{host}")),
+        browsers,
+    )
+}
+
 /// What the desktop query needs to know.
 #[derive(Clone, Debug, Default)]
 pub struct DesktopQueryParams {

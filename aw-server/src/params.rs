@@ -38,6 +38,23 @@ pub(crate) fn parse_time(
     Ok(Some(dt))
 }
 
+/// `start` and `end`, both required and `start < end`: a deletion or a summary never
+/// means everything.
+pub(crate) fn required_range(
+    start: &[&str],
+    end: &[&str],
+) -> Result<(DateTime<Utc>, DateTime<Utc>), ApiError> {
+    let start = parse_time(single(start, "start")?, "starttime")?;
+    let end = parse_time(single(end, "end")?, "endtime")?;
+    match (start, end) {
+        (Some(start), Some(end)) if start < end => Ok((start, end)),
+        (Some(_), Some(_)) => Err(ApiError::bad_request("start must be before end")),
+        _ => Err(ApiError::bad_request(
+            "Both start and end are required (RFC 3339): a range never means everything",
+        )),
+    }
+}
+
 /// `limit`: a non-negative integer; anything else (`-1`, `abc`) means no limit.
 pub(crate) fn parse_limit(value: Option<&str>) -> Option<u64> {
     value.and_then(|v| v.parse::<u64>().ok())

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::backups::BackupEntry;
 use crate::error::{ApiError, ApiResult};
 use crate::json_body::JsonBody;
-use crate::params::{parse_time, single};
+use crate::params::{required_range, single};
 use crate::state::AppState;
 
 /// The most ids one request may delete.
@@ -66,23 +66,6 @@ pub(crate) struct IdsAnswer {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Ids {
     ids: Vec<i64>,
-}
-
-/// `start` and `end`, both required and `start < end`: a range deletion never defaults to
-/// everything.
-fn required_range(
-    start: &[&str],
-    end: &[&str],
-) -> ApiResult<(chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)> {
-    let start = parse_time(single(start, "start")?, "starttime")?;
-    let end = parse_time(single(end, "end")?, "endtime")?;
-    match (start, end) {
-        (Some(start), Some(end)) if start < end => Ok((start, end)),
-        (Some(_), Some(_)) => Err(ApiError::bad_request("start must be before end")),
-        _ => Err(ApiError::bad_request(
-            "Both start and end are required (RFC 3339): a deletion never means everything",
-        )),
-    }
 }
 
 /// A yes/no query parameter such as `dry_run` or `force`: `true` (or `1`) or `false`

@@ -12,6 +12,7 @@ pub(crate) mod info;
 pub(crate) mod openapi;
 pub(crate) mod query;
 pub(crate) mod settings;
+pub(crate) mod summary;
 pub(crate) mod sync;
 pub(crate) mod webui;
 
@@ -37,6 +38,7 @@ pub(crate) fn api_routes() -> Vec<rocket::Route> {
         history::rename_bucket,
         history::merge_bucket,
         history::apply_privacy,
+        summary::summary,
         export::bucket,
         export::all,
         import::json,

@@ -1,0 +1,328 @@
+//! `GET /api/0/summary`: "how long did I spend on X" for scripts, without writing a query,
+//! with the numbers the built-in dashboard's Activity view shows.
+//!
+//! The time counted is the dashboard's window time while active: window events cut to the
+//! AFK watcher's not-AFK time (extended by audible browser tabs; all window time for a host
+//! without an AFK bucket), categorised with the user's categories (the `classes` setting,
+//! else the defaults). It is the canonical desktop query (`aw_models::queries`), the one the
+//! dashboard sends, so each number is the dashboard's; grouped by application, window
+//! title, category or browser domain (browser time then), or per day or hour.
+//!
+//! Days begin at the user's day start (the `startOfDay` setting, default 04:00) and hours
+//! on the hour, in `tz` (an IANA name or an offset; default the server's zone): a day of a
+//! daylight-saving change has 23 or 25 hours. Each day or hour is its own period of the
+//! query, so past ones are answered from the query cache.
+
+use chrono::{DateTime, Duration, NaiveTime, TimeZone, Timelike, Utc};
+use rocket::serde::json::Json;
+use rocket::State;
+use serde::Serialize;
+use serde_json::Value;
+
+use aw_models::classes::{default_classes, Category};
+use aw_models::queries::{self, DesktopQueryParams};
+use aw_models::{timestamp, TimeInterval};
+
+use crate::error::{ApiError, ApiResult};
+use crate::params::{required_range, single};
+use crate::state::AppState;
+
+/// Groups answered at most.
+const MAX_LIMIT: u64 = 10_000;
+
+/// How the time is grouped.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum By {
+    App,
+    Title,
+    Domain,
+    Category,
+    Day,
+    Hour,
+}
+
+/// The answer.
+#[derive(Debug, Serialize)]
+pub(crate) struct Summary {
+    /// The range, as given.
+    start: String,
+    end: String,
+    /// The host whose buckets were read.
+    hostname: String,
+    /// Seconds in the range (browser time when grouped by domain).
+    total: f64,
+    /// The groups, longest first (days and hours in order).
+    groups: Vec<Group>,
+}
+
+/// One group.
+#[derive(Debug, Serialize)]
+pub(crate) struct Group {
+    key: String,
+    seconds: f64,
+}
+
+/// A time zone: the server's, a fixed offset, or an IANA zone.
+#[derive(Clone, Copy)]
+enum Zone {
+    Local,
+    Fixed(chrono::FixedOffset),
+    Named(chrono_tz::Tz),
+}
+
+fn zone(text: Option<&str>) -> ApiResult<Zone> {
+    let Some(text) = text else {
+        return Ok(Zone::Local);
+    };
+    if let Ok(tz) = text.parse::<chrono_tz::Tz>() {
+        return Ok(Zone::Named(tz));
+    }
+    let offset = if text == "Z" { "+00:00" } else { text };
+    offset
+        .parse::<chrono::FixedOffset>()
+        .map(Zone::Fixed)
+        .map_err(|_| {
+            ApiError::bad_request(format!(
+                "Unknown time zone '{text}': an IANA name (Europe/Berlin) or an offset (+01:00)"
+            ))
+        })
+}
+
+impl Zone {
+    /// The instants where days (starting at `day_start`) or hours begin in this zone,
+    /// from the one at or before `start` to the first after `end`.
+    fn boundaries(
+        self,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+        by: By,
+        day_start: NaiveTime,
+    ) -> Vec<(String, DateTime<Utc>)> {
+        match self {
+            Zone::Local => boundaries(&chrono::Local, start, end, by, day_start),
+            Zone::Fixed(z) => boundaries(&z, start, end, by, day_start),
+            Zone::Named(z) => boundaries(&z, start, end, by, day_start),
+        }
+    }
+}
+
+fn boundaries<Z: TimeZone>(
+    zone: &Z,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    by: By,
+    day_start: NaiveTime,
+) -> Vec<(String, DateTime<Utc>)>
+where
+    Z::Offset: std::fmt::Display,
+{
+    let local = start.with_timezone(zone).naive_local();
+    // The first boundary at or before `start`, as a local time.
+    let mut at = match by {
+        By::Hour => local.date().and_hms_opt(local.time().hour(), 0, 0),
+        _ => {
+            let day = if local.time() >= day_start {
+                local.date()
+            } else {
+                local.date().pred_opt().unwrap_or(local.date())
+            };
+            Some(day.and_time(day_start))
+        }
+    };
+    let mut out = Vec::new();
+    while let Some(naive) = at {
+        // A local time a DST change skips is taken a little later; a repeated one, first.
+        let instant = zone
+            .from_local_datetime(&naive)
+            .earliest()
+            .or_else(|| {
+                zone.from_local_datetime(&(naive + Duration::hours(1)))
+                    .earliest()
+            })
+            .map(|t| t.with_timezone(&Utc));
+        let Some(instant) = instant else { break };
+        let key = match by {
+            By::Hour => format!("{}", naive.format("%Y-%m-%dT%H:00")),
+            _ => format!("{}", naive.format("%Y-%m-%d")),
+        };
+        out.push((key, instant));
+        if instant > end || out.len() > 200_000 {
+            break;
+        }
+        at = Some(match by {
+            By::Hour => naive + Duration::hours(1),
+            _ => naive + Duration::days(1),
+        });
+    }
+    out
+}
+
+/// The user's categories: the `classes` setting (a list, or a JSON text of one), else the
+/// defaults; the day start: `startOfDay` (`HH:MM`), else 04:00. As the dashboard reads them.
+async fn user_settings(state: &AppState) -> (Vec<Category>, NaiveTime) {
+    let read = |key: &'static str| async move {
+        state
+            .datastore
+            .get_key_value(&format!("settings.{key}"))
+            .await
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+    };
+    let classes = match read("classes").await {
+        Some(Value::String(text)) => serde_json::from_str(&text).ok(),
+        Some(list @ Value::Array(_)) => serde_json::from_value(list).ok(),
+        _ => None,
+    }
+    .unwrap_or_else(default_classes);
+    let day_start = read("startOfDay")
+        .await
+        .and_then(|v| {
+            v.as_str()
+                .and_then(|s| NaiveTime::parse_from_str(s, "%H:%M").ok())
+        })
+        .unwrap_or_else(|| NaiveTime::from_hms_opt(4, 0, 0).unwrap_or_default());
+    (classes, day_start)
+}
+
+/// Time per application, title, category, browser domain, day or hour.
+#[rocket::get("/api/0/summary?<start>&<end>&<by>&<hostname>&<limit>&<tz>")]
+pub(crate) async fn summary(
+    start: Vec<&str>,
+    end: Vec<&str>,
+    by: Vec<&str>,
+    hostname: Vec<&str>,
+    limit: Vec<&str>,
+    tz: Vec<&str>,
+    state: &State<AppState>,
+) -> ApiResult<Json<Summary>> {
+    let (from, until) = required_range(&start, &end)?;
+    let by = match single(&by, "by")? {
+        None | Some("app") => By::App,
+        Some("title") => By::Title,
+        Some("domain") => By::Domain,
+        Some("category") => By::Category,
+        Some("day") => By::Day,
+        Some("hour") => By::Hour,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "Unknown by '{other}': app, title, domain, category, day or hour"
+            )))
+        }
+    };
+    let limit = match single(&limit, "limit")? {
+        None => 100,
+        Some(text) => text
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (1..=MAX_LIMIT).contains(n))
+            .ok_or_else(|| ApiError::bad_request(format!("limit must be 1 to {MAX_LIMIT}")))?,
+    };
+    let zone = zone(single(&tz, "tz")?)?;
+    let buckets: Vec<aw_models::Bucket> =
+        state.datastore.get_buckets().await?.into_values().collect();
+    let host = match single(&hostname, "hostname")? {
+        Some(host) => host.to_string(),
+        None => queries::default_host(&buckets, &state.info.hostname).to_string(),
+    };
+    let (window, afk, browsers) = queries::host_buckets(&buckets, &host);
+    let mut answer = Summary {
+        start: timestamp::format(&from),
+        end: timestamp::format(&until),
+        hostname: host,
+        total: 0.0,
+        groups: Vec::new(),
+    };
+    if window.is_empty() {
+        return Ok(Json(answer));
+    }
+    let (classes, day_start) = user_settings(state).await;
+    let params = DesktopQueryParams {
+        bid_window: window,
+        bid_afk: afk,
+        bid_browsers: browsers,
+        classes,
+        filter_afk: true,
+        include_audible: true,
+        ..Default::default()
+    };
+    let events = queries::try_canonical_events(&params)
+        .map_err(|e| ApiError::bad_request(format!("The host's buckets cannot be queried: {e}")))?
+        .join("\n");
+    let (code, periods) = match by {
+        By::Day | By::Hour => {
+            let cuts = zone.boundaries(from, until, by, day_start);
+            let periods: Vec<(String, TimeInterval)> = cuts
+                .windows(2)
+                .filter_map(|w| {
+                    let (lo, hi) = (w[0].1.max(from), w[1].1.min(until));
+                    (lo < hi).then(|| (w[0].0.clone(), TimeInterval::new(lo, hi)))
+                })
+                .collect();
+            (
+                format!("{events}\nRETURN = sum_durations(events);"),
+                periods,
+            )
+        }
+        _ => {
+            let (merged, total) = match by {
+                By::App => ("merge_events_by_keys(merge_events_by_keys(events, [\"app\", \"title\"]), [\"app\"])", "events"),
+                By::Title => ("merge_events_by_keys(events, [\"app\", \"title\"])", "events"),
+                By::Category => ("merge_events_by_keys(events, [\"$category\"])", "events"),
+                _ => ("merge_events_by_keys(browser_events, [\"$domain\"])", "browser_events"),
+            };
+            (
+                format!(
+                    "{events}\nRETURN = {{\"total\": sum_durations({total}), \"groups\": limit_events(sort_by_duration({merged}), {limit})}};"
+                ),
+                vec![(String::new(), TimeInterval::new(from, until))],
+            )
+        }
+    };
+    let intervals: Vec<TimeInterval> = periods.iter().map(|(_, p)| p.clone()).collect();
+    let source = crate::query_source::DatastoreSource(state.datastore.clone());
+    let cache = state.query_cache.clone();
+    let budget = state.query_timeout;
+    let text = crate::cpu::run(move || {
+        let deadline = budget.and_then(|b| std::time::Instant::now().checked_add(b));
+        aw_query::query_json(&code, &intervals, &source, deadline, cache.as_deref())
+    })
+    .await?
+    .map_err(ApiError::from)?;
+    let results: Vec<Value> =
+        serde_json::from_str(&text).map_err(|e| ApiError::internal(e.to_string()))?;
+    match by {
+        By::Day | By::Hour => {
+            for ((key, _), seconds) in periods.into_iter().zip(results) {
+                let seconds = seconds.as_f64().unwrap_or(0.0);
+                answer.total += seconds;
+                answer.groups.push(Group { key, seconds });
+            }
+        }
+        _ => {
+            let result = results.into_iter().next().unwrap_or(Value::Null);
+            answer.total = result["total"].as_f64().unwrap_or(0.0);
+            let field = match by {
+                By::App => "app",
+                By::Title => "title",
+                By::Category => "$category",
+                _ => "$domain",
+            };
+            for event in result["groups"].as_array().into_iter().flatten() {
+                let key = match &event["data"][field] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(parts) => parts
+                        .iter()
+                        .map(|p| p.as_str().unwrap_or_default())
+                        .collect::<Vec<_>>()
+                        .join(" > "),
+                    other => other.to_string(),
+                };
+                answer.groups.push(Group {
+                    key,
+                    seconds: event["duration"].as_f64().unwrap_or(0.0),
+                });
+            }
+        }
+    }
+    Ok(Json(answer))
+}
