@@ -47,10 +47,9 @@ impl BackupSource {
         // READ_WRITE | CREATE: the flags ATTACH creates the copy with (the database itself
         // is only read).
         if !path.exists() {
-            return Err(DatastoreError::Sql(format!(
-                "no database at '{}'",
-                path.display()
-            )));
+            return Err(DatastoreError::Sql(
+                format!("no database at '{}'", path.display()).into(),
+            ));
         }
         let conn = Connection::open_with_flags(
             path,
@@ -58,7 +57,9 @@ impl BackupSource {
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
+        .map_err(|e| {
+            DatastoreError::Sql(format!("cannot open '{}': {e}", path.display()).into())
+        })?;
         encryption::unlock(&conn, password, path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         Ok(BackupSource {
@@ -86,7 +87,7 @@ pub fn verify_backup(path: &Path, password: Option<&DbPassword>) -> Result<()> {
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display())))?;
+    .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display()).into()))?;
     encryption::unlock(&conn, password, path)?;
     check(&conn, "main", path, Some(SCHEMA_VERSION))
 }
@@ -123,11 +124,11 @@ fn write_checked(
     version: Option<i64>,
 ) -> Result<u64> {
     let io = |what: &str, e: std::io::Error| {
-        DatastoreError::Sql(format!("backup {what} '{}': {e}", target.display()))
+        DatastoreError::Sql(format!("backup {what} '{}': {e}", target.display()).into())
     };
-    let folder = target
-        .parent()
-        .ok_or_else(|| DatastoreError::Sql(format!("'{}' has no folder", target.display())))?;
+    let folder = target.parent().ok_or_else(|| {
+        DatastoreError::Sql(format!("'{}' has no folder", target.display()).into())
+    })?;
     std::fs::create_dir_all(folder).map_err(|e| io("folder", e))?;
     let name = target
         .file_name()
@@ -182,25 +183,31 @@ fn check(conn: &Connection, schema: &str, path: &Path, expected: Option<i64>) ->
         r.get(0)
     })?;
     if verdict != "ok" {
-        return Err(DatastoreError::Sql(format!(
-            "the backup '{}' failed its integrity check: {verdict}",
-            path.display()
-        )));
+        return Err(DatastoreError::Sql(
+            format!(
+                "the backup '{}' failed its integrity check: {verdict}",
+                path.display()
+            )
+            .into(),
+        ));
     }
     let version: i64 =
         conn.query_row(&format!("PRAGMA {schema}.user_version"), [], |r| r.get(0))?;
     match expected {
-        Some(expected) if version != expected => Err(DatastoreError::Sql(format!(
-            "the backup '{}' has schema version {version}, not {expected}",
-            path.display()
-        ))),
+        Some(expected) if version != expected => Err(DatastoreError::Sql(
+            format!(
+                "the backup '{}' has schema version {version}, not {expected}",
+                path.display()
+            )
+            .into(),
+        )),
         _ => Ok(()),
     }
 }
 
 fn path_text(path: &Path) -> Result<&str> {
     path.to_str()
-        .ok_or_else(|| DatastoreError::Sql(format!("'{}' is not UTF-8", path.display())))
+        .ok_or_else(|| DatastoreError::Sql(format!("'{}' is not UTF-8", path.display()).into()))
 }
 
 #[cfg(test)]

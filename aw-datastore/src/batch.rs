@@ -310,7 +310,11 @@ impl Batch {
                     journal.path().display()
                 );
                 if e.kind() == std::io::ErrorKind::StorageFull {
-                    DatastoreError::DiskFull(message)
+                    DatastoreError::DiskFull(crate::error::Failure {
+                        message,
+                        sqlite_code: None,
+                        io_kind: Some(e.kind()),
+                    })
                 } else {
                     DatastoreError::Unavailable(message)
                 }

@@ -86,16 +86,22 @@ pub(crate) fn unlock(conn: &Connection, password: Option<&DbPassword>, path: &Pa
                     path.display()
                 )),
                 // Without a password this is what a damaged file gives too.
-                None if AVAILABLE => DatastoreError::Sql(format!(
-                    "cannot read '{}': it is encrypted (start with --db-password or \
+                None if AVAILABLE => DatastoreError::Sql(
+                    format!(
+                        "cannot read '{}': it is encrypted (start with --db-password or \
                      AW_DB_PASSWORD) or it is not a database",
-                    path.display()
-                )),
-                None => DatastoreError::Sql(format!(
-                    "cannot read '{}': it is not a database, or it is encrypted (which needs \
+                        path.display()
+                    )
+                    .into(),
+                ),
+                None => DatastoreError::Sql(
+                    format!(
+                        "cannot read '{}': it is not a database, or it is encrypted (which needs \
                      a build with the `encryption` feature)",
-                    path.display()
-                )),
+                        path.display()
+                    )
+                    .into(),
+                ),
             })
         }
         Err(e) => Err(e.into()),
@@ -131,10 +137,9 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
         ));
     }
     if !path.exists() {
-        return Err(DatastoreError::Sql(format!(
-            "no database at '{}'",
-            path.display()
-        )));
+        return Err(DatastoreError::Sql(
+            format!("no database at '{}'", path.display()).into(),
+        ));
     }
     let file = crate::lifecycle::DatabaseFile::claim(path)?;
     file.require_lock("convert the database")?;
@@ -179,10 +184,13 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
         if check != "ok" || found != expected {
             drop(copy);
             let _ = remove_with_side_files(&target);
-            return Err(DatastoreError::Sql(format!(
-                "the converted copy does not match the original (integrity {check}, \
+            return Err(DatastoreError::Sql(
+                format!(
+                    "the converted copy does not match the original (integrity {check}, \
                  {found:?} vs {expected:?}); the original is unchanged"
-            )));
+                )
+                .into(),
+            ));
         }
     }
     if with_suffix(path, "-wal")
@@ -190,16 +198,22 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
         .is_ok_and(|m| m.len() > 0)
     {
         let _ = remove_with_side_files(&target);
-        return Err(DatastoreError::Sql(format!(
-            "'{}' still has a write-ahead log; the original is unchanged",
-            path.display()
-        )));
+        return Err(DatastoreError::Sql(
+            format!(
+                "'{}' still has a write-ahead log; the original is unchanged",
+                path.display()
+            )
+            .into(),
+        ));
     }
     file.replace_discarding(&target).map_err(|e| {
-        DatastoreError::Sql(format!(
-            "cannot put the converted copy in place of '{}': {e}",
-            path.display()
-        ))
+        DatastoreError::Sql(
+            format!(
+                "cannot put the converted copy in place of '{}': {e}",
+                path.display()
+            )
+            .into(),
+        )
     })?;
     drop(file);
     Ok(Converted {
@@ -264,10 +278,13 @@ fn remove_with_side_files(path: &Path) -> Result<()> {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
-                return Err(DatastoreError::Sql(format!(
-                    "cannot remove '{}': {e}",
-                    with_suffix(path, suffix).display()
-                )))
+                return Err(DatastoreError::Sql(
+                    format!(
+                        "cannot remove '{}': {e}",
+                        with_suffix(path, suffix).display()
+                    )
+                    .into(),
+                ))
             }
         }
     }

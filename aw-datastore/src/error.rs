@@ -40,7 +40,7 @@ pub enum DatastoreError {
     /// The disk (or a quota) is full: this write is refused; the writes already
     /// acknowledged are kept in memory and written when space returns (`transaction.rs`).
     #[error("The disk is full: {0}")]
-    DiskFull(String),
+    DiskFull(Failure),
     /// The database cannot be read with the password given (or without one), or this build
     /// cannot encrypt. The message never contains the password.
     #[error("{0}")]
@@ -48,18 +48,78 @@ pub enum DatastoreError {
     /// The database file is damaged (SQLite's "malformed" or "not a database"): what can
     /// be read of it can be salvaged ([`crate::salvage()`]).
     #[error("The database file is damaged: {0}")]
-    Damaged(String),
+    Damaged(Failure),
     /// The file is busy or locked by another connection (SQLite's `SQLITE_BUSY` or
     /// `SQLITE_LOCKED`) beyond the busy timeout.
     #[error("Database busy: {0}")]
-    Busy(String),
+    Busy(Failure),
     /// SQLite failed: read-only file, I/O error, or another error.
     #[error("Database error: {0}")]
-    Sql(String),
+    Sql(Failure),
     /// A file beside the database (the journal, the lock, a copy) could not be read or
     /// written.
     #[error("File error: {0}")]
-    Io(String),
+    Io(Failure),
+}
+
+/// A storage failure with what caused it kept beside its message: SQLite's extended
+/// result code when SQLite failed, the I/O error's kind when a file operation did. So a
+/// caller tells a read-only file from a locked one, or a missing file from a permission,
+/// without reading text; the message (what users see) is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// What went wrong, as users read it.
+    pub message: String,
+    /// SQLite's extended result code (`SQLITE_IOERR_WRITE`, …), when SQLite failed.
+    pub sqlite_code: Option<i32>,
+    /// The I/O error's kind, when a file operation failed.
+    pub io_kind: Option<std::io::ErrorKind>,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<String> for Failure {
+    /// A failure of ours (a rule of the file format, a copy that is not what it must be).
+    fn from(message: String) -> Failure {
+        Failure {
+            message,
+            sqlite_code: None,
+            io_kind: None,
+        }
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Failure {
+        message.to_string().into()
+    }
+}
+
+impl From<&rusqlite::Error> for Failure {
+    fn from(e: &rusqlite::Error) -> Failure {
+        Failure {
+            message: e.to_string(),
+            sqlite_code: match e {
+                rusqlite::Error::SqliteFailure(code, _) => Some(code.extended_code),
+                _ => None,
+            },
+            io_kind: None,
+        }
+    }
+}
+
+impl From<&std::io::Error> for Failure {
+    fn from(e: &std::io::Error) -> Failure {
+        Failure {
+            message: e.to_string(),
+            sqlite_code: None,
+            io_kind: Some(e.kind()),
+        }
+    }
 }
 
 thread_local! {
@@ -75,30 +135,82 @@ pub(crate) fn take_damage_seen() -> bool {
 }
 
 impl From<rusqlite::Error> for DatastoreError {
+    /// Classifies SQLite's error by its code (`classify`); a damaged file is also noted
+    /// for the worker, which salvages its file after the turn (`worker.rs`).
     fn from(e: rusqlite::Error) -> Self {
-        match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::DiskFull) => DatastoreError::DiskFull(e.to_string()),
-            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
-                DAMAGE_SEEN.with(|seen| seen.set(true));
-                DatastoreError::Damaged(e.to_string())
-            }
-            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-                DatastoreError::Busy(e.to_string())
-            }
-            _ => DatastoreError::Sql(e.to_string()),
+        let error = classify(e.sqlite_error_code(), Failure::from(&e));
+        if matches!(error, DatastoreError::Damaged(_)) {
+            DAMAGE_SEEN.with(|seen| seen.set(true));
         }
+        error
     }
 }
 
 impl From<std::io::Error> for DatastoreError {
     fn from(e: std::io::Error) -> Self {
+        let failure = Failure::from(&e);
         if e.kind() == std::io::ErrorKind::StorageFull {
-            DatastoreError::DiskFull(e.to_string())
+            DatastoreError::DiskFull(failure)
         } else {
-            DatastoreError::Io(e.to_string())
+            DatastoreError::Io(failure)
         }
+    }
+}
+
+/// The one place SQLite's primary result code decides what a failure means: a full disk,
+/// a damaged file, a busy one, or any other database error.
+pub(crate) fn classify(code: Option<rusqlite::ErrorCode>, failure: Failure) -> DatastoreError {
+    match code {
+        Some(rusqlite::ErrorCode::DiskFull) => DatastoreError::DiskFull(failure),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+            DatastoreError::Damaged(failure)
+        }
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            DatastoreError::Busy(failure)
+        }
+        _ => DatastoreError::Sql(failure),
     }
 }
 
 /// Result alias for datastore operations.
 pub type Result<T> = std::result::Result<T, DatastoreError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_keeps_its_cause_and_its_message() {
+        let sqlite = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_WRITE),
+            Some("disk I/O error".into()),
+        );
+        match DatastoreError::from(sqlite) {
+            DatastoreError::Sql(f) => {
+                assert_eq!(f.sqlite_code, Some(rusqlite::ffi::SQLITE_IOERR_WRITE));
+                assert_eq!(f.message, "disk I/O error");
+            }
+            other => panic!("{other:?}"),
+        }
+        let corrupt = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            None,
+        );
+        assert!(matches!(
+            DatastoreError::from(corrupt),
+            DatastoreError::Damaged(Failure {
+                sqlite_code: Some(11),
+                ..
+            })
+        ));
+        let _ = take_damage_seen();
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "no");
+        match DatastoreError::from(io) {
+            DatastoreError::Io(f) => {
+                assert_eq!(f.io_kind, Some(std::io::ErrorKind::PermissionDenied));
+                assert_eq!(DatastoreError::Io(f).to_string(), "File error: no");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

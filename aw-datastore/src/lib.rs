@@ -91,7 +91,7 @@ pub use changes::{ChangeListener, Touched};
 pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
 };
-pub use error::{DatastoreError, Result};
+pub use error::{DatastoreError, Failure, Result};
 pub use files::{with_suffix, FILE_TIME_FORMAT};
 pub use import_document::{parse_import_document, ImportDocument, ImportProblem, MAX_PROBLEMS};
 pub use lifecycle::{
@@ -218,7 +218,9 @@ impl Datastore {
                     }
                 }
             })
-            .map_err(|e| DatastoreError::Sql(format!("cannot start the worker thread: {e}")))?;
+            .map_err(|e| {
+                DatastoreError::Sql(format!("cannot start the worker thread: {e}").into())
+            })?;
         *shared
             .worker
             .lock()

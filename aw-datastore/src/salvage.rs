@@ -122,19 +122,23 @@ pub fn salvage(
     password: Option<&DbPassword>,
 ) -> Result<SalvageReport> {
     if fresh.exists() {
-        return Err(DatastoreError::Sql(format!(
-            "'{}' exists already; salvage writes a new file",
-            fresh.display()
-        )));
+        return Err(DatastoreError::Sql(
+            format!(
+                "'{}' exists already; salvage writes a new file",
+                fresh.display()
+            )
+            .into(),
+        ));
     }
     let source = Connection::open_with_flags(
         damaged,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", damaged.display())))?;
+    .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", damaged.display()).into()))?;
     encryption::unlock(&source, password, damaged)?;
-    let mut target = Connection::open(fresh)
-        .map_err(|e| DatastoreError::Sql(format!("cannot create '{}': {e}", fresh.display())))?;
+    let mut target = Connection::open(fresh).map_err(|e| {
+        DatastoreError::Sql(format!("cannot create '{}': {e}", fresh.display()).into())
+    })?;
     encryption::unlock(&target, password, fresh)?;
     schema::configure(&target)?;
     schema::migrate(&mut target)?;
@@ -247,9 +251,9 @@ pub fn salvage(
     tx.commit()?;
     let verdict: String = target.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
     if verdict != "ok" {
-        return Err(DatastoreError::Sql(format!(
-            "the salvaged copy failed its integrity check: {verdict}"
-        )));
+        return Err(DatastoreError::Sql(
+            format!("the salvaged copy failed its integrity check: {verdict}").into(),
+        ));
     }
     target.close().map_err(|(_, e)| DatastoreError::from(e))?;
     Ok(report)

@@ -165,12 +165,15 @@ impl Transaction {
             let _ = self.restore(store);
         }
         if self.unsaved.is_none() && self.disk_full && self.batch.bytes() > MAX_HELD_BYTES {
-            return Err(DatastoreError::DiskFull(format!(
-                "{} acknowledged changes ({} MB) wait for space and are kept in memory; new \
+            return Err(DatastoreError::DiskFull(
+                format!(
+                    "{} acknowledged changes ({} MB) wait for space and are kept in memory; new \
                  writes are refused until they are written",
-                self.batch.len(),
-                self.batch.bytes() >> 20
-            )));
+                    self.batch.len(),
+                    self.batch.bytes() >> 20
+                )
+                .into(),
+            ));
         }
         match &self.unsaved {
             None => Ok(()),
@@ -181,7 +184,7 @@ impl Transaction {
                     self.batch.len()
                 );
                 Err(if self.disk_full {
-                    DatastoreError::DiskFull(message)
+                    DatastoreError::DiskFull(message.into())
                 } else {
                     DatastoreError::Unavailable(message)
                 })
@@ -250,7 +253,7 @@ impl Transaction {
                 let message =
                     format!("commit failed ({e}); the writes are kept and committed again later");
                 Err(if self.disk_full {
-                    DatastoreError::DiskFull(message)
+                    DatastoreError::DiskFull(message.into())
                 } else {
                     DatastoreError::Unavailable(message)
                 })

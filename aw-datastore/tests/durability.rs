@@ -273,7 +273,7 @@ fn a_full_disk_is_a_typed_error_and_loses_nothing_committed() {
     }
     let failure = failure.expect("the capped database never filled up");
     assert!(
-        matches!(failure, DatastoreError::DiskFull(ref m) if m.contains("full")),
+        matches!(failure, DatastoreError::DiskFull(ref m) if m.message.contains("full")),
         "{failure:?}"
     );
     // The worker is alive and still answers; the committed event is there after a restart.
@@ -375,7 +375,7 @@ fn a_rolled_back_transaction_keeps_every_acknowledged_write() {
         .wait()
         .unwrap_err();
     assert!(
-        matches!(err, DatastoreError::DiskFull(ref m) if m.contains("full")),
+        matches!(err, DatastoreError::DiskFull(ref m) if m.message.contains("full")),
         "{err:?}"
     );
 

@@ -352,7 +352,7 @@ pub(crate) fn take_backup(
         config.min_free_mb.saturating_mul(1 << 20),
     )
     .map_err(|e| match e {
-        aw_datastore::DatastoreError::DiskFull(message) => BackupError::NoSpace(message),
+        aw_datastore::DatastoreError::DiskFull(message) => BackupError::NoSpace(message.message),
         other => BackupError::Failed(other.to_string()),
     })?;
     log::info!(

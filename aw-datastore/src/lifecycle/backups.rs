@@ -148,14 +148,17 @@ fn check_space(folder: &Path, database: &Path, floor: u64) -> Result<()> {
         .sum();
     if available < needed.saturating_add(floor) {
         let mb = |bytes: u64| bytes >> 20;
-        return Err(DatastoreError::DiskFull(format!(
-            "not enough free space in {}: {} MiB free, the backup needs about {} MiB and {} \
+        return Err(DatastoreError::DiskFull(
+            format!(
+                "not enough free space in {}: {} MiB free, the backup needs about {} MiB and {} \
              MiB must stay free",
-            folder.display(),
-            mb(available),
-            mb(needed),
-            mb(floor)
-        )));
+                folder.display(),
+                mb(available),
+                mb(needed),
+                mb(floor)
+            )
+            .into(),
+        ));
     }
     Ok(())
 }
@@ -192,7 +195,7 @@ pub fn write_backup(
     list_backups(folder, database)
         .into_iter()
         .find(|b| b.file == file)
-        .ok_or_else(|| DatastoreError::Io(format!("{} vanished", target.display())))
+        .ok_or_else(|| DatastoreError::Io(format!("{} vanished", target.display()).into()))
 }
 
 /// Where [`backup_before_migration`] writes, with the space check, for a connection that

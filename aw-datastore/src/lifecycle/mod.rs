@@ -68,10 +68,13 @@ impl DatabaseFile {
                 Ok(Some(done)) => log::warn!("{done}"),
                 Ok(None) => {}
                 Err(e) => {
-                    return Err(DatastoreError::Sql(format!(
-                        "cannot finish the interrupted replace of {}: {e}",
-                        path.display()
-                    )))
+                    return Err(DatastoreError::Sql(
+                        format!(
+                            "cannot finish the interrupted replace of {}: {e}",
+                            path.display()
+                        )
+                        .into(),
+                    ))
                 }
             }
         }
@@ -154,9 +157,11 @@ impl DatabaseFile {
         self.lock.may_replace("salvage the database")?;
         let aside = replace::replace(&self.path, fresh, "damaged")
             .map_err(|e| {
-                DatastoreError::Sql(format!("cannot put the salvaged copy in place: {e}"))
+                DatastoreError::Sql(format!("cannot put the salvaged copy in place: {e}").into())
             })?
-            .ok_or_else(|| DatastoreError::Sql(format!("'{}' is gone", self.path.display())))?;
+            .ok_or_else(|| {
+                DatastoreError::Sql(format!("'{}' is gone", self.path.display()).into())
+            })?;
         let _ = std::fs::remove_file(damage_marker(&self.path));
         Ok(aside)
     }
@@ -204,8 +209,9 @@ impl DatabaseFile {
             return Err(e);
         }
         let _ = match_database(&incoming, &self.path);
-        replace::replace(&self.path, &incoming, "replaced")
-            .map_err(|e| DatastoreError::Sql(format!("cannot put the restored copy in place: {e}")))
+        replace::replace(&self.path, &incoming, "replaced").map_err(|e| {
+            DatastoreError::Sql(format!("cannot put the restored copy in place: {e}").into())
+        })
     }
 
     /// Applies what the journal holds to the database, and closes it.

@@ -190,8 +190,9 @@ fn adopt_legacy_pending(db: &Path, id: &str, committed: u64) -> Result<Option<Co
     let Ok(bytes) = std::fs::read(&pending) else {
         return Ok(None);
     };
-    let changes: Vec<Change> = serde_json::from_slice(&bytes)
-        .map_err(|e| DatastoreError::Sql(format!("cannot read {}: {e}", pending.display())))?;
+    let changes: Vec<Change> = serde_json::from_slice(&bytes).map_err(|e| {
+        DatastoreError::Sql(format!("cannot read {}: {e}", pending.display()).into())
+    })?;
     let mut journal = Journal::open(db, id, committed, None)?;
     journal.append(&changes)?;
     journal.sync()?;

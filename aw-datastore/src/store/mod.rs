@@ -252,6 +252,6 @@ impl Store {
         self.state(name)?
             .bucket()
             .bid
-            .ok_or_else(|| DatastoreError::Sql(format!("bucket '{name}' has no row id")))
+            .ok_or_else(|| DatastoreError::Sql(format!("bucket '{name}' has no row id").into()))
     }
 }
