@@ -258,6 +258,10 @@ impl PrivacyFilter {
                     continue;
                 }
             }
+            // Redacted already (a pattern that matches its own replacement): no change.
+            if matches!(&rule.action, Action::Redact(r) if r == value) {
+                continue;
+            }
             if counts.samples.len() < MAX_SAMPLES {
                 counts.samples.push(PrivacySample {
                     bucket: bucket.to_string(),

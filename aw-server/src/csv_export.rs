@@ -25,6 +25,11 @@ use serde_json::{Map, Value};
 /// The span read from a bucket at a time: a busy month is a few tens of thousands of events.
 pub(crate) const WINDOW_NS: i64 = 30 * 86_400 * 1_000_000_000;
 
+/// Data keys that get a column of their own (the first, sorted); the rest of an event's
+/// data goes into one last column `data.*` as a JSON object, so events with made-up keys
+/// cannot multiply the file's size by the number of keys.
+pub(crate) const MAX_DATA_COLUMNS: usize = 1_000;
+
 /// Bytes gathered before a chunk is handed to the response.
 const CHUNK_BYTES: usize = 256 << 10;
 
@@ -62,11 +67,15 @@ impl CsvExport {
                 true
             })?;
         }
+        let overflow = keys.len() > MAX_DATA_COLUMNS;
+        let keys: BTreeSet<String> = keys.into_iter().take(MAX_DATA_COLUMNS).collect();
+        let columns = Columns { keys, overflow };
         let mut out = String::with_capacity(CHUNK_BYTES + 4096);
         for (i, name) in ["bucket", "host", "timestamp", "duration"]
             .into_iter()
             .map(str::to_string)
-            .chain(keys.iter().map(|k| format!("data.{k}")))
+            .chain(columns.keys.iter().map(|k| format!("data.{k}")))
+            .chain(overflow.then(|| "data.*".to_string()))
             .enumerate()
         {
             if i > 0 {
@@ -78,7 +87,7 @@ impl CsvExport {
         for bucket in &self.buckets {
             let mut going = true;
             self.each_row(bucket, |row| {
-                write_row(&mut out, bucket, &keys, row);
+                write_row(&mut out, bucket, &columns, row);
                 if out.len() >= CHUNK_BYTES {
                     going = send(std::mem::take(&mut out).into_bytes());
                     out.reserve(CHUNK_BYTES + 4096);
@@ -153,8 +162,15 @@ impl CsvExport {
     }
 }
 
+/// The data columns: the keys with their own, and whether `data.*` holds the rest.
+struct Columns {
+    keys: BTreeSet<String>,
+    overflow: bool,
+}
+
 /// One event's line.
-fn write_row(out: &mut String, bucket: &Bucket, keys: &BTreeSet<String>, row: &Row) {
+fn write_row(out: &mut String, bucket: &Bucket, columns: &Columns, row: &Row) {
+    let keys = &columns.keys;
     push_text(out, &bucket.id);
     out.push(',');
     push_text(out, &bucket.hostname);
@@ -171,6 +187,16 @@ fn write_row(out: &mut String, bucket: &Bucket, keys: &BTreeSet<String>, row: &R
             Some(Value::Number(n)) => out.push_str(&n.to_string()),
             Some(Value::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
             Some(nested) => push_text(out, &nested.to_string()),
+        }
+    }
+    if columns.overflow {
+        out.push(',');
+        let rest: Map<String, Value> = data
+            .into_iter()
+            .filter(|(k, _)| !keys.contains(k))
+            .collect();
+        if !rest.is_empty() {
+            push_text(out, &Value::Object(rest).to_string());
         }
     }
     out.push_str("\r\n");
@@ -237,7 +263,10 @@ mod tests {
         write_row(
             &mut out,
             &bucket,
-            &keys,
+            &Columns {
+                keys,
+                overflow: false,
+            },
             &Row {
                 start: 1_500_000_000,
                 end: 3_000_000_000,
@@ -248,6 +277,37 @@ mod tests {
         assert_eq!(
             out,
             "w,h,1970-01-01T00:00:01.500Z,1.5,'-x,-3,\"{\"\"a\"\":[1]}\",,\"a,b\"\r\n"
+        );
+    }
+
+    #[test]
+    fn keys_past_the_column_limit_share_one_json_column() {
+        let bucket: Bucket = serde_json::from_value(serde_json::json!({
+            "id": "w", "type": "t", "client": "c", "hostname": "h"
+        }))
+        .unwrap();
+        let columns = Columns {
+            keys: ["a".to_string()].into_iter().collect(),
+            overflow: true,
+        };
+        let mut out = String::new();
+        let row = |data: &str| Row {
+            start: 0,
+            end: 0,
+            id: 1,
+            data: data.as_bytes().to_vec(),
+        };
+        write_row(
+            &mut out,
+            &bucket,
+            &columns,
+            &row(r#"{"a":1,"y":"=x","z":2}"#),
+        );
+        write_row(&mut out, &bucket, &columns, &row(r#"{"a":2}"#));
+        assert_eq!(
+            out,
+            "w,h,1970-01-01T00:00:00Z,0.0,1,\"{\"\"y\"\":\"\"=x\"\",\"\"z\"\":2}\"\r\n\
+             w,h,1970-01-01T00:00:00Z,0.0,2,\r\n"
         );
     }
 }

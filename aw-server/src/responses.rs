@@ -99,8 +99,9 @@ pub(crate) fn content_disposition(filename: &str) -> String {
 pub(crate) struct CsvDownload {
     /// The file name offered to the browser.
     pub filename: String,
-    /// The chunks, in order; the body ends when the writer drops its end.
-    pub chunks: rocket::tokio::sync::mpsc::Receiver<Vec<u8>>,
+    /// The chunks, in order; the body ends when the writer drops its end, and fails (the
+    /// connection is cut) at an error.
+    pub chunks: rocket::tokio::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
 }
 
 impl<'r> Responder<'r, 'static> for CsvDownload {
@@ -118,7 +119,7 @@ impl<'r> Responder<'r, 'static> for CsvDownload {
 
 /// The chunks of a channel read as one byte stream.
 struct Chunks {
-    chunks: rocket::tokio::sync::mpsc::Receiver<Vec<u8>>,
+    chunks: rocket::tokio::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
     current: Cursor<Vec<u8>>,
 }
 
@@ -139,7 +140,8 @@ impl rocket::tokio::io::AsyncRead for Chunks {
                 return Poll::Ready(Ok(()));
             }
             match self.chunks.poll_recv(cx) {
-                Poll::Ready(Some(next)) => self.current = Cursor::new(next),
+                Poll::Ready(Some(Ok(next))) => self.current = Cursor::new(next),
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
                 // The writer is done (or gone): the body ends.
                 Poll::Ready(None) => return Poll::Ready(Ok(())),
                 Poll::Pending => return Poll::Pending,

@@ -74,6 +74,8 @@ pub(crate) struct BackgroundSync {
     options: Option<(SyncOptions, Duration)>,
     status: Mutex<SyncStatus>,
     stop: Arc<AtomicBool>,
+    /// Set when the history was rewritten: the next pass publishes this device's file anew.
+    republish: AtomicBool,
     wake: Sender<()>,
     woken: Receiver<()>,
     thread: Background,
@@ -115,6 +117,7 @@ impl BackgroundSync {
             options,
             status: Mutex::new(status),
             stop: Arc::new(AtomicBool::new(false)),
+            republish: AtomicBool::new(false),
             wake,
             woken,
             thread: Background::default(),
@@ -158,10 +161,30 @@ impl BackgroundSync {
             let salvage = datastore.salvage_report();
             if salvage.is_some() && salvage != salvage_seen {
                 match syncer.forget_pulls() {
-                    Ok(()) => log::info!("The database was salvaged: the next pull checks every device's data again from each bucket's newest event"),
-                    Err(e) => log::warn!("Cannot forget where the pulls stopped after a salvage: {e}"),
+                    Ok(()) => {
+                        log::info!("The database was salvaged: the next pull checks every device's data again from each bucket's newest event");
+                        salvage_seen = salvage;
+                    }
+                    // Tried again before the next pass.
+                    Err(e) => {
+                        log::warn!("Cannot forget where the pulls stopped after a salvage: {e}")
+                    }
                 }
-                salvage_seen = salvage;
+            }
+            if self.republish.swap(false, Ordering::Relaxed) {
+                if let Some((options, _)) = &self.options {
+                    let device = self
+                        .status
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .device_id
+                        .clone();
+                    if let Err(e) = aw_sync::outbox::forget_working_copy(&options.work_dir, &device)
+                    {
+                        log::warn!("Cannot rebuild this device's sync file: {e}");
+                        self.republish.store(true, Ordering::Relaxed);
+                    }
+                }
             }
             self.update(|s| s.running = true);
             let result = syncer.pass(datastore);
@@ -176,6 +199,12 @@ impl BackgroundSync {
 
     fn update(&self, change: impl FnOnce(&mut SyncStatus)) {
         change(&mut self.status.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// Asks the next pass to build this device's sync file anew from the server's data
+    /// (the history was rewritten: see `aw_sync::outbox::forget_working_copy`).
+    pub(crate) fn republish(&self) {
+        self.republish.store(true, Ordering::Relaxed);
     }
 
     /// Stops the thread between pages of the pass in progress and waits for it: its files

@@ -92,6 +92,18 @@ impl Cursors {
             return Ok(());
         }
         self.points.insert(key(file, bucket_id), at);
+        self.save()
+    }
+
+    /// Forgets where the bucket's pull stopped (it starts over) and saves the file.
+    pub fn remove(&mut self, file: &str, bucket_id: &str) -> Result<()> {
+        if self.points.remove(&key(file, bucket_id)).is_none() {
+            return Ok(());
+        }
+        self.save()
+    }
+
+    fn save(&self) -> Result<()> {
         let text = serde_json::to_vec(&self.points)
             .map_err(|e| SyncError::Config(format!("cannot write the sync state: {e}")))?;
         if let Some(dir) = self.path.parent() {

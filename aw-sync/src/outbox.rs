@@ -87,15 +87,7 @@ impl Outbox {
     /// Removes the working copy and the files beside it (a WAL or a journal without their
     /// database would be taken for the new one's).
     fn forget_working_copy(&self) -> Result<()> {
-        for suffix in ["", "-wal", "-shm", ".journal", ".partial", ".published"] {
-            let path = with_suffix(&self.work, suffix);
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(SyncError::io("cannot remove", &path)(e)),
-            }
-        }
-        Ok(())
+        remove_working_copy(&self.work)
     }
 
     /// Closes the working copy and, when `changed` or a published copy is not the one this
@@ -158,6 +150,26 @@ impl Outbox {
         }
         text.into_bytes()
     }
+}
+
+/// Drops `device`'s working copy in `work_dir`, so the next push builds it anew from the
+/// server's data and publishes it: after the server's history was rewritten (events
+/// deleted, redacted, edited, buckets renamed or merged), which the incremental push would
+/// never carry into a file it has written before. Call it between passes.
+pub fn forget_working_copy(work_dir: &Path, device_id: &str) -> Result<()> {
+    remove_working_copy(&work_dir.join(format!("{device_id}.db")))
+}
+
+fn remove_working_copy(work: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm", ".journal", ".partial", ".published"] {
+        let path = with_suffix(work, suffix);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(SyncError::io("cannot remove", &path)(e)),
+        }
+    }
+    Ok(())
 }
 
 /// The dot-named temporary file in `dir`, with whatever had its name removed (a link is

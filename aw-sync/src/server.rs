@@ -37,6 +37,15 @@ pub trait Server {
     fn flush(&self) -> Result<()> {
         Ok(())
     }
+    /// Whether what [`Server::flush`] made durable stays, so a resume point can be trusted
+    /// even where the server's copy ends before it (the user deleted those events). Only
+    /// the datastore itself can say so, and its owner forgets the resume points when the
+    /// database lost writes (a restore, a salvage); a server over HTTP (perhaps the
+    /// reference, which can lose acknowledged writes in a crash) cannot: there the pull
+    /// starts again from the server's newest event when its copy ends earlier.
+    fn keeps_what_it_flushed(&self) -> bool {
+        false
+    }
 }
 
 impl Server for Datastore {
@@ -78,6 +87,10 @@ impl Server for Datastore {
 
     fn flush(&self) -> Result<()> {
         Ok(self.force_commit().wait()?)
+    }
+
+    fn keeps_what_it_flushed(&self) -> bool {
+        true
     }
 }
 

@@ -94,6 +94,11 @@ async fn download(
 fn csv_range(start: &[&str], end: &[&str]) -> ApiResult<(Option<i64>, Option<i64>)> {
     let start = parse_time(single(start, "start")?, "starttime")?;
     let end = parse_time(single(end, "end")?, "endtime")?;
+    if let (Some(start), Some(end)) = (start, end) {
+        if start > end {
+            return Err(ApiError::bad_request("start must not be after end"));
+        }
+    }
     Ok((
         start.as_ref().map(timestamp::to_ns_saturating),
         end.as_ref().map(timestamp::to_ns_saturating),
@@ -115,8 +120,10 @@ fn csv(
         range,
     };
     rocket::tokio::task::spawn_blocking(move || {
-        if let Err(e) = export.run(|chunk| send.blocking_send(chunk).is_ok()) {
+        if let Err(e) = export.run(|chunk| send.blocking_send(Ok(chunk)).is_ok()) {
             log::warn!("CSV export cut short: {e}");
+            // The body fails, so the client sees a broken download, not a short file.
+            let _ = send.blocking_send(Err(std::io::Error::other(e.to_string())));
         }
     });
     CsvDownload { filename, chunks }

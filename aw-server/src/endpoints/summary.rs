@@ -97,7 +97,7 @@ impl Zone {
         end: DateTime<Utc>,
         by: By,
         day_start: NaiveTime,
-    ) -> Vec<(String, DateTime<Utc>)> {
+    ) -> ApiResult<Vec<(String, DateTime<Utc>)>> {
         match self {
             Zone::Local => boundaries(&chrono::Local, start, end, by, day_start),
             Zone::Fixed(z) => boundaries(&z, start, end, by, day_start),
@@ -106,55 +106,67 @@ impl Zone {
     }
 }
 
+/// The most days or hours one summary is split into (a century of days, eleven years of
+/// hours): more is refused rather than cut short.
+const MAX_PERIODS: usize = 100_000;
+
 fn boundaries<Z: TimeZone>(
     zone: &Z,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
     by: By,
     day_start: NaiveTime,
-) -> Vec<(String, DateTime<Utc>)>
+) -> ApiResult<Vec<(String, DateTime<Utc>)>>
 where
     Z::Offset: std::fmt::Display,
 {
-    let local = start.with_timezone(zone).naive_local();
-    // The first boundary at or before `start`, as a local time.
-    let mut at = match by {
-        By::Hour => local.date().and_hms_opt(local.time().hour(), 0, 0),
-        _ => {
-            let day = if local.time() >= day_start {
-                local.date()
-            } else {
-                local.date().pred_opt().unwrap_or(local.date())
-            };
-            Some(day.and_time(day_start))
-        }
+    let step = match by {
+        By::Hour => Duration::hours(1),
+        _ => Duration::days(1),
     };
-    let mut out = Vec::new();
-    while let Some(naive) = at {
-        // A local time a DST change skips is taken a little later; a repeated one, first.
-        let instant = zone
-            .from_local_datetime(&naive)
+    // A local time a DST change skips is taken at the end of the gap; a repeated one, at
+    // its first occurrence. `None` only where a whole day is skipped (a date-line move).
+    let instant = |naive: chrono::NaiveDateTime| {
+        zone.from_local_datetime(&naive)
             .earliest()
             .or_else(|| {
                 zone.from_local_datetime(&(naive + Duration::hours(1)))
                     .earliest()
             })
-            .map(|t| t.with_timezone(&Utc));
-        let Some(instant) = instant else { break };
-        let key = match by {
-            By::Hour => format!("{}", naive.format("%Y-%m-%dT%H:00")),
-            _ => format!("{}", naive.format("%Y-%m-%d")),
-        };
-        out.push((key, instant));
-        if instant > end || out.len() > 200_000 {
-            break;
-        }
-        at = Some(match by {
-            By::Hour => naive + Duration::hours(1),
-            _ => naive + Duration::days(1),
-        });
+            .map(|t| t.with_timezone(&Utc))
+    };
+    let local = start.with_timezone(zone).naive_local();
+    // The first boundary at or before `start`, as a local time.
+    let mut naive = match by {
+        By::Hour => local
+            .date()
+            .and_time(NaiveTime::from_hms_opt(local.time().hour(), 0, 0).unwrap_or_default()),
+        _ if local.time() >= day_start => local.date().and_time(day_start),
+        _ => local.date().and_time(day_start) - Duration::days(1),
+    };
+    // In a gap the boundary can land after `start`: the one before it, then.
+    if instant(naive).is_some_and(|t| t > start) {
+        naive -= step;
     }
-    out
+    let mut out = Vec::new();
+    loop {
+        if let Some(at) = instant(naive) {
+            let key = match by {
+                By::Hour => format!("{}", naive.format("%Y-%m-%dT%H:00")),
+                _ => format!("{}", naive.format("%Y-%m-%d")),
+            };
+            out.push((key, at));
+            if at > end {
+                return Ok(out);
+            }
+        }
+        if out.len() > MAX_PERIODS {
+            return Err(ApiError::bad_request(format!(
+                "The range has more than {MAX_PERIODS} days or hours: ask for a shorter one"
+            )));
+        }
+        naive += step;
+    }
 }
 
 /// The user's categories: the `classes` setting (a list, or a JSON text of one), else the
@@ -250,7 +262,7 @@ pub(crate) async fn summary(
         .join("\n");
     let (code, periods) = match by {
         By::Day | By::Hour => {
-            let cuts = zone.boundaries(from, until, by, day_start);
+            let cuts = zone.boundaries(from, until, by, day_start)?;
             let periods: Vec<(String, TimeInterval)> = cuts
                 .windows(2)
                 .filter_map(|w| {

@@ -332,13 +332,20 @@ impl Syncer {
             .unwrap_or(&peer.path)
             .to_string_lossy()
             .into_owned();
-        // A bucket created now (a pulled bucket the user deleted) is pulled from its start.
-        let saved = cursors.get(&file_key, &source.id).filter(|_| !created);
+        // A bucket created now (a pulled bucket the user deleted) is pulled from its start:
+        // its old resume point goes at once, so a pass that fails before its first page
+        // does not leave it to the next.
+        if created {
+            cursors.remove(&file_key, &source.id)?;
+        }
+        let saved = cursors.get(&file_key, &source.id);
         let mut written = 0u64;
         let mut cursor = match (saved, newest) {
             // On from the last event pulled, after extending it if it grew; also when the
             // server's copy ends before it (the user deleted those events: see `cursors.rs`).
-            (Some(mut at), _) => {
+            (Some(mut at), newest)
+                if server.keeps_what_it_flushed() || newest.is_some_and(|n| n >= at.start) =>
+            {
                 if let Some((end, extended)) = extend_grown(server, &dest, file, row, &at)? {
                     written += u64::from(extended);
                     // Ties at this start with ends up to the new one are read again
@@ -347,9 +354,10 @@ impl Syncer {
                 }
                 at
             }
-            // Never pulled into this server, or the resume points were forgotten (the
-            // server lost writes): from its newest event on.
-            (None, Some(newest)) => PageCursor::at(newest),
+            // Never pulled into this server, the resume points were forgotten (the server
+            // lost writes), or a server over HTTP whose copy ends before the resume point:
+            // from its newest event on.
+            (_, Some(newest)) => PageCursor::at(newest),
             (_, None) => PageCursor::at(
                 self.options
                     .start_date

@@ -194,3 +194,41 @@ fn events_deleted_from_a_pulled_bucket_are_not_pulled_again() {
         || count_of(&b, "aw-watcher-window_laptop") == Some(105)
     ));
 }
+
+/// After the history is rewritten (here: the privacy rules applied to it), this device's
+/// file in the sync folder is built anew, so text removed from the database is not left
+/// in the file other devices read (the incremental push never rewrites an event).
+#[test]
+fn a_privacy_run_republishes_this_devices_file_without_the_removed_text() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let d = syncing_server(f, "");
+    let secret = "payroll-2026-secret";
+    d.create_bucket("aw-watcher-window_laptop", "currentwindow", "laptop");
+    let mut events = window_events(20, 0);
+    events[3]
+        .data
+        .insert("title".into(), Value::String(format!("the {secret} sheet")));
+    d.client
+        .insert_events("aw-watcher-window_laptop", events)
+        .unwrap();
+    let published = f.join(&d.device_id).join("test.db");
+    let holds_secret = || {
+        std::fs::read(&published)
+            .is_ok_and(|b| b.windows(secret.len()).any(|w| w == secret.as_bytes()))
+    };
+    assert!(eventually(holds_secret), "the event was never published");
+    let mut http = d.server.client();
+    let r = http.post_json(
+        "/api/0/settings/privacy_filters",
+        r#"[{"enabled": true, "field": "title", "pattern": "payroll", "action": "redact", "replacement": "(hidden)"}]"#,
+    );
+    assert!(r.status == 200 || r.status == 201, "{}", r.body);
+    let r = http.post_json("/api/0/privacy/apply", r#"{"dry_run": false}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        eventually(|| !holds_secret()),
+        "the published file still holds the removed text"
+    );
+    assert!(std::fs::read(&published).is_ok_and(|b| b.windows(8).any(|w| w == b"(hidden)")));
+}
