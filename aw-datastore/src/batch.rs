@@ -199,15 +199,11 @@ impl Change {
             } => conn
                 .prepare_cached("UPDATE buckets SET name = ?2, hostname = ?3 WHERE id = ?1")?
                 .execute(params![row, name, hostname])?,
+            // The events `into` does not hold move; the bucket goes with the rest.
             Change::MergeBuckets { from, into } => {
                 conn.prepare_cached(MOVE_NEW_EVENTS_SQL)?
                     .execute(params![from, into])?
-                    + conn
-                        .prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
-                        .execute([from])?
-                    + conn
-                        .prepare_cached("DELETE FROM buckets WHERE id = ?1")?
-                        .execute([from])?
+                    + Change::DeleteBucket { row: *from }.apply(conn)?
             }
             Change::InsertEvent {
                 id,

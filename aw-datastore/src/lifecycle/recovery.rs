@@ -438,6 +438,66 @@ mod tests {
         assert_eq!(events(&conn).len(), 2);
     }
 
+    /// A run renamed bucket `b` and merged a second bucket into it, and died before its
+    /// commit: the next start applies both once (the renamed bucket holds both events, the
+    /// merged one is gone), and a second start changes nothing.
+    #[test]
+    fn a_rename_and_a_merge_held_in_the_journal_apply_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (conn, db) = db_in(&dir);
+        let (id, committed) = marker(&conn).unwrap();
+        let mut journal = Journal::open(&db, &id, committed, None).unwrap();
+        let mut changes = bucket_with_event(r#"{"n":1}"#);
+        let columns = ["c", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from);
+        changes.push(Change::CreateBucket { row: 2, columns });
+        changes.push(Change::InsertEvent {
+            id: 2,
+            bucketrow: 2,
+            start: 5,
+            end: 6,
+            data: r#"{"n":2}"#.into(),
+        });
+        journal.append(&changes).unwrap();
+        journal
+            .append(&[
+                Change::RenameBucket {
+                    row: 1,
+                    name: "renamed".into(),
+                    hostname: "h2".into(),
+                },
+                Change::MergeBuckets { from: 2, into: 1 },
+            ])
+            .unwrap();
+        drop(journal);
+
+        let buckets = |conn: &Connection| -> Vec<(i64, String, String)> {
+            let mut stmt = conn
+                .prepare("SELECT id, name, hostname FROM buckets ORDER BY id")
+                .unwrap();
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap();
+            rows.map(std::result::Result::unwrap).collect()
+        };
+        let recovered = recover(&conn, &db).unwrap();
+        assert!(recovered.held.is_empty());
+        assert_eq!(
+            buckets(&conn),
+            [(1, "renamed".to_string(), "h2".to_string())]
+        );
+        assert_eq!(
+            events(&conn),
+            [
+                (1, 1, 1, r#"{"n":1}"#.to_string()),
+                (2, 1, 6, r#"{"n":2}"#.to_string())
+            ]
+        );
+        drop(recovered);
+        recover(&conn, &db).unwrap();
+        assert_eq!(buckets(&conn).len(), 1);
+        assert_eq!(events(&conn).len(), 2);
+    }
+
     /// What an earlier version's stop could not commit (`pending.json`) is applied once.
     #[test]
     fn an_earlier_versions_pending_file_is_applied_once() {

@@ -34,6 +34,14 @@ enum Format {
     Csv,
 }
 
+/// A CSV export's range in ns (each end optional).
+type Range = (Option<i64>, Option<i64>);
+
+/// What an export route was asked for: the format and, for a CSV, the range.
+fn asked(format: &[&str], start: &[&str], end: &[&str]) -> ApiResult<(Format, Range)> {
+    Ok((format_of(format)?, csv_range(start, end)?))
+}
+
 fn format_of(values: &[&str]) -> ApiResult<Format> {
     match single(values, "format")? {
         None | Some("json") => Ok(Format::Json),
@@ -53,11 +61,10 @@ pub(crate) async fn bucket(
     end: Vec<&str>,
     state: &State<AppState>,
 ) -> ApiResult<Download> {
-    let format = format_of(&format)?;
-    let range = csv_range(&start, &end)?;
+    let asked = asked(&format, &start, &end)?;
     let bucket = state.datastore.get_bucket(bucket_id).await?;
     let csv_name = format!("aw-bucket-export_{bucket_id}.csv");
-    download(&state.datastore, (format, range), vec![bucket], csv_name).await
+    download(&state.datastore, asked, vec![bucket], csv_name).await
 }
 
 /// Every bucket and all their events (`format=csv`: as CSV, of `[start, end]` when given).
@@ -68,18 +75,17 @@ pub(crate) async fn all(
     end: Vec<&str>,
     state: &State<AppState>,
 ) -> ApiResult<Download> {
-    let format = format_of(&format)?;
-    let range = csv_range(&start, &end)?;
+    let asked = asked(&format, &start, &end)?;
     let mut buckets: Vec<Bucket> = state.datastore.get_buckets().await?.into_values().collect();
     buckets.sort_by(|a, b| a.id.cmp(&b.id));
     let csv_name = "aw-buckets-export.csv".to_string();
-    download(&state.datastore, (format, range), buckets, csv_name).await
+    download(&state.datastore, asked, buckets, csv_name).await
 }
 
 /// `buckets` in the format asked for (a CSV of the range, named `csv_name`).
 async fn download(
     datastore: &Datastore,
-    (format, range): (Format, (Option<i64>, Option<i64>)),
+    (format, range): (Format, Range),
     buckets: Vec<Bucket>,
     csv_name: String,
 ) -> ApiResult<Download> {
@@ -91,7 +97,7 @@ async fn download(
 
 /// `start` and `end` of a CSV export (each optional; the JSON export ignores them, as the
 /// reference ignores unknown parameters).
-fn csv_range(start: &[&str], end: &[&str]) -> ApiResult<(Option<i64>, Option<i64>)> {
+fn csv_range(start: &[&str], end: &[&str]) -> ApiResult<Range> {
     let start = parse_time(single(start, "start")?, "starttime")?;
     let end = parse_time(single(end, "end")?, "endtime")?;
     if let (Some(start), Some(end)) = (start, end) {
