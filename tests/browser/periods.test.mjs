@@ -134,7 +134,7 @@ test('every period shows what the server answers for the same queries, and the c
 /** The canonical desktop query as the Rust client builds it (`tests/examples/print_desktop_query.rs`). */
 function rustDesktopQuery(ids) {
   const example = new URL('../../target/release/examples/print_desktop_query', import.meta.url).pathname;
-  assert.ok(existsSync(example), `${example} is missing: run cargo build --release -p aw-tests --examples`);
+  assert.ok(existsSync(example), `${example} is missing: run cargo build --release -p aw-tests --example print_desktop_query (tests/browser/run.sh does)`);
   return execFileSync(example, [ids.window, ids.afk || '', ...ids.browsers.map((b) => b.id)], { encoding: 'utf8' });
 }
 

@@ -24,6 +24,9 @@ if [ ! -x "$AW_SERVER_BIN" ]; then
     echo "no server binary at $AW_SERVER_BIN (build it: cargo build --release -p aw-server)" >&2
     exit 1
 fi
+# One test compares the dashboard's desktop query with the Rust client's, printed by an example
+# of the aw-tests package; `cargo test` does not leave examples under their plain names.
+(cd ../.. && cargo build --release --quiet -p aw-tests --example print_desktop_query)
 mkdir -p ../artifacts
 # The period arithmetic in a time zone with daylight saving time (no browser).
 TZ=Europe/Berlin node --test period.test.mjs
