@@ -57,9 +57,7 @@ impl BackupSource {
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|e| {
-            DatastoreError::Sql(format!("cannot open '{}': {e}", path.display()).into())
-        })?;
+        .map_err(|e| DatastoreError::sqlite("open", path, &e))?;
         encryption::unlock(&conn, password, path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         Ok(BackupSource {
@@ -87,7 +85,7 @@ pub fn verify_backup(path: &Path, password: Option<&DbPassword>) -> Result<()> {
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display()).into()))?;
+    .map_err(|e| DatastoreError::sqlite("open", path, &e))?;
     encryption::unlock(&conn, password, path)?;
     check(&conn, "main", path, Some(SCHEMA_VERSION))
 }
@@ -124,10 +122,11 @@ fn write_checked(
     version: Option<i64>,
 ) -> Result<u64> {
     let io = |what: &str, e: std::io::Error| {
-        DatastoreError::Sql(format!("backup {what} '{}': {e}", target.display()).into())
+        DatastoreError::io(&format!("write the backup's {what} for"), target, &e)
     };
     let folder = target.parent().ok_or_else(|| {
-        DatastoreError::Sql(format!("'{}' has no folder", target.display()).into())
+        let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path has no folder");
+        DatastoreError::io("write the backup", target, &e)
     })?;
     std::fs::create_dir_all(folder).map_err(|e| io("folder", e))?;
     let name = target
@@ -206,8 +205,10 @@ fn check(conn: &Connection, schema: &str, path: &Path, expected: Option<i64>) ->
 }
 
 fn path_text(path: &Path) -> Result<&str> {
-    path.to_str()
-        .ok_or_else(|| DatastoreError::Sql(format!("'{}' is not UTF-8", path.display()).into()))
+    path.to_str().ok_or_else(|| {
+        let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "the name is not UTF-8");
+        DatastoreError::io("name", path, &e)
+    })
 }
 
 #[cfg(test)]

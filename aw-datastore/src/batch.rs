@@ -306,11 +306,11 @@ impl Batch {
                     journal.path().display()
                 );
                 if e.kind() == std::io::ErrorKind::StorageFull {
-                    DatastoreError::DiskFull(crate::error::Failure {
+                    DatastoreError::DiskFull(crate::error::Failure::of_file(
                         message,
-                        sqlite_code: None,
-                        io_kind: Some(e.kind()),
-                    })
+                        journal.path(),
+                        &e,
+                    ))
                 } else {
                     DatastoreError::Unavailable(message)
                 }
@@ -344,9 +344,11 @@ impl Batch {
 
     /// Zeroes the journal's file past its header (see `Journal::wipe`); only while the
     /// batch is empty (nothing acknowledged waits in the journal).
-    pub(crate) fn wipe_journal(&mut self) -> std::io::Result<()> {
+    pub(crate) fn wipe_journal(&mut self) -> Result<()> {
         match (&mut self.journal, self.changes.is_empty()) {
-            (Some(journal), true) => journal.wipe(),
+            (Some(journal), true) => journal
+                .wipe()
+                .map_err(|e| DatastoreError::io("wipe the journal", journal.path(), &e)),
             _ => Ok(()),
         }
     }

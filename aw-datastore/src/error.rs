@@ -74,6 +74,51 @@ pub struct Failure {
     pub sqlite_code: Option<i32>,
     /// The I/O error's kind, when a file operation failed.
     pub io_kind: Option<std::io::ErrorKind>,
+    /// The file a failed file operation was about (the journal, a backup, the database).
+    pub path: Option<std::path::PathBuf>,
+}
+
+impl Failure {
+    /// A failed operation on the file at `path`, told as `message`.
+    pub(crate) fn of_file(message: String, path: &std::path::Path, e: &std::io::Error) -> Failure {
+        Failure {
+            message,
+            sqlite_code: None,
+            io_kind: Some(e.kind()),
+            path: Some(path.to_path_buf()),
+        }
+    }
+}
+
+impl DatastoreError {
+    /// SQLite's error `e` while doing `operation` on the file at `path`: classified by its
+    /// code ([`classify`]), the code and the file kept.
+    pub(crate) fn sqlite(
+        operation: &str,
+        path: &std::path::Path,
+        e: &rusqlite::Error,
+    ) -> DatastoreError {
+        let mut failure = Failure::from(e);
+        failure.message = format!("cannot {operation} '{}': {e}", path.display());
+        failure.path = Some(path.to_path_buf());
+        classify(e.sqlite_error_code(), failure)
+    }
+
+    /// A file operation that failed: what was being done (`operation`, e.g. "open the
+    /// journal"), on which file, and the I/O error's kind are kept; a full disk (or quota)
+    /// is [`DatastoreError::DiskFull`], anything else [`DatastoreError::Io`].
+    pub fn io(operation: &str, path: &std::path::Path, e: &std::io::Error) -> DatastoreError {
+        let failure = Failure::of_file(
+            format!("cannot {operation} {}: {e}", path.display()),
+            path,
+            e,
+        );
+        if e.kind() == std::io::ErrorKind::StorageFull {
+            DatastoreError::DiskFull(failure)
+        } else {
+            DatastoreError::Io(failure)
+        }
+    }
 }
 
 impl std::fmt::Display for Failure {
@@ -89,6 +134,7 @@ impl From<String> for Failure {
             message,
             sqlite_code: None,
             io_kind: None,
+            path: None,
         }
     }
 }
@@ -108,6 +154,7 @@ impl From<&rusqlite::Error> for Failure {
                 _ => None,
             },
             io_kind: None,
+            path: None,
         }
     }
 }
@@ -118,42 +165,16 @@ impl From<&std::io::Error> for Failure {
             message: e.to_string(),
             sqlite_code: None,
             io_kind: Some(e.kind()),
+            path: None,
         }
     }
-}
-
-thread_local! {
-    /// Set when this thread met a damaged file (see [`take_damage_seen`]).
-    static DAMAGE_SEEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether this thread met a damaged database file since the last call: the worker asks
-/// after each turn, and salvages its file when it did (`worker.rs`). Every SQLite error
-/// the worker's requests meet passes through the conversion below, on the worker's thread.
-pub(crate) fn take_damage_seen() -> bool {
-    DAMAGE_SEEN.with(|seen| seen.replace(false))
 }
 
 impl From<rusqlite::Error> for DatastoreError {
-    /// Classifies SQLite's error by its code (`classify`); a damaged file is also noted
-    /// for the worker, which salvages its file after the turn (`worker.rs`).
+    /// Classifies SQLite's error by its code ([`classify`]). Nothing else happens here: the
+    /// worker sees damage in the answers it sends (`Store::note`).
     fn from(e: rusqlite::Error) -> Self {
-        let error = classify(e.sqlite_error_code(), Failure::from(&e));
-        if matches!(error, DatastoreError::Damaged(_)) {
-            DAMAGE_SEEN.with(|seen| seen.set(true));
-        }
-        error
-    }
-}
-
-impl From<std::io::Error> for DatastoreError {
-    fn from(e: std::io::Error) -> Self {
-        let failure = Failure::from(&e);
-        if e.kind() == std::io::ErrorKind::StorageFull {
-            DatastoreError::DiskFull(failure)
-        } else {
-            DatastoreError::Io(failure)
-        }
+        classify(e.sqlite_error_code(), Failure::from(&e))
     }
 }
 
@@ -162,14 +183,21 @@ impl From<std::io::Error> for DatastoreError {
 pub(crate) fn classify(code: Option<rusqlite::ErrorCode>, failure: Failure) -> DatastoreError {
     match code {
         Some(rusqlite::ErrorCode::DiskFull) => DatastoreError::DiskFull(failure),
-        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
-            DatastoreError::Damaged(failure)
-        }
+        _ if is_damage(code) => DatastoreError::Damaged(failure),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
             DatastoreError::Busy(failure)
         }
         _ => DatastoreError::Sql(failure),
     }
+}
+
+/// Whether SQLite's primary result code says the file is damaged ("malformed" or "not a
+/// database"), as opposed to busy, full or missing: [`classify`] and the salvage ask here.
+pub(crate) fn is_damage(code: Option<rusqlite::ErrorCode>) -> bool {
+    matches!(
+        code,
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
 }
 
 /// Result alias for datastore operations.
@@ -203,14 +231,23 @@ mod tests {
                 ..
             })
         ));
-        let _ = take_damage_seen();
         let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "no");
-        match DatastoreError::from(io) {
+        let journal = std::path::Path::new("/data/sqlite.db.journal");
+        match DatastoreError::io("open the journal", journal, &io) {
             DatastoreError::Io(f) => {
                 assert_eq!(f.io_kind, Some(std::io::ErrorKind::PermissionDenied));
-                assert_eq!(DatastoreError::Io(f).to_string(), "File error: no");
+                assert_eq!(f.path.as_deref(), Some(journal));
+                assert_eq!(
+                    DatastoreError::Io(f).to_string(),
+                    "File error: cannot open the journal /data/sqlite.db.journal: no"
+                );
             }
             other => panic!("{other:?}"),
         }
+        let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+        assert!(matches!(
+            DatastoreError::io("wipe the journal", journal, &full),
+            DatastoreError::DiskFull(Failure { path: Some(_), .. })
+        ));
     }
 }

@@ -75,6 +75,7 @@ impl Job {
         match read {
             Ok(read) => step_read(store, read, reply, time),
             Err(e) => {
+                store.note_error(&e);
                 reply.fail(e);
                 Stepped::done(Commit::Later)
             }
@@ -102,6 +103,7 @@ impl Job {
                 step_import(store, batch, pending, reply, time)
             }
             Err(e) => {
+                store.note_error(&e);
                 let _ = reply.send(Err(e));
                 Stepped::done(Commit::Now)
             }
@@ -139,6 +141,7 @@ impl Job {
 /// One step of a read, of at most `time`.
 fn step_read(store: &mut Store, mut read: RangeRead, reply: RowSink, time: Duration) -> Stepped {
     if let Err(e) = read.step_until(store.conn(), READ_CHUNK_ROWS, Some(Instant::now() + time)) {
+        store.note_error(&e);
         reply.fail(e);
         return Stepped::done(Commit::Later);
     }
@@ -182,6 +185,7 @@ fn step_import(
             Stepped::done(Commit::Finished)
         }
         Err(e) => {
+            store.note_error(&e);
             let _ = reply.send(Err(e));
             Stepped::done(Commit::Finished)
         }

@@ -219,7 +219,9 @@ impl Datastore {
                 }
             })
             .map_err(|e| {
-                DatastoreError::Sql(format!("cannot start the worker thread: {e}").into())
+                let mut failure = crate::error::Failure::from(&e);
+                failure.message = format!("cannot start the worker thread: {e}");
+                DatastoreError::Io(failure)
             })?;
         *shared
             .worker

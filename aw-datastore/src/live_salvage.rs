@@ -149,7 +149,7 @@ pub(crate) fn salvage_now(
     }
     tx.carry_over(store, "the database file was replaced by its salvaged copy");
     // What the salvage met on its way is not a new damage.
-    let _ = crate::error::take_damage_seen();
+    let _ = store.take_damage_met();
     log::warn!(
         "Salvaged {} in {:.1?}: {}; the damaged file is kept at {}",
         path.display(),

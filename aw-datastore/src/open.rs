@@ -94,7 +94,7 @@ pub(crate) fn open_store(
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI,
     )
-    .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", path.display()).into()))?;
+    .map_err(|e| DatastoreError::sqlite("open", path, &e))?;
     // The key (if any) before any other statement touches the file.
     encryption::unlock(&conn, options.password.as_ref(), path)?;
     conn.busy_timeout(Duration::from_secs(2))?;

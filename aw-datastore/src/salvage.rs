@@ -21,7 +21,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 
 use crate::batch::{INSERT_BUCKET_SQL, INSERT_EVENT_SQL};
@@ -107,11 +107,8 @@ pub fn damage_marker(db: &Path) -> std::path::PathBuf {
 }
 
 /// Whether `e` says the file is damaged (as opposed to busy, full, or missing).
-pub(crate) fn is_damage(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
-    )
+fn is_damage(e: &rusqlite::Error) -> bool {
+    crate::error::is_damage(e.sqlite_error_code())
 }
 
 /// Copies what can be read of the database at `damaged` into a new database at `fresh`
@@ -134,11 +131,10 @@ pub fn salvage(
         damaged,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| DatastoreError::Sql(format!("cannot open '{}': {e}", damaged.display()).into()))?;
+    .map_err(|e| DatastoreError::sqlite("open", damaged, &e))?;
     encryption::unlock(&source, password, damaged)?;
-    let mut target = Connection::open(fresh).map_err(|e| {
-        DatastoreError::Sql(format!("cannot create '{}': {e}", fresh.display()).into())
-    })?;
+    let mut target =
+        Connection::open(fresh).map_err(|e| DatastoreError::sqlite("create", fresh, &e))?;
     encryption::unlock(&target, password, fresh)?;
     schema::configure(&target)?;
     schema::migrate(&mut target)?;

@@ -242,12 +242,14 @@ impl Transaction {
             }
             Err(e) => {
                 log::error!("Failed to commit to the database: {e}; the writes are kept");
+                let cause = crate::error::classify(e.sqlite_error_code(), (&e).into());
+                store.note_error(&cause);
                 if !store.conn().is_autocommit() {
                     let _ = store.conn().execute_batch("ROLLBACK");
                 }
                 self.open = false;
                 self.unsaved = Some(format!("commit failed: {e}"));
-                self.disk_full = e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull);
+                self.disk_full = matches!(cause, DatastoreError::DiskFull(_));
                 self.retry_at = Some(Instant::now() + RETRY_DELAY);
                 let _ = self.restore(store);
                 let message =
@@ -322,6 +324,7 @@ impl Transaction {
                 log::error!("Failed to reload the caches: {e}");
             }
         }
+        store.note(&result);
         match &result {
             Ok(()) => {
                 self.open = true;

@@ -48,8 +48,6 @@ pub(crate) fn run(
     batch: Batch,
     salvager: Option<&crate::live_salvage::Salvager>,
 ) -> Option<(Reply<()>, Result<()>)> {
-    // Damage met while opening was dealt with there.
-    let _ = crate::error::take_damage_seen();
     let mut tx = Transaction::begin_with(&mut store, batch);
     let mut jobs: VecDeque<Job> = VecDeque::new();
     // When the waiting job's wait began (the end of the last job step, or the job's start),
@@ -62,7 +60,7 @@ pub(crate) fn run(
     let mut stream = StreamGuess::default();
     loop {
         // A request of the last turn met a damaged page: salvage before the next one.
-        if crate::error::take_damage_seen() {
+        if store.take_damage_met() {
             if let Some(salvager) = salvager {
                 let serving = crate::live_salvage::salvage_now(
                     &mut store, file, &mut tx, &mut jobs, salvager, shared,
@@ -105,6 +103,7 @@ pub(crate) fn run(
                         log::warn!("The WAL could not be emptied (a read holds it); it is at the next checkpoint");
                     }
                 });
+                store.note(&scrubbed);
                 let _ = reply.send(scrubbed);
             }
             Some(Request::Close(reply)) => {
@@ -223,6 +222,13 @@ fn step_job(job: Job, tx: &mut Transaction, store: &mut Store, step: Duration) -
     job.step(store, tx.writes(), step)
 }
 
+/// Sends a request's answer (a caller that went away is no error), noting first whether it
+/// met a damaged file: the worker salvages after the turn (`live_salvage.rs`).
+fn answer<T>(store: &mut Store, reply: crate::request::Reply<T>, result: Result<T>) {
+    store.note(&result);
+    let _ = reply.send(result);
+}
+
 /// Every handle is gone.
 struct Disconnected;
 
@@ -260,20 +266,20 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
     match request {
         Request::CreateBucket(bucket, events, reply) => {
             let created = store.create_bucket(batch, *bucket, events);
-            let _ = reply.send(batch.sealed_result(created));
+            answer(store, reply, batch.sealed_result(created));
         }
         Request::Import(buckets, reply) => return Job::import(store, batch, buckets, reply, step),
         Request::DeleteBucket(name, reply) => {
             let deleted = store.delete_bucket(batch, &name);
-            let _ = reply.send(batch.sealed_result(deleted));
+            answer(store, reply, batch.sealed_result(deleted));
         }
         Request::InsertEvents(name, events, reply) => {
             let inserted = store.insert_events(batch, &name, events);
-            let _ = reply.send(batch.sealed_result(inserted));
+            answer(store, reply, batch.sealed_result(inserted));
         }
         Request::Heartbeat(name, event, pulsetime_ns, reply) => {
             let merged = store.heartbeat(batch, &name, event, pulsetime_ns);
-            let _ = reply.send(batch.sealed_result(merged));
+            answer(store, reply, batch.sealed_result(merged));
         }
         Request::GetEvents {
             bucket,
@@ -291,15 +297,16 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             return Job::read(store, read, reply, step);
         }
         Request::GetEvent(name, id, reply) => {
-            let _ = reply.send(store.get_event(&name, id));
+            let read = store.get_event(&name, id);
+            answer(store, reply, read);
         }
         Request::DeleteEvents(name, ids, reply) => {
             let deleted = store.delete_events(batch, &name, &ids);
-            let _ = reply.send(batch.sealed_result(deleted));
+            answer(store, reply, batch.sealed_result(deleted));
         }
         Request::ReplaceEvent(name, id, event, reply) => {
             let replaced = store.replace_event(batch, &name, id, event);
-            let _ = reply.send(batch.sealed_result(replaced));
+            answer(store, reply, batch.sealed_result(replaced));
         }
         Request::RenameBucket {
             bucket,
@@ -308,11 +315,11 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             reply,
         } => {
             let renamed = store.rename_bucket(batch, &bucket, name.as_deref(), hostname.as_deref());
-            let _ = reply.send(batch.sealed_result(renamed));
+            answer(store, reply, batch.sealed_result(renamed));
         }
         Request::MergeBuckets { from, into, reply } => {
             let merged = store.merge_buckets(batch, &from, &into);
-            let _ = reply.send(batch.sealed_result(merged));
+            answer(store, reply, batch.sealed_result(merged));
         }
         Request::DeleteRange {
             buckets,
@@ -328,28 +335,31 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
                     .delete_range(batch, bucket, lo, hi, dry_run)
                     .map(|d| done.add(d))
             });
-            let _ = reply.send(batch.sealed_result(result.map(|()| done)));
+            answer(store, reply, batch.sealed_result(result.map(|()| done)));
         }
         Request::CountEvents(name, start, end, reply) => {
-            let _ = reply.send(store.count_events(&name, start, end));
+            let read = store.count_events(&name, start, end);
+            answer(store, reply, read);
         }
         Request::GetKeyValue(key, reply) => {
-            let _ = reply.send(store.get_key_value(&key));
+            let read = store.get_key_value(&key);
+            answer(store, reply, read);
         }
         Request::SetKeyValue(key, value, reply) => {
             let set = store.set_key_value(batch, &key, &value);
-            let _ = reply.send(batch.sealed_result(set));
+            answer(store, reply, batch.sealed_result(set));
         }
         Request::DeleteKeyValue(key, reply) => {
             let deleted = store.delete_key_value(batch, &key);
-            let _ = reply.send(batch.sealed_result(deleted));
+            answer(store, reply, batch.sealed_result(deleted));
         }
         Request::GetKeyValues(prefix, reply) => {
-            let _ = reply.send(store.get_key_values(&prefix));
+            let read = store.get_key_values(&prefix);
+            answer(store, reply, read);
         }
         Request::ApplyPrivacy { dry_run, reply } => {
             let report = store.apply_privacy_to_past(batch, dry_run);
-            let _ = reply.send(batch.sealed_result(report));
+            answer(store, reply, batch.sealed_result(report));
         }
         // Taken by the loop (they need the transaction); never handled here.
         Request::ForceCommit(reply) | Request::Close(reply) | Request::Scrub(reply) => {
@@ -358,6 +368,9 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
     }
     Stepped::done(Commit::Later)
 }
+
+#[cfg(test)]
+mod damage_tests;
 
 #[cfg(test)]
 mod tests {

@@ -182,7 +182,8 @@ pub fn write_backup(
     floor: u64,
 ) -> Result<BackupFile> {
     let database = source.database();
-    super::create_folder(folder, database)?;
+    super::create_folder(folder, database)
+        .map_err(|e| DatastoreError::io("create the backup folder", folder, &e))?;
     check_space(folder, database, floor)?;
     remove_partials(folder);
     let target = next_target(folder, database, kind);
@@ -201,7 +202,8 @@ pub fn write_backup(
 /// Where [`backup_before_migration`] writes, with the space check, for a connection that
 /// is not a [`BackupSource`] (the migration's own, before the worker exists).
 pub(crate) fn migration_target(folder: &Path, database: &Path, version: i64) -> Result<PathBuf> {
-    super::create_folder(folder, database)?;
+    super::create_folder(folder, database)
+        .map_err(|e| DatastoreError::io("create the backup folder", folder, &e))?;
     check_space(folder, database, 16 << 20)?;
     remove_partials(folder);
     Ok(next_target(

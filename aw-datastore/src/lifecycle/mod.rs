@@ -101,7 +101,8 @@ impl DatabaseFile {
     pub(crate) fn replace_discarding(&self, incoming: &Path) -> Result<()> {
         self.lock.may_replace("replace the database")?;
         let _ = match_database(incoming, &self.path);
-        Ok(replace::replace_discarding(&self.path, incoming)?)
+        replace::replace_discarding(&self.path, incoming)
+            .map_err(|e| DatastoreError::io("replace the database", &self.path, &e))
     }
 
     /// Whether a damage marker asks for a salvage before the file is opened.
@@ -156,11 +157,10 @@ impl DatabaseFile {
     pub(crate) fn put_salvaged_in_place(&self, fresh: &Path) -> Result<PathBuf> {
         self.lock.may_replace("salvage the database")?;
         let aside = replace::replace(&self.path, fresh, "damaged")
-            .map_err(|e| {
-                DatastoreError::Sql(format!("cannot put the salvaged copy in place: {e}").into())
-            })?
+            .map_err(|e| DatastoreError::io("put the salvaged copy in place of", &self.path, &e))?
             .ok_or_else(|| {
-                DatastoreError::Sql(format!("'{}' is gone", self.path.display()).into())
+                let e = std::io::Error::from(std::io::ErrorKind::NotFound);
+                DatastoreError::io("put the salvaged copy in place of", &self.path, &e)
             })?;
         let _ = std::fs::remove_file(damage_marker(&self.path));
         Ok(aside)
@@ -209,9 +209,8 @@ impl DatabaseFile {
             return Err(e);
         }
         let _ = match_database(&incoming, &self.path);
-        replace::replace(&self.path, &incoming, "replaced").map_err(|e| {
-            DatastoreError::Sql(format!("cannot put the restored copy in place: {e}").into())
-        })
+        replace::replace(&self.path, &incoming, "replaced")
+            .map_err(|e| DatastoreError::io("put the restored copy in place of", &self.path, &e))
     }
 
     /// Applies what the journal holds to the database, and closes it.

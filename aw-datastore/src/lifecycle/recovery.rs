@@ -86,6 +86,7 @@ fn legacy_pending(db: &Path) -> std::path::PathBuf {
 pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
     let (id, committed) = marker(conn)?;
     let path = journal::journal_path(db);
+    let opening = |e: std::io::Error| DatastoreError::io("open the journal", &path, &e);
     let contents = match journal::read(&path) {
         Ok(Some(c)) if c.records.is_empty() => None,
         Ok(Some(c)) if c.database_id == id && c.base <= committed => Some(c),
@@ -112,7 +113,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
             Some(c) => c,
             None => {
                 return Ok(Recovered {
-                    journal: Journal::open(db, &id, committed, None)?,
+                    journal: Journal::open(db, &id, committed, None).map_err(opening)?,
                     held: Vec::new(),
                 })
             }
@@ -125,7 +126,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
         .collect();
     let Some(last) = due.last().map(|(seq, _)| *seq) else {
         return Ok(Recovered {
-            journal: Journal::open(db, &id, committed, None)?,
+            journal: Journal::open(db, &id, committed, None).map_err(opening)?,
             held: Vec::new(),
         });
     };
@@ -142,7 +143,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
                 path.display()
             );
             Ok(Recovered {
-                journal: Journal::open(db, &id, last, None)?,
+                journal: Journal::open(db, &id, last, None).map_err(opening)?,
                 held: Vec::new(),
             })
         }
@@ -158,7 +159,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
             // Worked out again without writing, for the worker to apply when it can.
             let held = apply_remapped_dry(conn, changes)?;
             Ok(Recovered {
-                journal: Journal::open(db, &id, contents.base, Some(&contents))?,
+                journal: Journal::open(db, &id, contents.base, Some(&contents)).map_err(opening)?,
                 held,
             })
         }
@@ -191,13 +192,26 @@ fn adopt_legacy_pending(db: &Path, id: &str, committed: u64) -> Result<Option<Co
         return Ok(None);
     };
     let changes: Vec<Change> = serde_json::from_slice(&bytes).map_err(|e| {
-        DatastoreError::Sql(format!("cannot read {}: {e}", pending.display()).into())
+        DatastoreError::io(
+            "read",
+            &pending,
+            &std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        )
     })?;
-    let mut journal = Journal::open(db, id, committed, None)?;
-    journal.append(&changes)?;
-    journal.sync()?;
-    std::fs::rename(&pending, with_suffix(&pending, ".applied"))?;
-    Ok(journal::read(journal.path())?)
+    let journal_file = journal::journal_path(db);
+    let in_journal = |e: std::io::Error| {
+        DatastoreError::io(
+            "move earlier held writes into the journal",
+            &journal_file,
+            &e,
+        )
+    };
+    let mut journal = Journal::open(db, id, committed, None).map_err(in_journal)?;
+    journal.append(&changes).map_err(in_journal)?;
+    journal.sync().map_err(in_journal)?;
+    std::fs::rename(&pending, with_suffix(&pending, ".applied"))
+        .map_err(|e| DatastoreError::io("rename", &pending, &e))?;
+    journal::read(journal.path()).map_err(in_journal)
 }
 
 /// Ids as the records name them → ids as applied.

@@ -47,6 +47,8 @@ pub(crate) struct Store {
     /// Events a range deletion cut: a heartbeat never merges into one (`range_delete.rs`).
     cut_events: std::collections::HashSet<i64>,
     privacy: PrivacyFilter,
+    /// Whether an operation of the worker's last turn met a damaged file ([`Store::note`]).
+    damage_met: bool,
 }
 
 /// The text form of `buckets.created`: `YYYY-MM-DD HH:MM:SS[.fraction]+00:00`, as the
@@ -82,9 +84,30 @@ impl Store {
             last_heartbeat: HashMap::new(),
             cut_events: std::collections::HashSet::new(),
             privacy: PrivacyFilter::default(),
+            damage_met: false,
         };
         store.reload()?;
         Ok(store)
+    }
+
+    /// Notes the outcome of something the worker ran on this store: when it failed on a
+    /// damaged file, the worker salvages the file after the turn (`live_salvage.rs`). The
+    /// worker notes every answer it sends and every commit and replay, so damage is seen
+    /// wherever it is met, and only there.
+    pub(crate) fn note<T>(&mut self, outcome: &Result<T>) {
+        if let Err(e) = outcome {
+            self.note_error(e);
+        }
+    }
+
+    /// [`Store::note`] for a failure at hand.
+    pub(crate) fn note_error(&mut self, error: &DatastoreError) {
+        self.damage_met |= matches!(error, DatastoreError::Damaged(_));
+    }
+
+    /// Whether damage was noted since the last call.
+    pub(crate) fn take_damage_met(&mut self) -> bool {
+        std::mem::take(&mut self.damage_met)
     }
 
     /// The connection, for transaction control by the worker.
