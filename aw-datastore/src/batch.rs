@@ -10,7 +10,7 @@
 //! So every write the store makes is also recorded here as the row-level [`Change`] it
 //! made (with the ids SQLite assigned). After a rollback the worker begins a new
 //! transaction and applies the recorded changes again, in order, up to the start of the
-//! request that failed (see `transaction.rs`): only that request gets an error. Replaying rows
+//! request that failed (see `group_commit.rs`): only that request gets an error. Replaying rows
 //! instead of requests makes the replay exact: ids, merges and replaced events come out as
 //! they were answered, whatever the caches held.
 //!
@@ -21,7 +21,7 @@
 //! *sealed* ([`Batch::seal`]), appended there as one record, before its answer goes out, so
 //! they survive the process. Changes left unsealed at the end of a worker's turn belong to
 //! a request that failed (or whose seal failed): the worker undoes them
-//! (`Transaction::check`), so a failed request, however many rows it had written, leaves
+//! (`GroupCommit::check`), so a failed request, however many rows it had written, leaves
 //! none.
 
 use rusqlite::{params, Connection};

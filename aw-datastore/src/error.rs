@@ -34,11 +34,11 @@ pub enum DatastoreError {
     #[error("Failed to send request, datastore worker is gone")]
     WorkerGone,
     /// The database cannot take writes for now (a failing commit); the writes already
-    /// acknowledged are kept in memory and written when it can (`transaction.rs`).
+    /// acknowledged are kept in memory and written when it can (`group_commit.rs`).
     #[error("Database unavailable: {0}")]
     Unavailable(String),
     /// The disk (or a quota) is full: this write is refused; the writes already
-    /// acknowledged are kept in memory and written when space returns (`transaction.rs`).
+    /// acknowledged are kept in memory and written when space returns (`group_commit.rs`).
     #[error("The disk is full: {0}")]
     DiskFull(Failure),
     /// The database cannot be read with the password given (or without one), or this build
@@ -171,7 +171,7 @@ impl From<&std::io::Error> for Failure {
 }
 
 impl From<rusqlite::Error> for DatastoreError {
-    /// Classifies SQLite's error by its code ([`classify`]). Nothing else happens here: the
+    /// Classifies SQLite's error by its code (`classify`). Nothing else happens here: the
     /// worker sees damage in the answers it sends (`Store::note`).
     fn from(e: rusqlite::Error) -> Self {
         classify(e.sqlite_error_code(), Failure::from(&e))

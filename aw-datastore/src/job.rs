@@ -92,15 +92,15 @@ impl Job {
         time: Duration,
     ) -> Stepped {
         match store.prepare_import(batch, buckets) {
-            Ok(pending) => {
-                let pending = pending
+            Ok(left) => {
+                let left = left
                     .into_iter()
                     .map(|mut b| {
                         b.events.reverse();
                         b
                     })
                     .collect();
-                step_import(store, batch, pending, reply, time)
+                step_import(store, batch, left, reply, time)
             }
             Err(e) => {
                 store.note_error(&e);
@@ -111,7 +111,7 @@ impl Job {
     }
 
     /// Whether the job's next steps write (an import): they run only while the store is
-    /// writable, like a write request (see `Transaction::writable`).
+    /// writable, like a write request (see `GroupCommit::writable`).
     pub(crate) fn is_write(&self) -> bool {
         matches!(self, Job::Import(..))
     }
@@ -133,7 +133,7 @@ impl Job {
     pub(crate) fn step(self, store: &mut Store, batch: &mut Batch, time: Duration) -> Stepped {
         match self {
             Job::Read(read, reply) => step_read(store, read, reply, time),
-            Job::Import(pending, reply) => step_import(store, batch, pending, reply, time),
+            Job::Import(left, reply) => step_import(store, batch, left, reply, time),
         }
     }
 }
@@ -171,15 +171,15 @@ fn step_read(store: &mut Store, mut read: RangeRead, reply: RowSink, time: Durat
 fn step_import(
     store: &mut Store,
     batch: &mut Batch,
-    pending: VecDeque<ImportBucket>,
+    left: VecDeque<ImportBucket>,
     reply: Reply<()>,
     time: Duration,
 ) -> Stepped {
-    match import_chunk(store, batch, pending, time).and_then(|left| {
+    match import_chunk(store, batch, left, time).and_then(|left| {
         batch.seal()?;
         Ok(left)
     }) {
-        Ok(Some(pending)) => Stepped::more(Job::Import(pending, reply)),
+        Ok(Some(left)) => Stepped::more(Job::Import(left, reply)),
         Ok(None) => {
             let _ = reply.send(Ok(()));
             Stepped::done(Commit::Finished)
@@ -196,10 +196,10 @@ fn step_import(
 fn import_chunk(
     store: &mut Store,
     batch: &mut Batch,
-    mut pending: VecDeque<ImportBucket>,
+    mut left: VecDeque<ImportBucket>,
     time: Duration,
 ) -> crate::error::Result<Option<VecDeque<ImportBucket>>> {
-    let Some(bucket) = pending.front_mut() else {
+    let Some(bucket) = left.front_mut() else {
         return Ok(None);
     };
     if let Some(present) = bucket.present.as_mut() {
@@ -208,7 +208,7 @@ fn import_chunk(
         if let Some(read) = bucket.present.take_if(|r| r.is_done()) {
             bucket.drop_present(&read.finish());
         }
-        return Ok(Some(pending));
+        return Ok(Some(left));
     }
     let events = &mut bucket.events;
     let chunk: Vec<NewEvent> = events
@@ -218,10 +218,10 @@ fn import_chunk(
         .collect();
     let name = bucket.name.clone();
     if events.is_empty() {
-        pending.pop_front();
+        left.pop_front();
     }
     store.insert_events(batch, &name, chunk)?;
-    Ok((!pending.is_empty()).then_some(pending))
+    Ok((!left.is_empty()).then_some(left))
 }
 
 #[cfg(test)]

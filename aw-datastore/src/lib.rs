@@ -2,8 +2,8 @@
 //!
 //! [`Datastore`] is a cheap, `Clone + Send + Sync` handle (a channel sender, no mutex). Every
 //! operation becomes a message to the single worker thread that owns the only
-//! `rusqlite::Connection`; the answer comes back as a [`Pending`] that async code `.await`s
-//! and threads [`Pending::wait`] on. Requests run in arrival order.
+//! `rusqlite::Connection`; the answer comes back as a [`Answer`] that async code `.await`s
+//! and threads [`Answer::wait`] on. Requests run in arrival order.
 //!
 //! # Storage
 //! The file format is aw-server-rust's (schema `user_version` 5; see `schema.rs`): an
@@ -23,7 +23,7 @@
 //!   a bucket with events and importing ignore event ids (new ids are assigned).
 //! * One failing request never loses another's acknowledged write: when SQLite rolls back
 //!   the whole open transaction (full disk, I/O error), the writes it held are applied again
-//!   from the batch that records them (`batch.rs`, `transaction.rs`).
+//!   from the batch that records them (`batch.rs`, `group_commit.rs`).
 //! * An import keeps every event that can be stored and reports each one that cannot
 //!   ([`ImportDocument`]); the reference skipped them silently.
 //! * The last-heartbeat cache is cleared whenever the data it mirrors changes: on insert,
@@ -59,12 +59,13 @@ macro_rules! long_event_condition {
     };
 }
 
+mod answer;
 mod backup;
 mod batch;
-mod changes;
 mod encryption;
 mod error;
 mod files;
+mod group_commit;
 mod handoff;
 mod import_document;
 mod job;
@@ -73,7 +74,6 @@ mod lifecycle;
 mod live_salvage;
 mod new_event;
 mod open;
-mod pending;
 mod privacy;
 mod range_read;
 mod request;
@@ -82,12 +82,12 @@ mod schedule;
 mod schema;
 mod shared;
 mod store;
-mod transaction;
 mod worker;
+mod write_listeners;
 
+pub use answer::{Answer, AnswerFuture};
 pub use aw_models::raw_event::{EventRows, RawEvent, TextRow, TextRows};
 pub use backup::{copy_verified, verify_backup, BackupSource};
-pub use changes::{ChangeListener, Touched};
 pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
 };
@@ -100,11 +100,11 @@ pub use lifecycle::{
 };
 pub use new_event::NewEvent;
 pub use open::OpenOptions;
-pub use pending::{Pending, PendingFuture};
 pub use privacy::{PrivacyReport, PrivacySample, RuleReport, PRIVACY_FILTERS_KEY};
 pub use salvage::{damage_marker, salvage, LostRange, SalvageReport};
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub use schema::SCHEMA_VERSION;
+pub use write_listeners::{Touched, WriteListener};
 
 /// The folder beside the database where backups go unless configured otherwise.
 pub const BACKUP_FOLDER: &str = "backups";
@@ -273,20 +273,20 @@ impl Datastore {
         }
     }
 
-    fn ask<T>(&self, make: impl FnOnce(request::Reply<T>) -> Request) -> Pending<T> {
+    fn ask<T>(&self, make: impl FnOnce(request::Reply<T>) -> Request) -> Answer<T> {
         let (tx, rx) = oneshot::channel();
         let request = make(tx);
         let poll = self.shared.handoff.sending(request.is_quick());
-        let waiting = pending::Waiting(self.shared.clone());
+        let waiting = answer::Waiting(self.shared.clone());
         match self.requests.send(request) {
-            Ok(()) => Pending::asked(rx, poll, waiting),
-            Err(_) => Pending::ready(DatastoreError::WorkerGone),
+            Ok(()) => Answer::asked(rx, poll, waiting),
+            Err(_) => Answer::ready(DatastoreError::WorkerGone),
         }
     }
 
     /// Makes `listener` hear of every write from now on, before the write is answered (see
-    /// [`ChangeListener`]): how a cache of answers derived from the events stays correct.
-    pub fn add_change_listener(&self, listener: Arc<dyn ChangeListener>) {
+    /// [`WriteListener`]): how a cache of answers derived from the events stays correct.
+    pub fn add_change_listener(&self, listener: Arc<dyn WriteListener>) {
         self.shared.listeners.add(listener);
     }
 
@@ -307,18 +307,18 @@ impl Datastore {
 
     /// Answers from the published state, like the worker would (or `WorkerGone` after it
     /// stopped).
-    fn read_published<T>(&self, read: impl FnOnce(&BucketMap) -> Result<T>) -> Pending<T> {
+    fn read_published<T>(&self, read: impl FnOnce(&BucketMap) -> Result<T>) -> Answer<T> {
         if !self.shared.worker_alive.load(Ordering::Acquire) {
-            return Pending::ready(DatastoreError::WorkerGone);
+            return Answer::ready(DatastoreError::WorkerGone);
         }
-        Pending::done(read(&self.shared.buckets.load()))
+        Answer::done(read(&self.shared.buckets.load()))
     }
 
     /// Creates a bucket; its `events`, if any, are inserted as new events.
     /// Fails with [`DatastoreError::BucketAlreadyExists`] when the id is taken.
-    pub fn create_bucket(&self, bucket: &Bucket) -> Pending<()> {
+    pub fn create_bucket(&self, bucket: &Bucket) -> Answer<()> {
         let events = match bucket.events.as_deref().map(NewEvent::from_events) {
-            Some(Err(e)) => return Pending::ready(e),
+            Some(Err(e)) => return Answer::ready(e),
             Some(Ok(events)) => events,
             None => Vec::new(),
         };
@@ -328,12 +328,12 @@ impl Datastore {
     }
 
     /// Deletes a bucket and all its events.
-    pub fn delete_bucket(&self, bucket_id: &str) -> Pending<()> {
+    pub fn delete_bucket(&self, bucket_id: &str) -> Answer<()> {
         self.ask(|r| Request::DeleteBucket(bucket_id.to_string(), r))
     }
 
     /// One bucket, with `metadata` (first start, last end).
-    pub fn get_bucket(&self, bucket_id: &str) -> Pending<Bucket> {
+    pub fn get_bucket(&self, bucket_id: &str) -> Answer<Bucket> {
         self.read_published(|buckets| {
             buckets
                 .get(bucket_id)
@@ -343,7 +343,7 @@ impl Datastore {
     }
 
     /// Every bucket by id.
-    pub fn get_buckets(&self) -> Pending<HashMap<String, Bucket>> {
+    pub fn get_buckets(&self) -> Answer<HashMap<String, Bucket>> {
         self.read_published(|buckets| {
             Ok(buckets
                 .iter()
@@ -354,10 +354,10 @@ impl Datastore {
 
     /// Inserts events (an event with an `id` replaces that event of this bucket). Returns
     /// the stored events with their ids, in input order.
-    pub fn insert_events(&self, bucket_id: &str, events: &[Event]) -> Pending<Vec<RawEvent>> {
+    pub fn insert_events(&self, bucket_id: &str, events: &[Event]) -> Answer<Vec<RawEvent>> {
         match NewEvent::from_events(events) {
             Ok(events) => self.insert_new_events(bucket_id, events),
-            Err(e) => Pending::ready(e),
+            Err(e) => Answer::ready(e),
         }
     }
 
@@ -366,15 +366,15 @@ impl Datastore {
         &self,
         bucket_id: &str,
         events: Vec<NewEvent>,
-    ) -> Pending<Vec<RawEvent>> {
+    ) -> Answer<Vec<RawEvent>> {
         self.ask(|r| Request::InsertEvents(bucket_id.to_string(), events, r))
     }
 
     /// Sends a heartbeat (see the crate docs for the merge rule); returns the resulting
     /// event. `pulsetime` is in seconds and must be finite.
-    pub fn heartbeat(&self, bucket_id: &str, event: &Event, pulsetime: f64) -> Pending<RawEvent> {
+    pub fn heartbeat(&self, bucket_id: &str, event: &Event, pulsetime: f64) -> Answer<RawEvent> {
         if !pulsetime.is_finite() {
-            return Pending::ready(DatastoreError::InvalidEvent(format!(
+            return Answer::ready(DatastoreError::InvalidEvent(format!(
                 "pulsetime {pulsetime} is not a finite number of seconds"
             )));
         }
@@ -388,7 +388,7 @@ impl Datastore {
                     r,
                 )
             }),
-            Err(e) => Pending::ready(e),
+            Err(e) => Answer::ready(e),
         }
     }
 
@@ -400,7 +400,7 @@ impl Datastore {
         start: Option<DateTime<Utc>>,
         end: Option<DateTime<Utc>>,
         limit: Option<u64>,
-    ) -> Pending<EventRows> {
+    ) -> Answer<EventRows> {
         self.ask(|reply| Request::GetEvents {
             bucket: bucket_id.to_string(),
             start: bound_ns(start),
@@ -459,28 +459,23 @@ impl Datastore {
     }
 
     /// One event of the bucket.
-    pub fn get_event(&self, bucket_id: &str, event_id: i64) -> Pending<RawEvent> {
+    pub fn get_event(&self, bucket_id: &str, event_id: i64) -> Answer<RawEvent> {
         self.ask(|r| Request::GetEvent(bucket_id.to_string(), event_id, r))
     }
 
     /// Deletes events of the bucket by id; answers the ids that are not events of the
     /// bucket (nothing was deleted for them).
-    pub fn delete_events_by_id(&self, bucket_id: &str, event_ids: Vec<i64>) -> Pending<Vec<i64>> {
+    pub fn delete_events_by_id(&self, bucket_id: &str, event_ids: Vec<i64>) -> Answer<Vec<i64>> {
         self.ask(|r| Request::DeleteEvents(bucket_id.to_string(), event_ids, r))
     }
 
     /// Replaces the timestamp, duration and data of event `event_id` of the bucket (the
     /// privacy rules apply as to a new event). Fails with [`DatastoreError::NoSuchEvent`]
     /// when the bucket has no such event: unlike an insert with an id, never inserts.
-    pub fn replace_event(
-        &self,
-        bucket_id: &str,
-        event_id: i64,
-        event: &Event,
-    ) -> Pending<RawEvent> {
+    pub fn replace_event(&self, bucket_id: &str, event_id: i64, event: &Event) -> Answer<RawEvent> {
         match NewEvent::from_event(event) {
             Ok(new) => self.ask(|r| Request::ReplaceEvent(bucket_id.to_string(), event_id, new, r)),
-            Err(e) => Pending::ready(e),
+            Err(e) => Answer::ready(e),
         }
     }
 
@@ -488,14 +483,14 @@ impl Datastore {
     /// (dropping or redacting, all or nothing), or with `dry_run` only counts; answers per
     /// rule what it did (see `privacy.rs`: on the past, a pattern that cannot be evaluated
     /// counts as no match).
-    pub fn apply_privacy_to_past(&self, dry_run: bool) -> Pending<PrivacyReport> {
+    pub fn apply_privacy_to_past(&self, dry_run: bool) -> Answer<PrivacyReport> {
         self.ask(|reply| Request::ApplyPrivacy { dry_run, reply })
     }
 
     /// Commits, checkpoints the WAL into the file and truncates it, and zeroes the journal
     /// of acknowledged writes: after a rewrite that removed text (the privacy rules), none
     /// of it stays readable beside the database.
-    pub fn scrub(&self) -> Pending<()> {
+    pub fn scrub(&self) -> Answer<()> {
         self.ask(Request::Scrub)
     }
 
@@ -506,7 +501,7 @@ impl Datastore {
         bucket_id: &str,
         new_id: Option<&str>,
         new_hostname: Option<&str>,
-    ) -> Pending<()> {
+    ) -> Answer<()> {
         self.ask(|reply| Request::RenameBucket {
             bucket: bucket_id.to_string(),
             name: new_id.map(str::to_string),
@@ -518,7 +513,7 @@ impl Datastore {
     /// Moves every event of bucket `from` into bucket `into` (events `into` holds already,
     /// same start, end and data, are not doubled) and deletes `from`, all or nothing.
     /// Fails with [`DatastoreError::InvalidEvent`] when their types differ.
-    pub fn merge_buckets(&self, from: &str, into: &str) -> Pending<Merge> {
+    pub fn merge_buckets(&self, from: &str, into: &str) -> Answer<Merge> {
         self.ask(|reply| Request::MergeBuckets {
             from: from.to_string(),
             into: into.to_string(),
@@ -538,13 +533,13 @@ impl Datastore {
         start: DateTime<Utc>,
         end: DateTime<Utc>,
         dry_run: bool,
-    ) -> Pending<RangeDeletion> {
+    ) -> Answer<RangeDeletion> {
         let (lo, hi) = (
             timestamp::to_ns_saturating(&start),
             timestamp::to_ns_saturating(&end),
         );
         if lo >= hi {
-            return Pending::ready(DatastoreError::InvalidEvent(
+            return Answer::ready(DatastoreError::InvalidEvent(
                 "the range is empty: start must be before end".into(),
             ));
         }
@@ -563,7 +558,7 @@ impl Datastore {
         bucket_id: &str,
         start: Option<DateTime<Utc>>,
         end: Option<DateTime<Utc>>,
-    ) -> Pending<u64> {
+    ) -> Answer<u64> {
         if start.is_none() && end.is_none() {
             // Published once counted (the first count of a bucket goes to the worker).
             let published = self
@@ -581,11 +576,11 @@ impl Datastore {
 
     /// Imports buckets with their events: new buckets are created, existing ones get the
     /// events they do not have yet. Event ids in the documents are ignored.
-    pub fn import_buckets(&self, buckets: Vec<Bucket>) -> Pending<()> {
+    pub fn import_buckets(&self, buckets: Vec<Bucket>) -> Answer<()> {
         let mut rows = Vec::with_capacity(buckets.len());
         for mut bucket in buckets {
             let events = match bucket.events.take().map(|e| NewEvent::from_events(&e)) {
-                Some(Err(e)) => return Pending::ready(e),
+                Some(Err(e)) => return Answer::ready(e),
                 Some(Ok(events)) => events,
                 None => Vec::new(),
             };
@@ -596,32 +591,32 @@ impl Datastore {
 
     /// [`Datastore::import_buckets`] for buckets whose events are already converted, e.g. by
     /// [`parse_import_document`].
-    pub fn import_rows(&self, buckets: Vec<(Bucket, Vec<NewEvent>)>) -> Pending<()> {
+    pub fn import_rows(&self, buckets: Vec<(Bucket, Vec<NewEvent>)>) -> Answer<()> {
         self.ask(|r| Request::Import(buckets, r))
     }
 
     /// The JSON text stored under `key`, or [`DatastoreError::NoSuchKey`].
-    pub fn get_key_value(&self, key: &str) -> Pending<String> {
+    pub fn get_key_value(&self, key: &str) -> Answer<String> {
         self.ask(|r| Request::GetKeyValue(key.to_string(), r))
     }
 
     /// Stores `value` (JSON text) under `key`.
-    pub fn set_key_value(&self, key: &str, value: &str) -> Pending<()> {
+    pub fn set_key_value(&self, key: &str, value: &str) -> Answer<()> {
         self.ask(|r| Request::SetKeyValue(key.to_string(), value.to_string(), r))
     }
 
     /// Deletes `key`; a missing key is not an error.
-    pub fn delete_key_value(&self, key: &str) -> Pending<()> {
+    pub fn delete_key_value(&self, key: &str) -> Answer<()> {
         self.ask(|r| Request::DeleteKeyValue(key.to_string(), r))
     }
 
     /// Every `(key, JSON text)` whose key starts with `prefix`.
-    pub fn get_key_values(&self, prefix: &str) -> Pending<Vec<(String, String)>> {
+    pub fn get_key_values(&self, prefix: &str) -> Answer<Vec<(String, String)>> {
         self.ask(|r| Request::GetKeyValues(prefix.to_string(), r))
     }
 
     /// Commits everything written so far; answers after the commit.
-    pub fn force_commit(&self) -> Pending<()> {
+    pub fn force_commit(&self) -> Answer<()> {
         self.ask(Request::ForceCommit)
     }
 

@@ -19,12 +19,12 @@ use std::sync::Arc;
 use rusqlite::Connection;
 
 use crate::error::{DatastoreError, Result};
+use crate::group_commit::GroupCommit;
 use crate::job::Job;
 use crate::lifecycle::DatabaseFile;
 use crate::open::{open_store, OpenOptions, Opened};
 use crate::shared::Shared;
 use crate::store::Store;
-use crate::transaction::Transaction;
 
 /// What the worker needs to salvage its file and open the copy.
 pub(crate) struct Salvager {
@@ -59,7 +59,7 @@ fn placeholder(shared: Arc<Shared>) -> Result<Store> {
 pub(crate) fn salvage_now(
     store: &mut Store,
     file: &DatabaseFile,
-    tx: &mut Transaction,
+    tx: &mut GroupCommit,
     jobs: &mut VecDeque<Job>,
     salvager: &Salvager,
     shared: &Arc<Shared>,

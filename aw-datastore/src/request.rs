@@ -176,7 +176,7 @@ impl Request {
     }
 
     /// Whether the request writes to the database (and so must wait while acknowledged
-    /// writes are not in a transaction: see `transaction.rs`).
+    /// writes are not in a transaction: see `group_commit.rs`).
     pub(crate) fn is_write(&self) -> bool {
         match self {
             Request::CreateBucket(..)

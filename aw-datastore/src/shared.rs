@@ -140,8 +140,8 @@ pub(crate) struct Shared {
     /// Requests the worker took while a long job was unfinished: the worker's own record
     /// that it answers between a job's steps (see [`crate::Datastore::requests_between_steps`]).
     pub requests_between_steps: AtomicU64,
-    /// Who hears of every write (`changes.rs`).
-    pub listeners: crate::changes::Listeners,
+    /// Who hears of every write (`write_listeners.rs`).
+    pub listeners: crate::write_listeners::Listeners,
     /// Whether the worker polls its queue, and how many callers wait (`handoff.rs`).
     pub handoff: crate::handoff::Handoff,
     /// The connection for backups opened with the database, until it is taken (a new one

@@ -15,7 +15,7 @@
 //! Callers are answered as soon as their request ran, before the commit (reads see the open
 //! transaction, so the API is read-your-writes); `ForceCommit` and `Close` are answered only
 //! after the commit succeeded. If SQLite drops the transaction (a failed statement or
-//! commit), the writes already answered are applied again (`transaction.rs`): one failing
+//! commit), the writes already answered are applied again (`group_commit.rs`): one failing
 //! request never loses another's acknowledged write.
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::batch::Batch;
 use crate::error::Result;
+use crate::group_commit::GroupCommit;
 use crate::job::{Job, Stepped};
 use crate::lifecycle::DatabaseFile;
 use crate::range_read::RangeRead;
@@ -32,7 +33,6 @@ use crate::request::{Reply, Request, RowSink};
 use crate::schedule::{self, Commit, Otherwise, Receive, Situation, StreamGuess};
 use crate::shared::Shared;
 use crate::store::Store;
-use crate::transaction::Transaction;
 
 /// Runs until `Close` arrives or every handle is dropped; commits before returning. Returns
 /// the `Close` request's reply channel with the final commit's result, to be answered once
@@ -48,7 +48,7 @@ pub(crate) fn run(
     batch: Batch,
     salvager: Option<&crate::live_salvage::Salvager>,
 ) -> Option<(Reply<()>, Result<()>)> {
-    let mut tx = Transaction::begin_with(&mut store, batch);
+    let mut tx = GroupCommit::begin_with(&mut store, batch);
     let mut jobs: VecDeque<Job> = VecDeque::new();
     // When the waiting job's wait began (the end of the last job step, or the job's start),
     // and when a quick request was last answered.
@@ -187,7 +187,7 @@ pub(crate) fn run(
 /// Makes sure the acknowledged changes the worker could not commit (`why`) outlive a power
 /// cut too: they are in the journal already, which the next start applies
 /// (`lifecycle/recovery.rs`).
-fn keep_held(tx: &Transaction, why: &str) {
+fn keep_held(tx: &GroupCommit, why: &str) {
     let (Some(journal), false) = (tx.batch().journal(), tx.batch().is_empty()) else {
         return;
     };
@@ -212,7 +212,7 @@ fn keep_held(tx: &Transaction, why: &str) {
 /// write request: while acknowledged writes wait to be applied again it would write in
 /// autocommit mode and take their ids. The job then ends with that error; what it wrote
 /// before stays.
-fn step_job(job: Job, tx: &mut Transaction, store: &mut Store, step: Duration) -> Stepped {
+fn step_job(job: Job, tx: &mut GroupCommit, store: &mut Store, step: Duration) -> Stepped {
     if job.is_write() {
         if let Err(e) = tx.writable(store) {
             job.refuse(e);
@@ -376,8 +376,8 @@ mod damage_tests;
 mod tests {
     use super::*;
     use crate::error::DatastoreError;
+    use crate::group_commit::tests::{bucket, store_in, unrecoverable_rollback};
     use crate::new_event::NewEvent;
-    use crate::transaction::tests::{bucket, store_in, unrecoverable_rollback};
 
     /// An import into an existing bucket is under way when SQLite drops the transaction and
     /// the acknowledged writes cannot be applied again yet: its next step is refused with
@@ -387,7 +387,7 @@ mod tests {
     fn an_import_step_waits_while_acknowledged_writes_are_unsaved() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = store_in(&dir);
-        let mut tx = Transaction::begin(&store);
+        let mut tx = GroupCommit::begin(&store);
         store
             .create_bucket(tx.writes(), bucket("imp"), Vec::new())
             .unwrap();
@@ -432,7 +432,7 @@ mod tests {
     fn a_failed_write_of_many_rows_leaves_none_and_keeps_the_others() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = store_in(&dir);
-        let mut tx = Transaction::begin(&store);
+        let mut tx = GroupCommit::begin(&store);
         let (reply, _answer) = tokio::sync::oneshot::channel();
         let created = Request::CreateBucket(Box::new(bucket("b")), Vec::new(), reply);
         let _ = handle(&mut store, tx.writes(), created, Duration::from_secs(1));

@@ -33,7 +33,7 @@ struct Gate {
     release: std::sync::Mutex<Option<std::sync::mpsc::Receiver<()>>>,
 }
 
-impl aw_datastore::ChangeListener for Gate {
+impl aw_datastore::WriteListener for Gate {
     fn touched(&self, change: aw_datastore::Touched<'_>) {
         if !matches!(change, aw_datastore::Touched::Events { bucket: "gate", .. }) {
             return;
@@ -55,8 +55,8 @@ impl aw_datastore::ChangeListener for Gate {
 /// cannot change the verdict.
 fn small_request_is_answered_between_steps<L, S>(
     s: &TempStore,
-    long: impl FnOnce() -> aw_datastore::Pending<L>,
-    small: impl FnOnce() -> aw_datastore::Pending<S>,
+    long: impl FnOnce() -> aw_datastore::Answer<L>,
+    small: impl FnOnce() -> aw_datastore::Answer<S>,
 ) -> L
 where
     L: std::fmt::Debug,

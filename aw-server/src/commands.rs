@@ -199,7 +199,7 @@ pub(crate) fn restore(cli: &Cli, password: Option<DbPassword>, chosen: Option<&P
     if restored.is_ok() {
         // The restored file lacks what the built-in sync pulled since the backup: its
         // pulls start again from each bucket's newest event.
-        if let Err(e) = aw_sync::cursors::forget_all(&crate::sync::work_dir(&db)) {
+        if let Err(e) = aw_sync::forget_pull_positions(&crate::builtin_sync::work_dir(&db)) {
             log::warn!("Cannot forget where the sync's pulls stopped: {e}");
         }
     }

@@ -4,8 +4,10 @@
 //! reference's plain bugs fixed; each such choice is documented where it is implemented:
 //! `error.rs` (status codes), `endpoints/import.rs` (event ids), `security.rs` (filters).
 
+mod allocator;
 mod background;
 mod backups;
+mod builtin_sync;
 mod catchers;
 mod cli;
 mod commands;
@@ -18,7 +20,6 @@ mod endpoints;
 mod error;
 mod instance;
 mod json_body;
-mod memory;
 mod normalize;
 mod params;
 #[cfg(test)]
@@ -29,7 +30,6 @@ mod security;
 mod server;
 mod shutdown;
 mod state;
-mod sync;
 
 use clap::Parser;
 
@@ -98,7 +98,7 @@ fn init_logging(cli: &cli::Cli) {
 }
 
 fn main() -> ExitCode {
-    memory::configure();
+    allocator::configure();
     #[cfg_attr(not(feature = "encryption"), allow(unused_mut))]
     let mut cli = cli::Cli::parse();
     init_logging(&cli);

@@ -1,6 +1,6 @@
 //! The query engine's view of the datastore, and what keeps its result cache correct.
 
-use aw_datastore::{ChangeListener, Datastore, DatastoreError, Touched};
+use aw_datastore::{Datastore, DatastoreError, Touched, WriteListener};
 use aw_models::Bucket;
 use aw_query::ResultCache;
 use aw_query::{DataSource, DataSourceError, RowChunks};
@@ -40,10 +40,10 @@ impl DataSource for DatastoreSource {
 }
 
 /// Makes every datastore write drop the cached query results it could change: the
-/// datastore tells the cache before it answers the write (`aw_datastore::ChangeListener`).
+/// datastore tells the cache before it answers the write (`aw_datastore::WriteListener`).
 struct DropStaleResults(Arc<ResultCache>);
 
-impl ChangeListener for DropStaleResults {
+impl WriteListener for DropStaleResults {
     fn touched(&self, change: Touched<'_>) {
         match change {
             Touched::Events { bucket, start, end } => self.0.events_changed(bucket, start, end),

@@ -10,16 +10,16 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
+use crate::allocator::ReturnMemory;
+use crate::builtin_sync::BackgroundSync;
 use crate::cli::{parse_custom_static, Cli};
 use crate::config::Config;
 use crate::endpoints;
 use crate::endpoints::webui::StaticFiles;
-use crate::memory::ReturnMemory;
 use crate::normalize::NormalizePath;
 use crate::security::{self, Security};
 use crate::shutdown::{InFlight, StopSignals};
 use crate::state::AppState;
-use crate::sync::BackgroundSync;
 use crate::{catchers, device_id, dirs};
 
 /// Everything the server needs to start, resolved from flags, config and defaults.
@@ -184,7 +184,7 @@ pub(crate) fn build(
         testing: settings.testing,
         device_id: settings.device_id.clone(),
     };
-    let work_dir = crate::sync::work_dir(&settings.db_path);
+    let work_dir = crate::builtin_sync::work_dir(&settings.db_path);
     let backups = std::sync::Arc::new(crate::backups::Backups::new(
         &settings.config.backup,
         &settings.db_path,

@@ -14,9 +14,9 @@ pub(crate) struct AppState {
     pub query_timeout: Option<std::time::Duration>,
     /// Query results per (program, period), dropped by the datastore's writes (`None`: off).
     pub query_cache: Option<std::sync::Arc<aw_query::ResultCache>>,
-    /// The sync with other devices built into the server (see `sync.rs`; off without a
+    /// The sync with other devices built into the server (see `builtin_sync.rs`; off without a
     /// `[sync]` folder).
-    pub sync: std::sync::Arc<crate::sync::BackgroundSync>,
+    pub sync: std::sync::Arc<crate::builtin_sync::BackgroundSync>,
     /// The database's backups (see `backups.rs`).
     pub backups: std::sync::Arc<crate::backups::Backups>,
     /// How many requests are being handled (`shutdown.rs`), for `GET /api/0/health`.

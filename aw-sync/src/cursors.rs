@@ -51,7 +51,7 @@ pub fn forget_all(work_dir: &Path) -> std::io::Result<usize> {
 }
 
 /// The saved resume points, in a small JSON file outside the sync folder.
-pub struct Cursors {
+pub(crate) struct Cursors {
     path: PathBuf,
     points: BTreeMap<String, PageCursor>,
 }
@@ -64,7 +64,7 @@ fn key(file: &str, bucket_id: &str) -> String {
 impl Cursors {
     /// Loads the file; a missing or unreadable file starts empty (pulls then start over,
     /// which is slower but correct).
-    pub fn load(path: &Path) -> Cursors {
+    pub(crate) fn load(path: &Path) -> Cursors {
         let points = match std::fs::read(path) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
                 log::warn!(
@@ -82,12 +82,12 @@ impl Cursors {
     }
 
     /// The position of the last event pulled from the bucket.
-    pub fn get(&self, file: &str, bucket_id: &str) -> Option<PageCursor> {
+    pub(crate) fn get(&self, file: &str, bucket_id: &str) -> Option<PageCursor> {
         self.points.get(&key(file, bucket_id)).copied()
     }
 
     /// Records the last event pulled and saves the file (written aside and renamed).
-    pub fn set(&mut self, file: &str, bucket_id: &str, at: PageCursor) -> Result<()> {
+    pub(crate) fn set(&mut self, file: &str, bucket_id: &str, at: PageCursor) -> Result<()> {
         if self.points.get(&key(file, bucket_id)) == Some(&at) {
             return Ok(());
         }
@@ -96,7 +96,7 @@ impl Cursors {
     }
 
     /// Forgets where the bucket's pull stopped (it starts over) and saves the file.
-    pub fn remove(&mut self, file: &str, bucket_id: &str) -> Result<()> {
+    pub(crate) fn remove(&mut self, file: &str, bucket_id: &str) -> Result<()> {
         if self.points.remove(&key(file, bucket_id)).is_none() {
             return Ok(());
         }

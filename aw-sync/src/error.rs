@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
     /// The local server answered with an error or could not be reached.
-    #[cfg(feature = "http")]
+    #[cfg(feature = "cli")]
     #[error("server: {0}")]
     Server(#[from] aw_client_rust::ClientError),
     /// A datastore (the local server's, or this device's sync file) failed.
@@ -21,7 +21,7 @@ pub enum SyncError {
         /// Why it was skipped.
         reason: String,
     },
-    /// A peer file took longer than its time in one pass ([`crate::peer::ReadGuard`]);
+    /// A peer file took longer than its time in one pass (`crate::peer::ReadGuard`);
     /// the next pass goes on from where this one stopped.
     #[error(
         "peer file '{path}': not read to the end in {seconds} s, the next pass goes on from here"

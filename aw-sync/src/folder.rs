@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Result, SyncError};
 
 /// The file name every device writes its data to.
-pub const FILE_NAME: &str = "test.db";
+pub(crate) const FILE_NAME: &str = "test.db";
 
 /// This device, as the sync folder knows it.
 #[derive(Clone, Debug, serde::Serialize)]

@@ -14,15 +14,15 @@
 //!   again, so no device re-imports its own data;
 //! - nothing is written in another device's folder; peer files are opened read-only and
 //!   read as data, never as code: no view, trigger or schema function of theirs runs, and
-//!   sizes, lengths and time per peer are bounded ([`peer`], COMPATIBILITY.md, server #19);
+//!   sizes, lengths and time per peer are bounded (`peer.rs`, COMPATIBILITY.md, server #19);
 //! - no symbolic link below the sync folder's root is followed, reading or writing
-//!   ([`folder`], COMPATIBILITY.md, server #21);
-//! - an event whose data is over [`peer::MAX_VALUE_BYTES`] is not synced either way (a
+//!   (`folder.rs`, COMPATIBILITY.md, server #21);
+//! - an event whose data is over 8 MiB (`peer.rs`) is not synced either way (a
 //!   bounded pass cannot carry it), and a peer's rows that cannot be synced are skipped
 //!   and reported one by one, not the whole peer;
-//! - this device's file is published by rename, complete and closed ([`outbox`]);
+//! - this device's file is published by rename, complete and closed (`outbox.rs`);
 //! - reads are exact (no event cut at a page boundary) and writes idempotent
-//!   ([`transfer`]), so an interrupted pass loses and doubles nothing;
+//!   (`transfer.rs`), so an interrupted pass loses and doubles nothing;
 //! - pulled buckets are keyed on the origin's device id and source bucket id;
 //! - a failing peer or bucket is logged and skipped, and the daemon goes on;
 //! - a pull resumes exactly after the last event pulled (a read position in the peer
@@ -45,17 +45,22 @@
 //! The same [`Syncer`] runs in the `aw-sync` binary (against a server over HTTP) and inside
 //! `aw-server` (against its datastore, no HTTP hop), through the [`Server`] trait.
 
-pub mod cursors;
-pub mod error;
-pub mod folder;
-pub mod outbox;
-pub mod pass;
-pub mod peer;
-pub mod server;
-pub mod transfer;
+mod cursors;
+mod error;
+mod folder;
+mod outbox;
+mod pass;
+mod peer;
+mod server;
+mod transfer;
 
+// What the two users need: the `aw-sync` binary and the sync built into `aw-server`.
+pub use cursors::forget_all as forget_pull_positions;
 pub use error::{Result, SyncError};
-pub use folder::Device;
-pub use folder::SyncFolder;
-pub use pass::{parse_list, Mode, PassReport, PeerReport, SyncOptions, Syncer};
+pub use folder::{Device, SyncFolder};
+pub use outbox::forget_working_copy;
+pub use pass::{
+    is_import, parse_list, Mode, PassReport, PeerReport, SyncOptions, Syncer, MAX_PROBLEMS,
+};
+pub use peer::PeerFile;
 pub use server::Server;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use aw_client_rust::blocking::AwClient;
 use aw_platform::dirs;
-use aw_sync::peer::PeerFile;
+use aw_sync::PeerFile;
 use aw_sync::{parse_list, Device, Mode, Server, SyncError, SyncFolder, SyncOptions, Syncer};
 use chrono::{NaiveDate, TimeZone, Utc};
 use clap::{Args, Parser, Subcommand};

@@ -28,7 +28,7 @@ use crate::error::{Result, SyncError};
 use crate::folder::{Device, SyncFolder, FILE_NAME};
 
 /// This device's file: where it is built and where it is published.
-pub struct Outbox {
+pub(crate) struct Outbox {
     folder: SyncFolder,
     device_id: String,
     /// The host folder's name, when the hostname can be one.
@@ -40,7 +40,7 @@ pub struct Outbox {
 
 impl Outbox {
     /// The outbox of `device` in `folder`, built in `work_dir` (outside the folder).
-    pub fn new(folder: &SyncFolder, device: &Device, work_dir: &Path) -> Outbox {
+    pub(crate) fn new(folder: &SyncFolder, device: &Device, work_dir: &Path) -> Outbox {
         let host_layout = folder.own_file_host_layout(&device.hostname, &device.device_id);
         Outbox {
             folder: folder.clone(),
@@ -53,7 +53,7 @@ impl Outbox {
     }
 
     /// The published file.
-    pub fn published(&self) -> &Path {
+    pub(crate) fn published(&self) -> &Path {
         &self.published
     }
 
@@ -63,7 +63,7 @@ impl Outbox {
     /// write it, and opened as a datastore its triggers would run and its push resume
     /// points would be believed (a far-future one stops this device's data from ever being
     /// published). The cost is one full push after the work folder is lost.
-    pub fn open(&self) -> Result<Datastore> {
+    pub(crate) fn open(&self) -> Result<Datastore> {
         if let Some(dir) = self.work.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(SyncError::io("cannot create the sync working folder", dir))?;
@@ -93,7 +93,7 @@ impl Outbox {
     /// Closes the working copy and, when `changed` or a published copy is not the one this
     /// device last published (missing, or written by someone else: see `stamps`),
     /// publishes it in both layouts. Returns whether it published.
-    pub fn close_and_publish(&self, store: Datastore, changed: bool) -> Result<bool> {
+    pub(crate) fn close_and_publish(&self, store: Datastore, changed: bool) -> Result<bool> {
         // Answered once the connection is closed: the WAL is in the file and gone.
         store.close()?;
         drop(store);

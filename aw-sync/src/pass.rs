@@ -25,13 +25,13 @@ use crate::folder::{Device, SyncFolder};
 use crate::server::Server;
 
 /// Bucket data key: the hostname of the device the data was recorded on (the reference's).
-pub const ORIGIN_KEY: &str = "$aw.sync.origin";
+pub(crate) const ORIGIN_KEY: &str = "$aw.sync.origin";
 /// Bucket data key of pulled buckets: the device id they come from (ours).
-pub const DEVICE_KEY: &str = "$aw.sync.device";
+pub(crate) const DEVICE_KEY: &str = "$aw.sync.device";
 /// Bucket data key of pulled buckets: the bucket id on that device (ours).
-pub const SOURCE_KEY: &str = "$aw.sync.source";
+pub(crate) const SOURCE_KEY: &str = "$aw.sync.source";
 /// What pulled buckets' ids have between the source id and the origin host.
-pub const SYNCED_FROM: &str = "-synced-from-";
+pub(crate) const SYNCED_FROM: &str = "-synced-from-";
 
 /// Which directions a pass syncs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -74,7 +74,7 @@ pub struct SyncOptions {
     pub peers_under: Option<PathBuf>,
     /// Only pull data recorded on these hosts (`sync --host`).
     pub hosts: Option<Vec<String>>,
-    /// How long one pass may read one peer file ([`crate::peer::ReadGuard`]).
+    /// How long one pass may read one peer file (`crate::peer::ReadGuard`).
     pub peer_time_limit: Duration,
 }
 
@@ -141,8 +141,8 @@ pub struct PeerReport {
     pub device_id: String,
     /// The file.
     pub path: PathBuf,
-    /// The hosts its data was recorded on: at most [`MAX_HOSTNAMES`], each cut to
-    /// [`MAX_HOSTNAME_BYTES`] (a peer names what it likes; the report must stay small).
+    /// The hosts its data was recorded on: at most `MAX_HOSTNAMES`, each cut to
+    /// `MAX_HOSTNAME_BYTES` (a peer names what it likes; the report must stay small).
     pub hostnames: Vec<String>,
     /// Its buckets pulled (imports of imports are not).
     pub buckets: usize,
@@ -160,15 +160,15 @@ pub struct PeerReport {
 pub const MAX_PROBLEMS: usize = 20;
 
 /// Host names listed per peer and pass.
-pub const MAX_HOSTNAMES: usize = 16;
+pub(crate) const MAX_HOSTNAMES: usize = 16;
 
 /// The longest host name a report keeps (a DNS name has at most 253 characters); longer
 /// ones are cut, at a character boundary.
-pub const MAX_HOSTNAME_BYTES: usize = 255;
+pub(crate) const MAX_HOSTNAME_BYTES: usize = 255;
 
 /// `host` cut to [`MAX_HOSTNAME_BYTES`] at a character boundary: what a pass reports and
 /// names buckets after, whatever length a peer's file gives.
-pub fn bounded_host(host: &str) -> &str {
+pub(crate) fn bounded_host(host: &str) -> &str {
     let mut end = host.len().min(MAX_HOSTNAME_BYTES);
     while !host.is_char_boundary(end) {
         end -= 1;
@@ -177,7 +177,7 @@ pub fn bounded_host(host: &str) -> &str {
 }
 
 impl PeerReport {
-    /// Notes that the peer's data names `host` (cut by [`bounded_host`] already).
+    /// Notes that the peer's data names `host` (cut by `bounded_host` already).
     pub fn saw_host(&mut self, host: &str) {
         if self.hostnames.len() < MAX_HOSTNAMES && !self.hostnames.iter().any(|h| h == host) {
             self.hostnames.push(host.to_string());

@@ -38,24 +38,24 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use contents::{Page, PageCursor, PeerBucket};
+pub(crate) use contents::PageCursor;
 pub use file::PeerFile;
 
 /// The largest text a peer value may have: an event's or a bucket's data, a bucket's id.
 /// Larger values are skipped and reported (see the module docs for why 8 MiB).
-pub const MAX_VALUE_BYTES: usize = 8 << 20;
+pub(crate) const MAX_VALUE_BYTES: usize = 8 << 20;
 
 /// Event data read into one page at most (at least one event is always read): a page's
 /// text, its parsed form and its copy in the server together stay well under 100 MB.
-pub const PAGE_BYTES: usize = 8 << 20;
+pub(crate) const PAGE_BYTES: usize = 8 << 20;
 
 /// The largest peer file opened: far above a decade of a busy user's data (about 200 bytes
 /// an event), far below what would let a crafted file stall a pass for long.
-pub const MAX_FILE_BYTES: u64 = 16 << 30;
+pub(crate) const MAX_FILE_BYTES: u64 = 16 << 30;
 
 /// How long one pass may read one peer by default, before it moves on to the next; a
 /// large honest peer takes several passes, each resuming where the last stopped.
-pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(120);
 
 /// When reading a peer must stop: the pass's stop flag, and this peer's time limit.
 #[derive(Clone, Debug)]

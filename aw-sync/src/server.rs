@@ -94,7 +94,7 @@ impl Server for Datastore {
     }
 }
 
-#[cfg(feature = "http")]
+#[cfg(feature = "cli")]
 impl Server for aw_client_rust::blocking::AwClient {
     fn buckets(&self) -> Result<HashMap<String, Bucket>> {
         Ok(self.get_buckets()?)

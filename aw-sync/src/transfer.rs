@@ -17,7 +17,7 @@ use crate::error::{Result, SyncError};
 use crate::server::Server;
 
 /// Events per page read and written: memory stays flat however large the bucket.
-pub const PAGE_SIZE: usize = 5000;
+pub(crate) const PAGE_SIZE: usize = 5000;
 
 /// A page whose events all start at one instant is read again with a larger limit, up to
 /// this many events (more events at one instant than this cannot be paged over the API).
@@ -36,7 +36,7 @@ pub(crate) fn extent(event: &Event) -> (i64, i64) {
 /// Pages go backwards with `end` set to the oldest start of the page before; the events
 /// at that start are left for the next page (which includes them), so ties never split.
 /// Events that touch a window edge may have been clipped there and are read again by id.
-pub fn read_pages(
+pub(crate) fn read_pages(
     server: &dyn Server,
     bucket: &str,
     from: Option<DateTime<Utc>>,
@@ -107,7 +107,7 @@ enum Slot {
 /// start and data, and an end at least as late) and extending those that grew (same start
 /// and data, earlier end: the event is replaced by id). Returns how many events were
 /// inserted or extended.
-pub fn write_page(dest: &dyn Server, bucket: &str, events: Vec<Event>) -> Result<usize> {
+pub(crate) fn write_page(dest: &dyn Server, bucket: &str, events: Vec<Event>) -> Result<usize> {
     let (Some(lo), Some(hi)) = (
         events.iter().map(|e| extent(e).0).min(),
         events.iter().map(|e| extent(e).1.max(extent(e).0)).max(),

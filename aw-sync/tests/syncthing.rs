@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use aw_client_rust::blocking::AwClient;
 use aw_models::{Bucket, Event};
-use aw_sync::peer::PeerFile;
+use aw_sync::PeerFile;
 use aw_tests::{free_port, TestServer};
 use chrono::{TimeZone, Utc};
 use serde_json::json;

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use super::{created_to_text, Store};
 use crate::batch::{Batch, Change, INSERT_BUCKET_SQL, NEW_ROW};
-use crate::changes::Touched;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
 use crate::range_read::RangeRead;
 use crate::shared::BucketShared;
+use crate::write_listeners::Touched;
 use aw_models::raw_event::EventRows;
 
 impl Store {
@@ -68,7 +68,7 @@ impl Store {
         batch: &mut Batch,
         buckets: Vec<(Bucket, Vec<NewEvent>)>,
     ) -> Result<Vec<ImportBucket>> {
-        let mut pending = Vec::with_capacity(buckets.len());
+        let mut imports = Vec::with_capacity(buckets.len());
         for (bucket, mut events) in buckets {
             for e in &mut events {
                 e.id = None;
@@ -83,13 +83,13 @@ impl Store {
             ) {
                 present = Some(self.range_read(&name, Some(lo), Some(hi), None, false)?);
             }
-            pending.push(ImportBucket {
+            imports.push(ImportBucket {
                 name,
                 events,
                 present,
             });
         }
-        Ok(pending)
+        Ok(imports)
     }
 
     /// Deletes a bucket and all its events.

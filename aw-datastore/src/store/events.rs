@@ -5,12 +5,12 @@ use std::collections::HashSet;
 
 use super::Store;
 use crate::batch::{Batch, Change, INSERT_EVENT_SQL, NEW_ROW};
-use crate::changes::Extent;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
 use crate::privacy::Verdict;
 use crate::range_read::{row_to_raw, RangeRead};
 use crate::schema::LONG_EVENT_NS;
+use crate::write_listeners::Extent;
 #[cfg(test)]
 use aw_models::raw_event::EventRows;
 use aw_models::raw_event::RawEvent;

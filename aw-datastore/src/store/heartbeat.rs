@@ -6,11 +6,11 @@ use std::borrow::Cow;
 
 use super::Store;
 use crate::batch::{Batch, Change, INSERT_EVENT_SQL, NEW_ROW};
-use crate::changes::Extent;
 use crate::error::Result;
 use crate::new_event::NewEvent;
 use crate::privacy::Verdict;
 use crate::range_read::row_to_raw;
+use crate::write_listeners::Extent;
 use aw_models::raw_event::RawEvent;
 
 /// The newest event of a bucket (greatest start; ties ordered as range reads order them).

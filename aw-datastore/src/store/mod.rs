@@ -27,11 +27,11 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 
-use crate::changes::{Extent, Touched};
 use crate::error::{DatastoreError, Result};
 use crate::privacy::{PrivacyFilter, PRIVACY_FILTERS_KEY};
 use crate::schema::LONG_EVENT_NS;
 use crate::shared::{BucketMap, BucketShared, Shared};
+use crate::write_listeners::{Extent, Touched};
 use aw_models::raw_event::RawEvent;
 use std::sync::Arc;
 
@@ -175,7 +175,7 @@ impl Store {
         Ok(())
     }
 
-    /// Tells the change listeners what a write just changed (`changes.rs`).
+    /// Tells the change listeners what a write just changed (`write_listeners.rs`).
     fn tell(&self, change: Touched<'_>) {
         self.shared.listeners.tell(change);
     }

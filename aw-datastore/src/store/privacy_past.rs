@@ -10,9 +10,9 @@ use std::collections::HashMap;
 
 use super::Store;
 use crate::batch::{Batch, Change};
-use crate::changes::Touched;
 use crate::error::Result;
 use crate::privacy::{PastVerdict, PrivacyFilter, PrivacyReport};
+use crate::write_listeners::Touched;
 
 /// One event the rules change: its row, and its new data (`None`: dropped).
 struct Changed {

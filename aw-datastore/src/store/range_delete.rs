@@ -19,9 +19,9 @@ use serde::Serialize;
 
 use super::Store;
 use crate::batch::{Batch, Change, INSERT_EVENT_SQL, NEW_ROW};
-use crate::changes::Extent;
 use crate::error::Result;
 use crate::schema::LONG_EVENT_NS;
+use crate::write_listeners::Extent;
 
 /// What deleting a time range did, or for a dry run would do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]

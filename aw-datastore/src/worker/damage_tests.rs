@@ -13,8 +13,8 @@
 
 use super::*;
 use crate::error::DatastoreError;
+use crate::group_commit::tests::{bucket, store_in};
 use crate::new_event::NewEvent;
-use crate::transaction::tests::{bucket, store_in};
 use rusqlite::Connection;
 
 /// Points `table` at the root page of an index of another table.
@@ -45,9 +45,9 @@ fn events(n: i64) -> Vec<NewEvent> {
 }
 
 /// A store holding the bucket `b` with 10 events, committed.
-fn store_with_events(dir: &tempfile::TempDir) -> (Store, Transaction) {
+fn store_with_events(dir: &tempfile::TempDir) -> (Store, GroupCommit) {
     let mut store = store_in(dir);
-    let mut tx = Transaction::begin(&store);
+    let mut tx = GroupCommit::begin(&store);
     store
         .create_bucket(tx.writes(), bucket("b"), events(10))
         .unwrap();
@@ -115,7 +115,7 @@ fn a_commit_that_meets_damage_is_noted() {
     // table `aw_server_journal`), which is what meets the damage here.
     let recovered = crate::lifecycle::recover(store.conn(), &dir.path().join("sqlite.db")).unwrap();
     let batch = Batch::with_journal(recovered.journal, recovered.held);
-    let mut tx = Transaction::begin_with(&mut store, batch);
+    let mut tx = GroupCommit::begin_with(&mut store, batch);
     store
         .create_bucket(tx.writes(), bucket("b"), events(3))
         .unwrap();

@@ -11,7 +11,7 @@
 //! answers.
 //!
 //! The other devices keep their copies. Events deleted from a pulled bucket
-//! (`…-synced-from-…`) stay deleted: the pull resumes where it stopped (`aw_sync::cursors`).
+//! (`…-synced-from-…`) stay deleted: the pull resumes where it stopped (aw-sync's `cursors.rs`).
 
 use aw_datastore::RangeDeletion;
 use rocket::serde::json::Json;
@@ -242,7 +242,7 @@ const IN_USE: chrono::Duration = chrono::Duration::minutes(10);
 
 /// Refuses a bucket that sync owns (`…-synced-from-…`): the next pull would bring it back.
 fn not_pulled(bucket: &aw_models::Bucket, what: &str) -> ApiResult<()> {
-    if aw_sync::pass::is_import(bucket) {
+    if aw_sync::is_import(bucket) {
         return Err(ApiError::bad_request(format!(
             "Bucket '{}' holds data pulled from another device: it cannot be {what} (the next \
              sync pass would bring it back)",

@@ -4,8 +4,8 @@
 use rocket::serde::json::Json;
 use rocket::State;
 
+use crate::builtin_sync::SyncStatus;
 use crate::state::AppState;
-use crate::sync::SyncStatus;
 
 /// Whether the server syncs, with which folder, the devices seen, the last push and pull,
 /// and the last pass's errors.

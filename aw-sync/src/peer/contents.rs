@@ -142,7 +142,7 @@ impl PeerFile {
     }
 
     /// The next page of the bucket's events after `cursor`, unclipped: at most `limit`
-    /// rows and about [`PAGE_BYTES`] of data. The cursor moves past every row read,
+    /// rows and about `PAGE_BYTES` of data. The cursor moves past every row read,
     /// skipped ones included.
     pub fn events_after(
         &self,

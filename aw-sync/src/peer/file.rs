@@ -67,7 +67,7 @@ fn harden(conn: &mut Connection, guard: &ReadGuard, deadline: Instant) -> rusqli
 }
 
 impl PeerFile {
-    /// Opens the file with the default [`ReadGuard`] (for listing and tests).
+    /// Opens the file with the default `ReadGuard` (for listing and tests).
     pub fn open(path: &Path, check_pages: bool) -> Result<PeerFile> {
         PeerFile::open_guarded(path, check_pages, ReadGuard::default())
     }

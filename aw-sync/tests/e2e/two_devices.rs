@@ -4,7 +4,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use aw_sync::peer::PeerFile;
+use aw_sync::PeerFile;
 use serde_json::json;
 
 use crate::common::{event, window_events, Device};

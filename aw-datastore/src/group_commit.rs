@@ -4,7 +4,7 @@
 //! SQLite rolls back the whole open transaction on some errors (a full disk, an I/O error,
 //! out of memory, a busy file), and a failed `COMMIT` leaves nothing written. Either way the
 //! writes the batch holds were already answered as stored. So:
-//! * after every request or job step, [`Transaction::check`] notices a transaction that
+//! * after every request or job step, [`GroupCommit::check`] notices a transaction that
 //!   SQLite dropped, forgets the changes of the step that failed (its caller gets its
 //!   error), begins a new transaction and applies the batch again (see `batch.rs`);
 //! * a failed commit applies the whole batch again and retries after [`RETRY_DELAY`];
@@ -30,7 +30,7 @@ pub(crate) const RETRY_DELAY: Duration = Duration::from_secs(1);
 pub(crate) const MAX_HELD_BYTES: usize = 16 << 20;
 
 /// The open transaction: its state, and the writes it holds.
-pub(crate) struct Transaction {
+pub(crate) struct GroupCommit {
     /// What was written since the last commit: the commit policy reads it, and it is
     /// applied again if SQLite rolls the transaction back (see `batch.rs`). The store's
     /// write operations record into it (`Store::heartbeat(tx.writes(), …)`); only the
@@ -41,7 +41,7 @@ pub(crate) struct Transaction {
     started: Instant,
     /// Whether a transaction is open. `false` after `BEGIN` failed (requests then run in
     /// autocommit mode, each statement durable at once: slower, but it loses nothing) and
-    /// while `unsaved` is set (writes are then refused, see [`Transaction::writable`]).
+    /// while `unsaved` is set (writes are then refused, see [`GroupCommit::writable`]).
     open: bool,
     /// The batch holds acknowledged writes that are not in any transaction: SQLite dropped
     /// it and applying them again failed.
@@ -53,20 +53,20 @@ pub(crate) struct Transaction {
     retry_at: Option<Instant>,
 }
 
-impl Transaction {
+impl GroupCommit {
     /// Begins the first transaction (unit tests: no journal).
     #[cfg(test)]
-    pub(crate) fn begin(store: &Store) -> Transaction {
-        let mut tx = Transaction::unopened(Batch::default());
+    pub(crate) fn begin(store: &Store) -> GroupCommit {
+        let mut tx = GroupCommit::unopened(Batch::default());
         tx.open = tx.try_begin(store).is_ok();
         tx
     }
 
     /// Begins the first transaction with `batch`: its journal, and the acknowledged changes
     /// recovery could not commit at open, applied again here (or as soon as they can be).
-    pub(crate) fn begin_with(store: &mut Store, batch: Batch) -> Transaction {
+    pub(crate) fn begin_with(store: &mut Store, batch: Batch) -> GroupCommit {
         let held = !batch.is_empty();
-        let mut tx = Transaction::unopened(batch);
+        let mut tx = GroupCommit::unopened(batch);
         if held {
             // Begins the transaction itself.
             tx.carry_over(
@@ -80,8 +80,8 @@ impl Transaction {
     }
 
     /// The state before the first `BEGIN`.
-    fn unopened(batch: Batch) -> Transaction {
-        Transaction {
+    fn unopened(batch: Batch) -> GroupCommit {
+        GroupCommit {
             batch,
             started: Instant::now(),
             open: false,
@@ -363,7 +363,7 @@ pub(crate) mod tests {
     /// SQLite drops the open transaction, and applying its writes again fails (a trigger
     /// stands in for a disk that is still full; it is gone afterwards, but no replay is
     /// tried again within `RETRY_DELAY`).
-    pub(crate) fn unrecoverable_rollback(tx: &mut Transaction, store: &mut Store) {
+    pub(crate) fn unrecoverable_rollback(tx: &mut GroupCommit, store: &mut Store) {
         store.conn().execute_batch("ROLLBACK").unwrap();
         store
             .conn()
@@ -383,7 +383,7 @@ pub(crate) mod tests {
     fn writes_wait_until_the_acknowledged_ones_are_applied_again() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = store_in(&dir);
-        let mut tx = Transaction::begin(&store);
+        let mut tx = GroupCommit::begin(&store);
         store
             .create_bucket(tx.writes(), bucket("kept"), Vec::new())
             .unwrap();

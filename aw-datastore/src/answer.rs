@@ -10,9 +10,9 @@ use crate::error::{DatastoreError, Result};
 use crate::handoff::{poll_for, ANSWER_POLL};
 use crate::shared::Shared;
 
-/// The answer to one request: `.await` it in async code, or [`Pending::wait`] on a thread.
+/// The answer to one request: `.await` it in async code, or [`Answer::wait`] on a thread.
 #[must_use = "a request's answer must be awaited or waited for"]
-pub struct Pending<T> {
+pub struct Answer<T> {
     state: PendingState<T>,
     /// Held (for its `Drop`) while a request sent to the worker waits for its answer.
     _waiting: Option<Waiting>,
@@ -35,22 +35,22 @@ impl Drop for Waiting {
     }
 }
 
-impl<T> Pending<T> {
+impl<T> Answer<T> {
     /// The answer of a request sent to the worker; the caller polls for it first if `poll`.
     pub(crate) fn asked(rx: oneshot::Receiver<Result<T>>, poll: bool, waiting: Waiting) -> Self {
         let wait = if poll { Wait::Poll } else { Wait::Park };
-        Pending {
+        Answer {
             state: PendingState::Asked(rx, wait),
             _waiting: Some(waiting),
         }
     }
 
     pub(crate) fn ready(error: DatastoreError) -> Self {
-        Pending::done(Err(error))
+        Answer::done(Err(error))
     }
 
     pub(crate) fn done(result: Result<T>) -> Self {
-        Pending {
+        Answer {
             state: PendingState::Done(Some(result)),
             _waiting: None,
         }
@@ -77,13 +77,13 @@ enum Wait {
     Park,
 }
 
-/// The future behind `Pending`'s `IntoFuture`.
-pub struct PendingFuture<T>(Pending<T>);
+/// The future behind `Answer`'s `IntoFuture`.
+pub struct AnswerFuture<T>(Answer<T>);
 
 // The answer is only ever moved out, never pinned, so the future can move freely.
-impl<T> Unpin for PendingFuture<T> {}
+impl<T> Unpin for AnswerFuture<T> {}
 
-impl<T> Future for PendingFuture<T> {
+impl<T> Future for AnswerFuture<T> {
     type Output = Result<T>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -113,11 +113,11 @@ impl<T> Future for PendingFuture<T> {
     }
 }
 
-impl<T> IntoFuture for Pending<T> {
+impl<T> IntoFuture for Answer<T> {
     type Output = Result<T>;
-    type IntoFuture = PendingFuture<T>;
+    type IntoFuture = AnswerFuture<T>;
 
     fn into_future(self) -> Self::IntoFuture {
-        PendingFuture(self)
+        AnswerFuture(self)
     }
 }

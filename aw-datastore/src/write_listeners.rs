@@ -35,14 +35,14 @@ pub enum Touched<'a> {
 }
 
 /// Something that must hear of every write; see the module docs for when it is called.
-pub trait ChangeListener: Send + Sync {
+pub trait WriteListener: Send + Sync {
     /// Called on the worker thread for every change, before the write is answered.
     fn touched(&self, change: Touched<'_>);
 }
 
 /// The registered listeners (shared by the handles and the worker).
 #[derive(Default)]
-pub(crate) struct Listeners(RwLock<Vec<Arc<dyn ChangeListener>>>);
+pub(crate) struct Listeners(RwLock<Vec<Arc<dyn WriteListener>>>);
 
 impl std::fmt::Debug for Listeners {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -53,7 +53,7 @@ impl std::fmt::Debug for Listeners {
 
 impl Listeners {
     /// Adds a listener; it hears of every write made from now on.
-    pub(crate) fn add(&self, listener: Arc<dyn ChangeListener>) {
+    pub(crate) fn add(&self, listener: Arc<dyn WriteListener>) {
         // A poisoned lock only means a listener panicked while the list was read; the list
         // itself is intact.
         let mut list = self.0.write().unwrap_or_else(|e| e.into_inner());
@@ -112,7 +112,7 @@ mod tests {
     #[derive(Default)]
     struct Log(Mutex<Vec<String>>);
 
-    impl ChangeListener for Log {
+    impl WriteListener for Log {
         fn touched(&self, change: Touched<'_>) {
             self.0.lock().unwrap().push(format!("{change:?}"));
         }

@@ -54,7 +54,7 @@ pub(crate) struct DeviceStatus {
     /// Its device id.
     pub device_id: String,
     /// The hosts its data was recorded on, as the last pass read them (bounded: see
-    /// `aw_sync::pass::MAX_HOSTNAMES`).
+    /// the limit in aw-sync's `pass.rs`).
     pub hostnames: Vec<String>,
     /// When a pass last read its file.
     pub last_seen: Option<DateTime<Utc>>,
@@ -157,7 +157,7 @@ impl BackgroundSync {
         let mut salvage_seen = None;
         while !self.stop.load(Ordering::Relaxed) {
             // A salvage (at start or while serving) lost writes the pulls had made: they
-            // start again from each bucket's newest event (see `aw_sync::cursors`).
+            // start again from each bucket's newest event (see aw-sync's `cursors.rs`).
             let salvage = datastore.salvage_report();
             if salvage.is_some() && salvage != salvage_seen {
                 match syncer.forget_pulls() {
@@ -179,8 +179,7 @@ impl BackgroundSync {
                         .unwrap_or_else(PoisonError::into_inner)
                         .device_id
                         .clone();
-                    if let Err(e) = aw_sync::outbox::forget_working_copy(&options.work_dir, &device)
-                    {
+                    if let Err(e) = aw_sync::forget_working_copy(&options.work_dir, &device) {
                         log::warn!("Cannot rebuild this device's sync file: {e}");
                         self.republish.store(true, Ordering::Relaxed);
                     }
@@ -202,7 +201,7 @@ impl BackgroundSync {
     }
 
     /// Asks the next pass to build this device's sync file anew from the server's data
-    /// (the history was rewritten: see `aw_sync::outbox::forget_working_copy`).
+    /// (the history was rewritten: see `aw_sync::forget_working_copy`).
     pub(crate) fn republish(&self) {
         self.republish.store(true, Ordering::Relaxed);
     }
@@ -270,10 +269,7 @@ fn record(status: &mut SyncStatus, result: Result<PassReport, SyncError>) {
         device.error = peer.error.clone();
         device.skipped_events += peer.skipped_events;
         device.problems.extend(peer.problems.iter().cloned());
-        let excess = device
-            .problems
-            .len()
-            .saturating_sub(aw_sync::pass::MAX_PROBLEMS);
+        let excess = device.problems.len().saturating_sub(aw_sync::MAX_PROBLEMS);
         device.problems.drain(..excess);
     }
     status.devices = devices.into_values().collect();
