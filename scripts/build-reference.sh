@@ -2,7 +2,7 @@
 # Builds the reference ActivityWatch server (aw-server-rust) at the commit every comparison
 # in BENCHMARKS.md names, outside this repository, and prints the paths of its two
 # binaries: aw-server, then aw-sync. Benchmarks (`aw-bench --compare`, `aw-soak --compare`)
-# and the interop example (`tests/examples/reference_interop.rs`) run it beside ours as a
+# and the interop example (`bench/examples/reference_interop.rs`) run it beside ours as a
 # black box: it is only compiled here, never read or copied into this repository.
 #
 # Usage: scripts/build-reference.sh [SOURCE] [DEST]

@@ -45,7 +45,7 @@ encrypted="$(pwd)/target/release/aw-server-encrypted"
 cp target/release/aw-server "$encrypted"
 cargo test --release -p aw-datastore --features aw-datastore/encryption-vendored
 AW_SERVER_BIN="$encrypted" AW_TEST_DB_PASSWORD="test suite password" \
-    cargo test --release -p aw-tests -p aw-client-rust -p aw-sync --features aw-tests/encrypted
+    cargo test --release -p aw-tests -p aw-bench -p aw-client-rust -p aw-sync --features aw-tests/encrypted
 AW_SERVER_BIN="$encrypted" AW_DB_PASSWORD="test suite password" run_outside_suites
 # Leave the default build in place.
 cargo build --release -p aw-server

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use aw_tests::{bench_year, TestServer};
+use aw_tests::{year, TestServer};
 
 /// Wall time, CPU time (user + system) and peak RSS of one finished process.
 struct Usage {
@@ -115,9 +115,9 @@ fn row(what: &str, u: &Usage) {
 }
 
 fn main() {
-    let days = bench_year::arg(1, 365i64);
-    let data = bench_year::generate(days);
-    let a = bench_year::server_with(&data);
+    let days = year::arg(1, 365i64);
+    let data = year::generate(days);
+    let a = year::server_with(&data);
     let events = total_events(&a);
     let buckets = a
         .client()
@@ -159,7 +159,7 @@ fn main() {
     let started = Instant::now();
     let c = TestServer::start_with_config(&config);
     let pid = c.pid().unwrap_or(0);
-    let cpu_before = bench_year::process_usage(pid);
+    let cpu_before = year::process_usage(pid);
     // B's own file is in the folder too, with B's (empty) first-hand buckets: C pulls A's.
     while total_events(&c) < events {
         assert!(
@@ -168,7 +168,7 @@ fn main() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    let cpu_after = bench_year::process_usage(pid);
+    let cpu_after = year::process_usage(pid);
     let builtin = Usage {
         wall: started.elapsed(),
         cpu: Duration::from_millis(

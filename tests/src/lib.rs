@@ -1,13 +1,11 @@
 //! Harness for the end-to-end tests: starts the real `aw-server` binary on a free loopback
 //! port with a temporary database and private XDG directories, and talks raw HTTP/1.1 to it,
-//! so tests control every header and byte and see exactly what a client would.
+//! so tests control every header and byte and see exactly what a client would. The
+//! benchmarks and the soak (the `aw-bench` package) start servers through it too.
 
-pub mod bench_rows;
-pub mod bench_year;
-pub mod compare;
 pub mod dataset;
 pub mod http;
-pub mod soak;
+pub mod year;
 
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};

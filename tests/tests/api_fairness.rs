@@ -5,8 +5,8 @@
 //! depend on the machine: the latencies are printed, and measured by `aw-bench`).
 
 use aw_client_rust::queries::full_desktop_query;
-use aw_tests::bench_year::{self, ts, DAY, NS, START_DAY};
 use aw_tests::dataset::Dataset;
+use aw_tests::year::{self, ts, DAY, NS, START_DAY};
 use aw_tests::{Client, TestServer};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 #[test]
 fn heartbeats_succeed_and_merge_during_year_long_queries() {
     let data = Dataset::generate(7, "fair", START_DAY, 365);
-    let s = bench_year::server_with(&data);
+    let s = year::server_with(&data);
     let mut c = s.client();
-    let query = full_desktop_query(&bench_year::desktop_params(&data));
+    let query = full_desktop_query(&year::desktop_params(&data));
 
     let stop = Arc::new(AtomicBool::new(false));
     // Queries sent and not yet answered, and queries answered: with both unchanged around a
@@ -36,11 +36,8 @@ fn heartbeats_succeed_and_merge_during_year_long_queries() {
                 while !stop.load(Ordering::Relaxed) {
                     // Cold: a period of its own each time, so the result cache never answers
                     // and every request reads and evaluates a year.
-                    let body = bench_year::cold_query_body(
-                        &query,
-                        &[(START_DAY, end)],
-                        answered * 4 + w + 1,
-                    );
+                    let body =
+                        year::cold_query_body(&query, &[(START_DAY, end)], answered * 4 + w + 1);
                     in_flight.fetch_add(1, Ordering::SeqCst);
                     let r = c.post_json("/api/0/query/", &body);
                     completed.fetch_add(1, Ordering::SeqCst);

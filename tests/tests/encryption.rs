@@ -129,7 +129,7 @@ fn an_encrypted_database_is_unreadable_without_its_password() {
 #[cfg(feature = "encrypted")]
 fn encrypt_and_decrypt_round_trip_a_year_exactly() {
     let mut s = TestServer::start_with_password(None);
-    let data = aw_tests::bench_year::generate(365);
+    let data = aw_tests::year::generate(365);
     let r = s.client().post_json("/api/0/import", &data.export_json());
     assert_eq!(r.status, 200, "{}", r.body);
     let before = export(&s);

@@ -90,7 +90,7 @@ fn memory_returns_after_a_10_mb_event() {
 fn a_csv_export_of_a_year_streams_in_bounded_memory() {
     let s = TestServer::start();
     let pid = s.pid().unwrap();
-    let data = aw_tests::bench_year::generate(365);
+    let data = aw_tests::year::generate(365);
     let r = s.client().post_json("/api/0/import", &data.export_json());
     assert_eq!(r.status, 200, "{}", r.body);
     let events: u64 = {

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use super::requests::{concurrent, get_ok, heartbeats_under_query_load, post_ok};
 use super::BenchReport;
-use crate::bench_year::{self, ts, DAY, NS, START_DAY};
-use crate::Client;
+use aw_tests::year::{self, ts, DAY, NS, START_DAY};
+use aw_tests::Client;
 
 /// Writes over one keep-alive connection into the `bench-writes` bucket (created here), from
 /// the day after `end`: rate and server CPU (`server_pid`'s) per request. Returns the first
@@ -44,7 +44,7 @@ pub fn sequential_writes(
         ),
     ] {
         let path = format!("/api/0/buckets/bench-writes/{path}");
-        let cpu_before = bench_year::process_usage(server_pid);
+        let cpu_before = year::process_usage(server_pid);
         let t = Instant::now();
         for i in 0..n {
             let body = event
@@ -55,7 +55,7 @@ pub fn sequential_writes(
         b.value(name, n as f64 / t.elapsed().as_secs_f64(), "/s");
         // Server CPU (user + system) per request over the whole loop, commits included:
         // what a request costs the machine, not just how fast it returns.
-        let cpu_after = bench_year::process_usage(server_pid);
+        let cpu_after = year::process_usage(server_pid);
         let cpu_ms = cpu_after[0] + cpu_after[1] - cpu_before[0] - cpu_before[1];
         b.value(
             &format!("{name}: server CPU per request"),
@@ -96,7 +96,7 @@ pub fn connection_writes(
         ("16 connections, single-event inserts", 1),
         ("16 connections, limit=100 reads", 2),
     ] {
-        let cpu_before = bench_year::process_usage(server_pid);
+        let cpu_before = year::process_usage(server_pid);
         let (rps, p50) = concurrent(port, CONNECTIONS, secs, |c, idx| {
             let (k, i) = (idx / SPREAD, idx % SPREAD);
             let at = ts(base + i as i64 * NS);
@@ -114,7 +114,7 @@ pub fn connection_writes(
                 _ => get_ok(c, &limit100),
             };
         });
-        let cpu_after = bench_year::process_usage(server_pid);
+        let cpu_after = year::process_usage(server_pid);
         let cpu_ms = cpu_after[0] + cpu_after[1] - cpu_before[0] - cpu_before[1];
         let requests = rps * secs;
         b.value(&format!("{name}: throughput"), rps, "req/s");

@@ -1,7 +1,7 @@
 //! `aw-bench`: the whole-server benchmark, through the real binary over HTTP on loopback.
 //!
 //! ```sh
-//! cargo build --release -p aw-server && cargo run --release -p aw-tests --bin aw-bench -- [--days 365] [--json out.json] [--quick]
+//! cargo build --release -p aw-server && cargo run --release -p aw-bench --bin aw-bench -- [--days 365] [--json out.json] [--quick]
 //! ```
 //!
 //! Generates a deterministic year for one host (see `aw_tests::dataset`), imports it into a
@@ -9,19 +9,19 @@
 //! table (median and p95 in ms, or rates). `--json` also writes the numbers, so that two runs
 //! (before/after a change) can be compared.
 //!
-//! `--compare BIN` instead runs the comparison rows (`aw_tests::compare`) on our build and
+//! `--compare BIN` instead runs the comparison rows (`aw_bench::compare`) on our build and
 //! on `BIN` (the reference aw-server-rust, or another build of ours) in alternating blocks,
 //! and prints each row's ratio; `--only TEXT` (repeatable) keeps the rows whose name
 //! contains it.
 
-use aw_client_rust::queries::{browser_query, full_desktop_query};
-use aw_tests::bench_rows::queries::{concurrent_queries, dashboard_queries, query_cache_fill};
-use aw_tests::bench_rows::reads::{concurrent_event_fetches, event_reads, long_event_reads};
-use aw_tests::bench_rows::writes::{
+use aw_bench::bench_rows::queries::{concurrent_queries, dashboard_queries, query_cache_fill};
+use aw_bench::bench_rows::reads::{concurrent_event_fetches, event_reads, long_event_reads};
+use aw_bench::bench_rows::writes::{
     connection_writes, heartbeats_under_query_loops, sequential_writes,
 };
-use aw_tests::bench_rows::BenchReport;
-use aw_tests::bench_year::{self, proc_status_mb};
+use aw_bench::bench_rows::BenchReport;
+use aw_client_rust::queries::{browser_query, full_desktop_query};
+use aw_tests::year::{self, proc_status_mb};
 use aw_tests::TestServer;
 use serde_json::{json, Map, Value};
 use std::time::Instant;
@@ -43,7 +43,7 @@ fn main() {
     let json_out = arg("--json");
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(other) = arg("--compare") {
-        let options = aw_tests::compare::CompareOptions {
+        let options = aw_bench::compare::CompareOptions {
             other: other.into(),
             days: arg("--days")
                 .and_then(|d| d.parse().ok())
@@ -55,10 +55,10 @@ fn main() {
                 .map(|w| w[1].clone())
                 .collect(),
         };
-        let results = aw_tests::compare::run(&options);
+        let results = aw_bench::compare::run(&options);
         println!(
             "\n{}",
-            aw_tests::compare::to_markdown(&results, &options.other)
+            aw_bench::compare::to_markdown(&results, &options.other)
         );
         return;
     }
@@ -69,7 +69,7 @@ fn main() {
     };
 
     let t = Instant::now();
-    let data = bench_year::generate(days);
+    let data = year::generate(days);
     let doc = data.export_json();
     println!(
         "dataset: {days} days, {} events ({} window, {} afk, {} web), export {:.1} MB, generated in {:.1} s",
@@ -101,7 +101,7 @@ fn main() {
     event_reads(&mut b, &mut c, &window, end, days);
 
     // The canonical dashboard queries.
-    let params = bench_year::desktop_params(&data);
+    let params = year::desktop_params(&data);
     let desktop = full_desktop_query(&params);
     let browser = browser_query(&params.bid_browsers);
     dashboard_queries(&mut b, &mut c, &desktop, &browser, &window, end);

@@ -2,7 +2,7 @@
 //! backup never delays heartbeats), against the same server without a backup running.
 //!
 //! `backup_probe [backups]` (default 3)
-use aw_tests::bench_year;
+use aw_tests::year;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -22,9 +22,9 @@ fn report(label: &str, mut lat: Vec<f64>) {
 }
 
 fn main() {
-    let wanted: usize = bench_year::arg(1, 3);
-    let data = bench_year::generate(365);
-    let s = bench_year::server_with(&data);
+    let wanted: usize = year::arg(1, 3);
+    let data = year::generate(365);
+    let s = year::server_with(&data);
     let mut c = s.client();
     c.post_json(
         "/api/0/buckets/hb",
@@ -34,7 +34,7 @@ fn main() {
     let quiet: Vec<f64> = (0..20_000)
         .map(|_| {
             k += 1;
-            bench_year::timed_heartbeat(&mut c, k)
+            year::timed_heartbeat(&mut c, k)
         })
         .collect();
     report("no backup", quiet);
@@ -62,7 +62,7 @@ fn main() {
     let mut busy = Vec::new();
     while done.load(Ordering::Relaxed) < wanted {
         k += 1;
-        busy.push(bench_year::timed_heartbeat(&mut c, k));
+        busy.push(year::timed_heartbeat(&mut c, k));
     }
     stop.store(true, Ordering::Relaxed);
     let _ = backups.join();

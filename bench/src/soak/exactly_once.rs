@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::Client;
+use aw_tests::Client;
 
 /// Counts each marker stored in the insert buckets.
 pub(super) fn stored_markers(client: &mut Client, buckets: &[String]) -> HashMap<String, usize> {

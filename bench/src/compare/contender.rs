@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use aw_client_rust::queries::DesktopQueryParams;
 use serde_json::json;
 
-use crate::{Client, TestServer};
+use aw_tests::{Client, TestServer};
 
 /// One server in the comparison.
 pub(super) struct Contender {
     /// `ours` or `other`.
     pub(super) label: &'static str,
-    /// The binary (`None`: our build, [`crate::server_binary`]).
+    /// The binary (`None`: our build, [`aw_tests::server_binary`]).
     pub(super) binary: Option<PathBuf>,
     pub(super) server: TestServer,
     /// Counts this server's requests, so timestamps and query periods never repeat on it.
@@ -35,7 +35,7 @@ impl Contender {
 
     /// A fresh server of this binary on an empty database.
     pub(super) fn start_empty(&self) -> TestServer {
-        TestServer::start_binary(&self.binary.clone().unwrap_or_else(crate::server_binary))
+        TestServer::start_binary(&self.binary.clone().unwrap_or_else(aw_tests::server_binary))
     }
 
     /// The next number of this server's sequence.

@@ -11,8 +11,8 @@ use serde_json::json;
 use super::contender::Contender;
 use super::measure::{load, percentile, Meter, Value};
 use super::requests::{heartbeat, ok, Write};
-use crate::bench_year::{self, query_body, ts, DAY, NS};
-use crate::Client;
+use aw_tests::year::{self, query_body, ts, DAY, NS};
+use aw_tests::Client;
 
 /// `n` writes back to back over one connection: rate and server CPU per request.
 pub(super) fn sequential(c: &mut Contender, kind: Write, n: usize) -> Vec<Value> {
@@ -165,7 +165,7 @@ pub(super) fn floor_at_one_per_second(c: &mut Contender, secs: f64) -> Vec<Value
 
 /// The server's resident memory in MB.
 fn rss_mb(pid: u32) -> f64 {
-    bench_year::proc_status_mb(pid, "VmRSS:")
+    year::proc_status_mb(pid, "VmRSS:")
 }
 
 /// Resident memory before and 5 s after a run of bad or heavy input that leaves nothing to

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use aw_tests::soak::{run, SoakOptions};
+use aw_bench::soak::{run, SoakOptions};
 
 #[test]
 fn a_short_mixed_load_loses_and_doubles_nothing() {

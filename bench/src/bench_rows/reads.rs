@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::requests::{cold, concurrent, get_ok};
 use super::BenchReport;
-use crate::bench_year::{ts, DAY, START_DAY};
-use crate::Client;
+use aw_tests::year::{ts, DAY, START_DAY};
+use aw_tests::Client;
 
 /// Bucket listing, `?limit=` reads, time-range reads of the window bucket (recent and
 /// mid-history) and its event count, all over `c`.

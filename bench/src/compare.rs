@@ -24,8 +24,8 @@ mod workloads;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::bench_year;
-use crate::TestServer;
+use aw_tests::year;
+use aw_tests::TestServer;
 use contender::Contender;
 pub use measure::{cpu_and_wakeups, load, percentile};
 use rows::rows;
@@ -55,14 +55,14 @@ pub struct RowResult {
 /// Starts both servers, imports the history into each, runs every row in A, B, B, A blocks
 /// and prints each result as it comes; returns them all.
 pub fn run(options: &CompareOptions) -> Vec<RowResult> {
-    let data = bench_year::generate(options.days);
+    let data = year::generate(options.days);
     let doc = data.export_json();
-    let params = bench_year::desktop_params(&data);
+    let params = year::desktop_params(&data);
     let mut contenders: Vec<Contender> = [("ours", None), ("other", Some(options.other.clone()))]
         .into_iter()
         .map(|(label, binary): (&'static str, Option<PathBuf>)| {
             let server =
-                TestServer::start_binary(binary.as_deref().unwrap_or(&crate::server_binary()));
+                TestServer::start_binary(binary.as_deref().unwrap_or(&aw_tests::server_binary()));
             let t = Instant::now();
             let r = server.client().post_json("/api/0/import", &doc);
             assert_eq!(r.status, 200, "{label}: import failed: {}", r.body);

@@ -1,8 +1,8 @@
 //! `aw-soak`: a mixed load on the real binary for a while, then an exactly-once check of
-//! every acknowledged insert, before and after a restart (see `aw_tests::soak`).
+//! every acknowledged insert, before and after a restart (see `aw_bench::soak`).
 //!
 //! ```sh
-//! cargo build --release -p aw-server && cargo run --release -p aw-tests --bin aw-soak -- [--seconds 180] [--days 90] [--compare BIN]
+//! cargo build --release -p aw-server && cargo run --release -p aw-bench --bin aw-soak -- [--seconds 180] [--days 90] [--compare BIN]
 //! ```
 //!
 //! Prints per request type the throughput, p50/p99 latency and errors; the server's RSS at
@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use aw_tests::soak::{run, SoakOptions, SoakReport};
+use aw_bench::soak::{run, SoakOptions, SoakReport};
 
 fn main() -> ExitCode {
     let mut options = SoakOptions::default();
@@ -91,7 +91,7 @@ fn ratios(reports: &[Vec<SoakReport>; 2], other: &std::path::Path) -> String {
         out.push_str(&format!("| {name} | {a:.2} | {b:.2} | {:.2} |\n", a / b));
     };
     for kind in ["heartbeat", "insert", "week query"] {
-        let pick = |r: &SoakReport, f: fn(&aw_tests::soak::KindReport) -> f64| {
+        let pick = |r: &SoakReport, f: fn(&aw_bench::soak::KindReport) -> f64| {
             r.kinds.iter().find(|k| k.name == kind).map_or(0.0, f)
         };
         row(format!("{kind}: per s"), &|r| pick(r, |k| k.per_second));

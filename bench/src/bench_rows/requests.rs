@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::bench_year::{cold_query_body, query_body, ts, NS};
 use crate::compare::{load, percentile};
-use crate::Client;
+use aw_tests::year::{cold_query_body, query_body, ts, NS};
+use aw_tests::Client;
 
 /// Gets `path`; asserts a 200 and returns the body's length.
 pub fn get_ok(c: &mut Client, path: &str) -> usize {

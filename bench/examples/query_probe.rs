@@ -4,26 +4,26 @@
 //!
 //! `query_probe [seconds] [days]`
 use aw_client_rust::queries::full_desktop_query;
-use aw_tests::bench_year::{self, DAY};
+use aw_tests::year::{self, DAY};
 use std::time::Instant;
 
 fn main() {
-    let secs: f64 = bench_year::arg(1, 10.0);
-    let days: i64 = bench_year::arg(2, 365);
-    let data = bench_year::generate(365);
-    let s = bench_year::server_with(&data);
+    let secs: f64 = year::arg(1, 10.0);
+    let days: i64 = year::arg(2, 365);
+    let data = year::generate(365);
+    let s = year::server_with(&data);
     let mut c = s.client();
-    let code = full_desktop_query(&bench_year::desktop_params(&data));
+    let code = full_desktop_query(&year::desktop_params(&data));
     let period = [(data.end - days * DAY, data.end)];
     let pid = s.pid().unwrap_or(0);
     println!("pid {pid} ready");
-    let stat = || bench_year::process_usage(pid);
+    let stat = || year::process_usage(pid);
     let before = stat();
     let t = Instant::now();
     let mut lat = Vec::new();
     while lat.is_empty() || t.elapsed().as_secs_f64() < secs {
         // Cold: a new period each time, never answered by the result cache.
-        let body = bench_year::cold_query_body(&code, &period, lat.len() as i64 + 1);
+        let body = year::cold_query_body(&code, &period, lat.len() as i64 + 1);
         let q = Instant::now();
         assert_eq!(c.post_json("/api/0/query/", &body).status, 200);
         lat.push(q.elapsed().as_secs_f64() * 1e3);

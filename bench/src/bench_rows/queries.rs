@@ -3,8 +3,8 @@
 
 use super::requests::{cold, concurrent, post_ok};
 use super::BenchReport;
-use crate::bench_year::{proc_status_mb, query_body, ts, DAY, NS, START_DAY};
-use crate::Client;
+use aw_tests::year::{proc_status_mb, query_body, ts, DAY, NS, START_DAY};
+use aw_tests::Client;
 
 /// The canonical dashboard queries (`desktop` and `browser` code) over `c`: cold, then
 /// repeated (answered by the result cache), then after a heartbeat into one of their days.

@@ -2,13 +2,13 @@
 //! and the server's CPU time per request (for A/B runs and profiling).
 //!
 //! `range_probe [seconds] [days]`
-use aw_tests::bench_year::{self, ts, DAY};
+use aw_tests::year::{self, ts, DAY};
 use std::time::Instant;
 fn main() {
-    let days: i64 = bench_year::arg(2, 30);
-    let secs: f64 = bench_year::arg(1, 5.0);
-    let data = bench_year::generate(365);
-    let s = bench_year::server_with(&data);
+    let days: i64 = year::arg(2, 30);
+    let secs: f64 = year::arg(1, 5.0);
+    let data = year::generate(365);
+    let s = year::server_with(&data);
     let mut c = s.client();
     let w = &data.buckets[0].id;
     let path = format!(
@@ -19,7 +19,7 @@ fn main() {
     let pid = s.pid().unwrap_or(0);
     println!("pid {pid} ready");
     let cpu = || {
-        let [user, system, _] = bench_year::process_usage(pid);
+        let [user, system, _] = year::process_usage(pid);
         user + system
     };
     let cpu0 = cpu();

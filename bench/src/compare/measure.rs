@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::Client;
+use aw_tests::Client;
 
 /// One measured value: its name, the value, and whether higher is better.
 pub(super) type Value = (&'static str, f64, bool);

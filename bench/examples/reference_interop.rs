@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo build --release -p aw-server
-//! cargo run --release -p aw-tests --example reference_interop -- REF_BIN
+//! cargo run --release -p aw-bench --example reference_interop -- REF_BIN
 //! ```
 // Examples, benches and integration tests are outside the workspace lints (Cargo.toml).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]

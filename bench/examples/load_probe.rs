@@ -4,17 +4,17 @@
 //!
 //! `load_probe [query loops] [heartbeats]`
 use aw_client_rust::queries::full_desktop_query;
-use aw_tests::bench_year::{self, DAY};
+use aw_tests::year::{self, DAY};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 fn main() {
-    let loops: usize = bench_year::arg(1, 1);
-    let n: usize = bench_year::arg(2, 30_000);
-    let data = bench_year::generate(365);
-    let s = bench_year::server_with(&data);
+    let loops: usize = year::arg(1, 1);
+    let n: usize = year::arg(2, 30_000);
+    let data = year::generate(365);
+    let s = year::server_with(&data);
     let mut c = s.client();
-    let code = full_desktop_query(&bench_year::desktop_params(&data));
+    let code = full_desktop_query(&year::desktop_params(&data));
     let year = [(data.end - 365 * DAY, data.end)];
     c.post_json(
         "/api/0/buckets/hb",
@@ -30,8 +30,7 @@ fn main() {
                 while !stop.load(Ordering::Relaxed) {
                     // Cold: a new period each time (one per loop), never a cache hit.
                     k += 1;
-                    let body =
-                        bench_year::cold_query_body(&code, &year, k * loops as i64 + w as i64);
+                    let body = year::cold_query_body(&code, &year, k * loops as i64 + w as i64);
                     assert_eq!(c.post_json("/api/0/query/", &body).status, 200);
                 }
                 k
@@ -40,9 +39,7 @@ fn main() {
         .collect();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let started = std::time::Instant::now();
-    let mut lat: Vec<f64> = (0..n)
-        .map(|k| bench_year::timed_heartbeat(&mut c, k))
-        .collect();
+    let mut lat: Vec<f64> = (0..n).map(|k| year::timed_heartbeat(&mut c, k)).collect();
     let secs = started.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
     let queries: i64 = workers.into_iter().map(|w| w.join().unwrap_or(0)).sum();

@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 use aw_client_rust::queries::full_desktop_query;
 use serde_json::json;
 
-use crate::bench_year::{self, process_usage, query_body, DAY, NS, START_DAY};
-use crate::dataset::Dataset;
-use crate::Client;
+use aw_tests::dataset::Dataset;
+use aw_tests::year::{self, process_usage, query_body, DAY, NS, START_DAY};
+use aw_tests::Client;
 use exactly_once::{check, stored_markers};
 pub use report::{KindReport, SoakReport};
 use tally::{summarize, Tally};
@@ -45,7 +45,7 @@ pub struct SoakOptions {
     pub query_loops: usize,
     /// How often the export loop exports everything.
     pub export_every: Duration,
-    /// The server binary (`None`: ours, [`crate::server_binary`]); any server with the
+    /// The server binary (`None`: ours, [`aw_tests::server_binary`]); any server with the
     /// reference's API and flags, e.g. the reference itself for `aw-soak --compare`.
     pub binary: Option<std::path::PathBuf>,
 }
@@ -66,7 +66,7 @@ impl Default for SoakOptions {
 
 /// The server's resident memory in MB (0 when it cannot be read).
 fn rss_mb(pid: u32) -> f64 {
-    bench_year::proc_status_mb(pid, "VmRSS:").max(0.0)
+    year::proc_status_mb(pid, "VmRSS:").max(0.0)
 }
 
 /// Creates a bucket (once, before the load).
@@ -84,7 +84,7 @@ fn create_bucket(client: &mut Client, id: &str, kind: &str) {
 /// load: a query over the insert buckets would grow with the number of events the server
 /// managed to store, so the faster server would be given the heavier queries.
 fn week_query(history: &Dataset, window: &str) -> String {
-    let mut params = bench_year::desktop_params(history);
+    let mut params = year::desktop_params(history);
     params.bid_window = window.to_string();
     full_desktop_query(&params)
 }
@@ -92,13 +92,13 @@ fn week_query(history: &Dataset, window: &str) -> String {
 /// How far apart in time one loop's writes are.
 const STEP: i64 = NS / 1000;
 
-/// Runs the soak on a fresh server (the release binary, see [`crate::server_binary`], or
+/// Runs the soak on a fresh server (the release binary, see [`aw_tests::server_binary`], or
 /// [`SoakOptions::binary`]).
 pub fn run(options: &SoakOptions) -> SoakReport {
-    let history = bench_year::generate(options.history_days);
+    let history = year::generate(options.history_days);
     let mut server = match &options.binary {
-        Some(binary) => crate::TestServer::start_binary(binary),
-        None => crate::TestServer::start(),
+        Some(binary) => aw_tests::TestServer::start_binary(binary),
+        None => aw_tests::TestServer::start(),
     };
     let r = server
         .client()
@@ -163,7 +163,7 @@ pub fn run(options: &SoakOptions) -> SoakReport {
                     // both the same work.
                     let k = n * STEP / (30 * NS);
                     let body = json!({
-                        "timestamp": bench_year::ts(base + n * STEP),
+                        "timestamp": year::ts(base + n * STEP),
                         "duration": 0,
                         "data": {"app": format!("app{}", k % 7), "title": format!("t{i}-{k}")}
                     })
@@ -194,7 +194,7 @@ pub fn run(options: &SoakOptions) -> SoakReport {
                 while Instant::now() < deadline {
                     let marker = format!("{i}-{n}");
                     let body = json!([{
-                        "timestamp": bench_year::ts(base + n * STEP),
+                        "timestamp": year::ts(base + n * STEP),
                         "duration": 1.0,
                         "data": {"marker": marker}
                     }])

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::report::KindReport;
-use crate::Client;
+use aw_tests::Client;
 
 /// Latencies and outcomes of one loop.
 #[derive(Default)]
@@ -22,7 +22,7 @@ impl Tally {
         method: &str,
         path: &str,
         body: Option<&str>,
-    ) -> Option<crate::Response> {
+    ) -> Option<aw_tests::Response> {
         let headers: &[(&str, &str)] = if body.is_some() {
             &[("Content-Type", "application/json")]
         } else {

@@ -1,11 +1,11 @@
 //! The requests the comparison's rows send (the kinds of writes and their heartbeat bodies)
 //! and the check that an answer succeeded.
 
-use crate::bench_year::ts;
-use crate::Client;
+use aw_tests::year::ts;
+use aw_tests::Client;
 
 /// Asserts a 2xx answer.
-pub(super) fn ok(r: crate::Response, what: &str) {
+pub(super) fn ok(r: aw_tests::Response, what: &str) {
     assert!(
         (200..300).contains(&r.status),
         "{what}: {} {}",
