@@ -286,7 +286,7 @@ impl Datastore {
 
     /// Makes `listener` hear of every write from now on, before the write is answered (see
     /// [`WriteListener`]): how a cache of answers derived from the events stays correct.
-    pub fn add_change_listener(&self, listener: Arc<dyn WriteListener>) {
+    pub fn add_write_listener(&self, listener: Arc<dyn WriteListener>) {
         self.shared.listeners.add(listener);
     }
 

@@ -22,7 +22,7 @@ fn big_bucket(s: &TempStore, n: i64) {
     s.ds.create_bucket(&bucket("b")).wait().unwrap();
 }
 
-/// Holds the worker inside a write to the bucket "gate" until released: a change listener
+/// Holds the worker inside a write to the bucket "gate" until released: a write listener
 /// runs on the worker thread before the write is answered, so while it waits the worker
 /// takes nothing from its queue, and requests sent meanwhile queue up in the order sent.
 #[derive(Default)]
@@ -68,7 +68,7 @@ where
     let (release, released) = std::sync::mpsc::channel::<()>();
     *gate.entered.lock().unwrap() = Some(entered);
     *gate.release.lock().unwrap() = Some(released);
-    s.ds.add_change_listener(gate.clone());
+    s.ds.add_write_listener(gate.clone());
     let held = s.ds.heartbeat("gate", &ev(0, 0.0, json!({})), 0.0);
     inside.recv().unwrap();
 

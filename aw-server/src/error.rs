@@ -10,7 +10,7 @@
 //! is a 500 with a `reason` (`disk_full`, `unavailable`), never a 4xx or 503: the official
 //! clients' queues keep and retry a write answered 500 and drop one answered otherwise
 //! (aw-client's request queue and aw-watcher-afk's), and the writes acknowledged before are kept (`aw_datastore`'s
-//! `transaction.rs`).
+//! `group_commit.rs`).
 
 use aw_datastore::DatastoreError;
 use aw_query::{QueryError, StorageTrouble};

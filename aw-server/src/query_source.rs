@@ -62,6 +62,6 @@ pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<Res
     let cache = Arc::new(ResultCache::new(
         usize::try_from(budget).unwrap_or(usize::MAX),
     ));
-    datastore.add_change_listener(Arc::new(DropStaleResults(cache.clone())));
+    datastore.add_write_listener(Arc::new(DropStaleResults(cache.clone())));
     Some(cache)
 }

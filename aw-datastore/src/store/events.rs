@@ -238,7 +238,7 @@ impl Store {
         let mut extent = Extent::new();
         let mut result = Ok(());
         for &id in ids {
-            // The event's extent, for the change listeners (an id of another bucket or of
+            // The event's extent, for the write listeners (an id of another bucket or of
             // no event deletes nothing).
             let span = match self
                 .conn

@@ -175,12 +175,12 @@ impl Store {
         Ok(())
     }
 
-    /// Tells the change listeners what a write just changed (`write_listeners.rs`).
+    /// Tells the write listeners what a write just changed (`write_listeners.rs`).
     fn tell(&self, change: Touched<'_>) {
         self.shared.listeners.tell(change);
     }
 
-    /// Tells the change listeners that the events of `name` within `extent` changed (if
+    /// Tells the write listeners that the events of `name` within `extent` changed (if
     /// anything was added to it).
     fn tell_events(&self, name: &str, extent: Extent) {
         if let Some(change) = extent.touched(name) {
