@@ -86,11 +86,35 @@ pub fn default_host<'a>(buckets: &'a [crate::Bucket], server_host: &'a str) -> &
         .map_or(server_host, |b| b.hostname.as_str())
 }
 
+/// The type of the bucket that holds activities added by hand (a meeting away from the
+/// computer), one per host, named by [`manual_bucket_id`]. Ours: the reference has no such
+/// bucket, and ignores it.
+pub const MANUAL_BUCKET_TYPE: &str = "manual";
+
+/// `aw-manual_<host>`: the bucket the dashboard adds activities of `host` to by hand.
+pub fn manual_bucket_id(host: &str) -> String {
+    format!("aw-manual_{host}")
+}
+
+/// The buckets of one host that the desktop query reads ([`host_buckets`]); an id is empty
+/// when the host has no bucket of that kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostBuckets {
+    /// The window watcher's.
+    pub window: String,
+    /// The AFK watcher's.
+    pub afk: String,
+    /// Activities added by hand ([`MANUAL_BUCKET_TYPE`]).
+    pub manual: String,
+    /// The web watchers' whose id names a known browser, sorted.
+    pub browsers: Vec<String>,
+}
+
 /// The buckets the dashboard reads for `host` (as `hostBuckets` in `webui/queries.js`):
-/// its window and AFK buckets (the watcher's usual id if there, else the first by id of
+/// its window, AFK and manual buckets (the usual id if there, else the first by id of
 /// that type; empty when none), and every browser bucket of the host (or of host
 /// `unknown`) whose id names a known browser, sorted.
-pub fn host_buckets(buckets: &[crate::Bucket], host: &str) -> (String, String, Vec<String>) {
+pub fn host_buckets(buckets: &[crate::Bucket], host: &str) -> HostBuckets {
     let pick = |type_: &str, preferred: String| {
         let mut all: Vec<&str> = buckets
             .iter()
@@ -113,11 +137,12 @@ pub fn host_buckets(buckets: &[crate::Bucket], host: &str) -> (String, String, V
         .map(|b| b.id.clone())
         .collect();
     browsers.sort();
-    (
-        pick("currentwindow", format!("aw-watcher-window_{host}")),
-        pick("afkstatus", format!("aw-watcher-afk_{host}")),
+    HostBuckets {
+        window: pick("currentwindow", format!("aw-watcher-window_{host}")),
+        afk: pick("afkstatus", format!("aw-watcher-afk_{host}")),
+        manual: pick(MANUAL_BUCKET_TYPE, manual_bucket_id(host)),
         browsers,
-    )
+    }
 }
 
 /// What the desktop query needs to know.
@@ -130,6 +155,11 @@ pub struct DesktopQueryParams {
     pub bid_afk: String,
     /// Browser watcher bucket ids (`aw-watcher-web-…`).
     pub bid_browsers: Vec<String>,
+    /// The bucket of activities added by hand ([`MANUAL_BUCKET_TYPE`]); empty when none.
+    /// Its events count as active time even where the AFK bucket says away, and take the
+    /// place of the window time they overlap (the window shown while away is not what was
+    /// done).
+    pub bid_manual: String,
     /// Categories for `categorize`.
     pub classes: Vec<Category>,
     /// Only keep events of these categories (empty: all).
@@ -209,6 +239,16 @@ pub fn try_canonical_events(p: &DesktopQueryParams) -> Result<Vec<String>, Liter
     }
     if afk && p.filter_afk {
         q.push("events = filter_period_intersect(events, not_afk);".into());
+    }
+    if !p.bid_manual.is_empty() {
+        q.push(format!(
+            "manual = sort_by_timestamp(query_bucket({}));",
+            quote(&p.bid_manual)?
+        ));
+        if afk {
+            q.push("not_afk = period_union(not_afk, manual);".into());
+        }
+        q.push("events = union_no_overlap(manual, events);".into());
     }
     q.push(format!(
         "events = categorize(events, {});",

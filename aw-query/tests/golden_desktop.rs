@@ -384,3 +384,47 @@ fn category_by_hour_sums_to_the_day() {
     let total: f64 = per_hour.iter().flatten().map(|(_, d)| d).sum();
     assert_eq!(total, 6600.0);
 }
+
+/// An activity added by hand (`aw-manual_<host>`, a meeting away from the computer): it
+/// counts as active time although the AFK bucket says away, and takes the place of the
+/// window time it overlaps.
+#[test]
+fn an_activity_added_by_hand_is_active_time_in_place_of_the_window_time() {
+    let mut ds = day();
+    ds.add_bucket(
+        "aw-manual_laptop",
+        "manual",
+        "laptop",
+        vec![event(
+            Some(301),
+            &at("11:30:00"),
+            2700.0,
+            json!({"app": "Team meeting", "title": "Team meeting"}),
+        )],
+    );
+    let params = DesktopQueryParams {
+        bid_manual: "aw-manual_laptop".into(),
+        ..params()
+    };
+    let out = run_periods(&ds, &queries::full_desktop_query(&params), &[DAY]).unwrap();
+    let r: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let w = &r[0]["window"];
+    // 6,600 s without it; the meeting (11:30–12:15, 2,700 s, away until 12:00) replaces
+    // Minecraft's active 12:00–12:15 (900 s): 6,600 − 900 + 2,700.
+    assert_eq!(w["duration"], json!(8400.0));
+    let apps = pairs(&w["app_events"], "app");
+    assert!(apps.contains(&(json!("Team meeting"), 2700.0)), "{apps:?}");
+    assert!(apps.contains(&(json!("Minecraft"), 900.0)), "{apps:?}");
+    // Active time: the away span 10:10–12:00 now ends at 11:30, where the meeting starts
+    // and runs on into the not-AFK time from 12:00.
+    assert_eq!(
+        spans(&w["active_events"]),
+        vec![
+            (at("08:55:00"), 3000.0),
+            (at("10:00:00"), 600.0),
+            (at("11:00:00"), 900.0),
+            (at("11:30:00"), 3600.0),
+            (at("13:00:00"), 600.0),
+        ]
+    );
+}

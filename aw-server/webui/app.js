@@ -162,6 +162,8 @@ async function render() {
       return b;
     },
     isCurrent: () => id === state.renderId,
+    /** Renders the current view again (after the view changed what it shows). */
+    reload: () => render(),
     /** Applies changed settings that show at once (the theme). */
     applySettings: () => applyTheme(),
   };

@@ -121,9 +121,10 @@ function pick(buckets, type, host, preferredId) {
 }
 
 /**
- * The buckets the desktop query of `host` reads: `aw-watcher-window_<host>` and
- * `aw-watcher-afk_<host>` (or another bucket of that type and host), and the web-watcher
- * buckets of that host (or of the legacy host `unknown`) whose id names a known browser.
+ * The buckets the desktop query of `host` reads: `aw-watcher-window_<host>`,
+ * `aw-watcher-afk_<host>` and `aw-manual_<host>` (activities added by hand; or another
+ * bucket of that type and host), and the web-watcher buckets of that host (or of the legacy
+ * host `unknown`) whose id names a known browser.
  */
 export function hostBuckets(buckets, host) {
   const browsers = Object.values(buckets)
@@ -134,6 +135,7 @@ export function hostBuckets(buckets, host) {
   return {
     window: pick(buckets, 'currentwindow', host, `aw-watcher-window_${host}`),
     afk: pick(buckets, 'afkstatus', host, `aw-watcher-afk_${host}`),
+    manual: pick(buckets, 'manual', host, `aw-manual_${host}`),
     browsers,
   };
 }
@@ -144,11 +146,12 @@ export function hostBuckets(buckets, host) {
  * window bucket, `ids.window` is null.
  */
 export function queryable(ids) {
-  const leftOut = [ids.window, ids.afk, ...ids.browsers.map((b) => b.id)].filter((id) => id && !canWrite(id));
+  const leftOut = [ids.window, ids.afk, ids.manual, ...ids.browsers.map((b) => b.id)].filter((id) => id && !canWrite(id));
   return {
     ids: {
       window: ids.window && canWrite(ids.window) ? ids.window : null,
       afk: ids.afk && canWrite(ids.afk) ? ids.afk : null,
+      manual: ids.manual && canWrite(ids.manual) ? ids.manual : null,
       browsers: ids.browsers.filter((b) => canWrite(b.id)),
     },
     leftOut,
@@ -163,11 +166,12 @@ function browserOf(bucketId) {
 
 /**
  * The statements every activity query of one host starts with: window events (flooded)
- * filtered to not-AFK time (extended by audible browser tabs), categorized; browser tab events
- * cut to the time their browser window was focused. They leave `events<s>`, `not_afk<s>` and
+ * filtered to not-AFK time (extended by audible browser tabs), with the activities added by
+ * hand in the place of the window time they overlap and counted as not AFK, categorized;
+ * browser tab events cut to the time their browser window was focused. They leave `events<s>`, `not_afk<s>` and
  * `browser_events<s>` (`s`: a suffix, so that several hosts' can stand in one query).
  */
-function activityStatements({ window: windowId, afk, browsers = [], classes = [], includeAudible = true }, s = '') {
+function activityStatements({ window: windowId, afk, manual, browsers = [], classes = [], includeAudible = true }, s = '') {
   const q = [];
   q.push(`events${s} = flood(query_bucket(${literal(windowId)}));`);
   if (afk) {
@@ -192,6 +196,11 @@ function activityStatements({ window: windowId, afk, browsers = [], classes = []
     q.push(`not_afk${s} = period_union(not_afk${s}, audible_events${s});`);
   }
   if (afk) q.push(`events${s} = filter_period_intersect(events${s}, not_afk${s});`);
+  if (manual) {
+    q.push(`manual${s} = sort_by_timestamp(query_bucket(${literal(manual)}));`);
+    if (afk) q.push(`not_afk${s} = period_union(not_afk${s}, manual${s});`);
+    q.push(`events${s} = union_no_overlap(manual${s}, events${s});`);
+  }
   q.push(`events${s} = categorize(events${s}, ${literal(classesForQuery(classes))});`);
   return q;
 }

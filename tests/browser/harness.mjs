@@ -1,8 +1,10 @@
 // What the browser tests share: Chromium's flags, waiting for a view, reading bar lists and
-// stat cards, screenshots, and a watcher that fails a test on console errors and failed
-// requests.
+// stat cards, screenshots, a watcher that fails a test on console errors and failed
+// requests, and the client library's desktop query to set beside the dashboard's.
 
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 
 const here = new URL('.', import.meta.url).pathname;
@@ -129,3 +131,14 @@ export function assertBars(actual, expected, what) {
 
 /** The value of a stat card. */
 export const stat = (p, id) => p.textContent(`#${id} .stat-value`);
+
+/**
+ * The canonical desktop query as the Rust client library builds it, for `ids` (a
+ * `hostBuckets` result), printed by `tests/examples/print_desktop_query.rs` (built by run.sh).
+ */
+export function rustDesktopQuery(ids) {
+  const example = resolve(here, '../../target/release/examples/print_desktop_query');
+  assert.ok(existsSync(example), `${example} is missing: run cargo build --release -p aw-tests --example print_desktop_query (tests/browser/run.sh does)`);
+  const manual = ids.manual ? ['--manual', ids.manual] : [];
+  return execFileSync(example, [...manual, ids.window, ids.afk || '', ...ids.browsers.map((b) => b.id)], { encoding: 'utf8' });
+}

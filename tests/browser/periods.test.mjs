@@ -5,13 +5,12 @@
 
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
 import { workDay, shortDay, busyYear } from './seed.mjs';
 import * as harness from './harness.mjs';
-import { ARTIFACTS, CHROMIUM_ARGS, DAY_MS, HANG_MS, assertBars, dur } from './harness.mjs';
+import { ARTIFACTS, CHROMIUM_ARGS, DAY_MS, HANG_MS, assertBars, dur, rustDesktopQuery } from './harness.mjs';
 import { DEFAULT_CLASSES, dailyQuery, desktopQuery, hostBuckets, queryable } from '../../aw-server/webui/queries.js';
 import * as period from '../../aw-server/webui/period.js';
 import { dayRange, longDate } from '../../aw-server/webui/format.js';
@@ -130,13 +129,6 @@ test('every period shows what the server answers for the same queries, and the c
   assert.ok(await page.$('#categories .stack-bar'), 'categories drawn as shares');
   watcher.assertClean();
 });
-
-/** The canonical desktop query as the Rust client builds it (`tests/examples/print_desktop_query.rs`). */
-function rustDesktopQuery(ids) {
-  const example = new URL('../../target/release/examples/print_desktop_query', import.meta.url).pathname;
-  assert.ok(existsSync(example), `${example} is missing: run cargo build --release -p aw-tests --example print_desktop_query (tests/browser/run.sh does)`);
-  return execFileSync(example, [ids.window, ids.afk || '', ...ids.browsers.map((b) => b.id)], { encoding: 'utf8' });
-}
 
 test("the client library's desktop query counts what the dashboard's counts, over a day and a year", async () => {
   for (const [h, range] of [[host, dayRange(DAY, SOD)], ['busyhost', period.range(period.periodOf('year', DAY, { weekStart: 1 }), SOD)]]) {

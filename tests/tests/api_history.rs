@@ -76,6 +76,7 @@ fn a_range_is_previewed_then_deleted_after_a_backup_that_undoes_it() {
     );
     assert_eq!(p["seconds"].as_f64(), Some((30 + 10 + 10) as f64 * 60.0));
     assert_eq!(p["dry_run"], true);
+    assert_eq!(p["buckets"], 1);
     assert_eq!(p["backup"], Value::Null);
     assert_eq!(events(&mut c, "w"), before, "a dry run changes nothing");
 
@@ -155,6 +156,11 @@ fn a_hosts_buckets_lose_the_range_together_and_others_keep_it() {
     let r = c.delete(&format!("/api/0/events?{RANGE}&hostname=laptop"));
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["deleted"], 2);
+    assert_eq!(
+        r.json()["buckets"],
+        2,
+        "both of the host's buckets lost something"
+    );
     assert!(events(&mut c, "w1").is_empty() && events(&mut c, "a1").is_empty());
     assert_eq!(events(&mut c, "w2").len(), 1);
     // `*`: every bucket.

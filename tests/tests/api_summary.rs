@@ -216,3 +216,33 @@ fn bad_parameters_are_400() {
     ));
     assert_eq!(r.status, 200, "{}", r.body);
 }
+
+/// An activity added by hand into `aw-manual_<host>` (what the dashboard's Timeline writes)
+/// is active time in the summary, although the AFK bucket says away then.
+#[test]
+fn an_activity_added_by_hand_is_in_the_summary() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c);
+    let before = summary(&mut c, "by=app")["total"].as_f64().unwrap();
+    let r = c.post_json(
+        "/api/0/buckets/aw-manual_h",
+        r#"{"client":"aw-server-dashboard","type":"manual","hostname":"h"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    // 21:30–22:30 UTC on the 28th: away, by the AFK bucket (21:00–24:00).
+    let r = c.post_json(
+        "/api/0/buckets/aw-manual_h/events",
+        r#"[{"timestamp":"2026-03-28T21:30:00Z","duration":3600,"data":{"app":"Team meeting","title":"Team meeting"}}]"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let after = summary(&mut c, "by=app");
+    assert_eq!(after["total"].as_f64().unwrap(), before + 3600.0, "{after}");
+    let meeting = after["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["key"] == "Team meeting")
+        .cloned();
+    assert_eq!(meeting.map(|g| g["seconds"].clone()), Some(3600.0.into()));
+}

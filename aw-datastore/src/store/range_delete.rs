@@ -33,6 +33,8 @@ pub struct RangeDeletion {
     pub cut: u64,
     /// Seconds of event time removed.
     pub seconds: f64,
+    /// Buckets that lost something (for a preview: "12 events in 3 buckets").
+    pub buckets: u64,
 }
 
 impl RangeDeletion {
@@ -41,6 +43,7 @@ impl RangeDeletion {
         self.deleted += other.deleted;
         self.cut += other.cut;
         self.seconds += other.seconds;
+        self.buckets += other.buckets;
     }
 }
 
@@ -108,6 +111,7 @@ impl Store {
             }
         }
         done.seconds = removed_ns as f64 / 1e9;
+        done.buckets = u64::from(done.deleted + done.cut > 0);
         // The mirror follows whatever was written, also when a later row failed.
         if !dry_run {
             let state = self.state(name)?;

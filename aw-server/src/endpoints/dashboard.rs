@@ -34,6 +34,7 @@ const FILES: &[Embedded] = embed![
     "components/importer.js",
     "components/roving.js",
     "components/stackbar.js",
+    "components/history_edit.js",
     "views/activity.js",
     "views/trends.js",
     "views/timeline.js",

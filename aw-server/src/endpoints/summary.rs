@@ -236,7 +236,7 @@ pub(crate) async fn summary(
         Some(host) => host.to_string(),
         None => queries::default_host(&buckets, &state.info.hostname).to_string(),
     };
-    let (window, afk, browsers) = queries::host_buckets(&buckets, &host);
+    let ids = queries::host_buckets(&buckets, &host);
     let mut answer = Summary {
         start: timestamp::format(&from),
         end: timestamp::format(&until),
@@ -244,14 +244,15 @@ pub(crate) async fn summary(
         total: 0.0,
         groups: Vec::new(),
     };
-    if window.is_empty() {
+    if ids.window.is_empty() {
         return Ok(Json(answer));
     }
     let (classes, day_start) = user_settings(state).await;
     let params = DesktopQueryParams {
-        bid_window: window,
-        bid_afk: afk,
-        bid_browsers: browsers,
+        bid_window: ids.window,
+        bid_afk: ids.afk,
+        bid_browsers: ids.browsers,
+        bid_manual: ids.manual,
         classes,
         filter_afk: true,
         include_audible: true,

@@ -1,9 +1,12 @@
 // Settings: when a day starts, which weekday starts a week, and the theme. They are
 // aw-webui's own settings (`startOfDay`, `startOfWeek`, `theme`), so both dashboards count
-// days and weeks alike, whichever of them the user changed it in.
+// days and weeks alike, whichever of them the user changed it in. Below them, the privacy
+// rules (the `privacy_filters` setting) applied to the stored history: a dry run first,
+// which says per rule what it would drop or redact, then the run, after a confirmation.
 
 import * as api from '../api.js';
-import { h, replace, errorBox } from '../dom.js';
+import { h, replace, errorBox, confirmDialog } from '../dom.js';
+import * as fmt from '../format.js';
 import * as period from '../period.js';
 
 export const title = 'Settings';
@@ -54,5 +57,78 @@ export async function render(root, ctx) {
       h('label', { for: 'set-theme' }, 'Theme'), theme),
     h('p', { class: 'stat-detail' }, 'Activity before the day’s start counts for the day before (aw-webui’s default: 04:00, weeks from Monday).'),
     status,
-    h('div', { class: 'form-actions' }, save)));
+    h('div', { class: 'form-actions' }, save)),
+  privacyCard(ctx));
+}
+
+/** One rule's line of a privacy run's report, with its samples. */
+function ruleReport(r) {
+  const what = r.action === 'drop' ? `drops ${fmt.count(r.dropped)}` : `redacts ${fmt.count(r.redacted)}`;
+  return h('li', { class: 'privacy-rule' },
+    h('div', {}, h('strong', {}, `Rule ${r.rule + 1}`), ` (${r.action} where ${r.field || 'any field'} matches `, h('code', {}, r.pattern), `): ${what}`,
+      r.unevaluable ? ` · ${fmt.count(r.unevaluable)} values could not be checked and are kept` : ''),
+    r.samples.length
+      ? h('ul', { class: 'privacy-samples' }, r.samples.map((x) => h('li', {}, `${x.bucket} · ${x.timestamp} · `, h('span', { class: 'sample-value' }, x.value))))
+      : null);
+}
+
+/** The report of a privacy run (`dry`: what it would do). */
+function privacyReport(answer, dry) {
+  const changed = answer.dropped + answer.redacted;
+  return [
+    h('p', { id: dry ? 'privacy-summary' : 'privacy-done' }, dry
+      ? (changed
+        ? `Of ${fmt.count(answer.events)} stored events, ${fmt.count(answer.dropped)} would be deleted and ${fmt.count(answer.redacted)} redacted.`
+        : `None of the ${fmt.count(answer.events)} stored events matches a rule.`)
+      : `Deleted ${fmt.count(answer.dropped)} and redacted ${fmt.count(answer.redacted)} of ${fmt.count(answer.events)} stored events.`),
+    answer.rules.length ? h('ul', { class: 'privacy-rules' }, answer.rules.map(ruleReport)) : null,
+    answer.skipped_rules && answer.skipped_rules.length
+      ? h('div', { class: 'alert info', role: 'status' }, `Rules skipped (not valid): ${answer.skipped_rules.join('; ')}`)
+      : null,
+    !dry && answer.backup
+      ? h('p', { class: 'stat-detail' }, `A backup was taken first (${answer.backup}). To undo, stop the server and run: `, h('code', {}, answer.restore || ''), answer.restore_note ? ` (${answer.restore_note})` : '')
+      : null,
+  ];
+}
+
+/**
+ * The privacy rules on the stored history: "Check" runs them as a dry run and shows what
+ * each would do, with samples; only then "Apply" is offered, and asks once more.
+ */
+function privacyCard(ctx) {
+  const result = h('div', { class: 'form-status', role: 'status', 'aria-live': 'polite', id: 'privacy-result' });
+  const check = h('button', { type: 'button', class: 'btn', id: 'privacy-check' }, 'Check the stored history');
+  const run = async (dry) => {
+    check.disabled = true;
+    try {
+      const answer = await api.request('POST', 'privacy/apply', { dry_run: dry });
+      if (!ctx.isCurrent()) return;
+      const changed = answer.dropped + answer.redacted;
+      const apply = h('button', {
+        type: 'button',
+        class: 'btn danger',
+        id: 'privacy-apply',
+        onclick: async () => {
+          const ok = await confirmDialog({
+            title: 'Apply the privacy rules to the stored history?',
+            text: `${fmt.count(answer.dropped)} events are deleted and ${fmt.count(answer.redacted)} redacted, and the removed text is erased from the database file. A backup is taken first; older backups and other devices keep their copies.`,
+            confirmLabel: 'Apply',
+            danger: true,
+          });
+          if (ok) run(false);
+        },
+      }, 'Apply to the stored history');
+      replace(result, privacyReport(answer, dry), dry && changed ? h('div', { class: 'form-actions' }, apply) : null);
+    } catch (err) {
+      if (ctx.isCurrent()) replace(result, errorBox(err, dry ? 'Could not check the history' : 'Could not apply the rules'));
+    } finally {
+      check.disabled = false;
+    }
+  };
+  check.addEventListener('click', () => run(true));
+  return h('section', { class: 'card panel', id: 'privacy', 'aria-label': 'Privacy rules on the stored history' },
+    h('h2', {}, 'Privacy rules on the stored history'),
+    h('p', { class: 'stat-detail' }, 'The rules of the privacy_filters setting drop or redact new events as they arrive. Here they are applied to what is stored already: first see what they would change.'),
+    h('div', { class: 'form-actions' }, check),
+    result);
 }

@@ -1,13 +1,19 @@
 // Timeline: the day as horizontal bands over the hours — AFK status, the active application
-// and, per browser, the active tab's domain. Pointing at a band names the event under it.
+// and, per browser, the active tab's domain. Pointing at a band names the event under it;
+// clicking it opens that event to edit or delete; dragging across the bands selects a span
+// to delete from every bucket of the host, after a preview (`components/history_edit.js`).
 
 import * as api from '../api.js';
 import { h, replace, notice } from '../dom.js';
 import * as fmt from '../format.js';
 import { hostBuckets } from '../queries.js';
 import { colorFor, STATUS_COLORS } from '../colors.js';
+import { spanDeleter, editEvent, activityAdder } from '../components/history_edit.js';
 
 export const title = 'Timeline';
+
+/** What the last deletion did, shown once by the next render (which shows its result). */
+let lastDeletion = null;
 
 /** The domain of a URL, without `www.`; the URL itself when it does not parse. */
 function domainOf(url) {
@@ -19,12 +25,12 @@ function domainOf(url) {
   }
 }
 
-/** Events (newest first from the API) as sorted `{s, e, key, detail}` in ms. */
+/** Events (newest first from the API) as sorted `{s, e, key, detail, ev}` in ms. */
 function spans(events, key, detail) {
   return events
     .map((ev) => {
       const s = new Date(ev.timestamp).getTime();
-      return { s, e: s + ev.duration * 1000, key: key(ev), detail: detail(ev) };
+      return { s, e: s + ev.duration * 1000, key: key(ev), detail: detail(ev), ev };
     })
     .filter((x) => x.e > x.s)
     .sort((a, b) => a.s - b.s);
@@ -78,10 +84,15 @@ export async function render(root, ctx) {
   for (const b of ids.browsers) {
     rowDefs.push({ label: `Browser (${b.browser})`, id: b.id, key: (e) => domainOf(e.data.url), detail: (e) => e.data.title || '', color: colorFor });
   }
+  if (ids.manual) {
+    rowDefs.push({ label: 'Added by hand', id: ids.manual, key: (e) => e.data.title || e.data.app || '(activity)', detail: () => '', color: colorFor });
+  }
+  const adder = activityAdder({ host: ctx.host, dayStart: start, dayEnd: endDate, onAdded: () => ctx.reload() });
   if (!rowDefs.length) {
     replace(root,
       h('div', { class: 'page-head' }, h('h1', { class: 'page-title' }, 'Timeline'), h('p', { class: 'page-sub' }, ctx.host)),
-      notice(`Host “${ctx.host}” has no AFK, window or browser buckets yet.`));
+      notice(`Host “${ctx.host}” has no AFK, window or browser buckets yet.`),
+      adder);
     return;
   }
   const lists = await Promise.all(rowDefs.map((r) => api.getEvents(r.id, { start, end: endDate, limit: -1 })));
@@ -99,6 +110,29 @@ export async function render(root, ctx) {
 
   const tooltip = document.getElementById('tooltip');
   const cursor = h('div', { class: 'tl-cursor', hidden: true });
+  const selection = h('div', { class: 'tl-selection', hidden: true, id: 'tl-selection' });
+  const deleter = spanDeleter({
+    host: ctx.host,
+    dayStart: start,
+    dayEnd: endDate,
+    shown: lastDeletion,
+    onSpan: (s, e) => {
+      selection.hidden = false;
+      selection.style.left = pct(Math.max(s.getTime(), t0));
+      selection.style.width = pct(t0 + Math.max(0, Math.min(e.getTime(), t1) - Math.max(s.getTime(), t0)));
+    },
+    onDeleted: (told) => {
+      lastDeletion = told;
+      ctx.reload();
+    },
+  });
+  lastDeletion = null;
+  // A press on a track: a click opens the event under it; a drag selects a span.
+  let drag = null;
+  const timeAt = (track, clientX) => {
+    const rect = track.getBoundingClientRect();
+    return t0 + (Math.min(Math.max(clientX - rect.left, 0), rect.width) / rect.width) * span;
+  };
 
   const hours = [];
   for (let t = new Date(t0); t.getTime() < t1; t = new Date(t.getFullYear(), t.getMonth(), t.getDate(), t.getHours() + 1)) hours.push(t);
@@ -142,6 +176,31 @@ export async function render(root, ctx) {
       tooltip.style.left = `${Math.max(8, x)}px`;
       tooltip.style.top = `${ev.clientY + 16}px`;
     });
+    track.addEventListener('pointerdown', (ev) => {
+      if (ev.button !== 0) return;
+      drag = { x: ev.clientX, t: timeAt(track, ev.clientX) };
+      track.setPointerCapture(ev.pointerId);
+    });
+    track.addEventListener('pointermove', (ev) => {
+      if (!drag || Math.abs(ev.clientX - drag.x) < 4) return;
+      const t = timeAt(track, ev.clientX);
+      selection.hidden = false;
+      selection.style.left = pct(Math.min(t, drag.t));
+      selection.style.width = pct(t0 + Math.abs(t - drag.t));
+    });
+    track.addEventListener('pointerup', (ev) => {
+      if (!drag) return;
+      const t = timeAt(track, ev.clientX);
+      const clicked = Math.abs(ev.clientX - drag.x) < 4;
+      const from = drag.t;
+      drag = null;
+      if (clicked) {
+        const hit = at(r.spans, t);
+        if (hit) editEvent(hit.ev, r.id, ctx.reload);
+        return;
+      }
+      deleter.setSpan(new Date(Math.min(from, t)), new Date(Math.max(from, t)));
+    });
     track.addEventListener('pointerleave', () => {
       tooltip.hidden = true;
       cursor.hidden = true;
@@ -163,13 +222,15 @@ export async function render(root, ctx) {
   replace(root,
     h('div', { class: 'page-head' },
       h('h1', { class: 'page-title' }, 'Timeline'),
-      h('p', { class: 'page-sub' }, `${ctx.host} · ${fmt.longDate(ctx.date)} · point at a band to see its event`),
+      h('p', { class: 'page-sub' }, `${ctx.host} · ${fmt.longDate(ctx.date)} · point at a band to see its event, click it to edit, drag to select a span`),
       h('label', { class: 'check', for: 'tl-whole' }, wholeBox, 'Whole day')),
     empty ? notice(`No events recorded for ${ctx.host} on ${fmt.longDate(ctx.date)}.`) : null,
     h('section', { class: 'card timeline', 'aria-label': 'Timeline of the day' },
       h('div', { class: 'tl-grid' },
         h('div', { class: 'tl-labels' }, h('div', { class: 'tl-axis-spacer' }), rows.map((r) => h('div', { class: 'tl-label' }, r.label))),
-        h('div', { class: 'tl-body' }, axis, h('div', { class: 'tl-tracks' }, tracks, cursor)))),
+        h('div', { class: 'tl-body' }, axis, h('div', { class: 'tl-tracks' }, tracks, cursor, selection)))),
     h('section', { class: 'card legends' }, h('h2', {}, 'Most time per row'), legends),
+    empty ? null : deleter.card,
+    adder,
     h('p', { class: 'meta' }, `${rows.map((r) => `${r.spans.length} ${r.label.toLowerCase()} events`).join(' · ')} from ${rows.map((r) => r.id).join(', ')}.`));
 }
