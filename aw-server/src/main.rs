@@ -30,6 +30,7 @@ mod security;
 mod server;
 mod shutdown;
 mod state;
+mod time_zone;
 
 use clap::Parser;
 

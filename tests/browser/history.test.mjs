@@ -4,7 +4,8 @@
 // fills the times; an event is edited and deleted from its band; the privacy rules are
 // checked against the stored history, then applied after a confirmation; and an activity
 // added by hand shows on the Timeline and counts as active time, in the dashboard's query
-// as in the client library's. Each step is checked against what the server holds.
+// as in the client library's, and the summary for scripts gives what the Activity page
+// shows. Each step is checked against what the server holds.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -189,10 +190,18 @@ test('an activity added by hand shows on the Timeline and counts as active time'
   assert.ok((await page.$$eval('.tl-label', (l) => l.map((x) => x.textContent))).includes('Added by hand'));
   assert.equal(await active(), before + 3600, 'active time includes the meeting');
 
-  // Activity shows it: active time and the meeting among the applications.
+  // Activity shows it: active time and the meeting among the applications; and the
+  // summary for scripts (`GET /api/0/summary`) gives what the page shows, app by app.
   await harness.open(page, `#/activity?date=${DAY}`);
   assert.equal(await harness.stat(page, 'stat-active'), dur(before + 3600));
   assert.match(await page.textContent('main'), /Team meeting/);
+  const summary = await server.api('GET', `summary?${new URLSearchParams({ start: day[0].toISOString(), end: day[1].toISOString(), hostname: host, by: 'app', tz: 'UTC' })}`);
+  harness.assertBars(await harness.bars(page, 'top-apps'), summary.groups.map((g) => [g.key, g.seconds]), 'Top applications against the summary');
+  assert.ok(summary.groups.some((g) => g.key === 'Team meeting' && g.seconds === 3600), JSON.stringify(summary));
+  const titles = await server.api('GET', `summary?${new URLSearchParams({ start: day[0].toISOString(), end: day[1].toISOString(), hostname: host, by: 'title', tz: 'UTC' })}`);
+  // (A title can stand twice, under two applications: compared as lists, not by title.)
+  const rows = (list) => list.map(([k, v]) => `${k} ${v}`).sort();
+  assert.deepEqual(rows(await harness.bars(page, 'top-titles')), rows(titles.groups.map((g) => [g.key, dur(g.seconds)])), 'Top window titles against the summary');
 
   // The client library's query counts what the dashboard's counts.
   const ids = queryable(hostBuckets(await server.api('GET', 'buckets/'), host)).ids;

@@ -258,3 +258,57 @@ fn a_many_row_write_that_fails_part_way_stores_none_of_its_rows() {
     let expected: Vec<usize> = (1..=5).chain(100..400).collect();
     assert_eq!(s.client().stored_numbers("w"), expected);
 }
+
+/// Rewriting history on a full disk (issue 36): an operation that changes more than one
+/// event takes its backup first, which cannot be written, so it answers 500
+/// `"reason": "backup_failed"` and changes nothing; a dry run still answers; once there is
+/// space again the same request runs. (The backup's own free-space margin is set to 0: the
+/// disk here is 16 MiB.)
+#[test]
+fn a_range_deletion_on_a_full_disk_changes_nothing_until_space_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(_mount) = mount_tmpfs(dir.path(), "16m") else {
+        return;
+    };
+    let config = tempfile::tempdir().unwrap();
+    let config_file = config.path().join("config.toml");
+    std::fs::write(&config_file, "[backup]\nmin_free_mb = 0\n").unwrap();
+    let s = TestServer::start_in(
+        tempfile::TempDir::new_in(dir.path()).unwrap(),
+        &[
+            "--no-legacy-import",
+            "--config",
+            config_file.to_str().unwrap(),
+        ],
+    );
+    let mut c = s.client();
+    c.create_test_bucket("w");
+    for n in 0..20 {
+        let r = c.post_json("/api/0/buckets/w/events", &event(n));
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let count = |c: &mut aw_tests::Client| c.get("/api/0/buckets/w/events/count").body;
+    let filler = dir.path().join("filler");
+    fill(&filler);
+
+    let range = "start=2025-12-31T00:00:00Z&end=2026-01-02T00:00:00Z";
+    let preview = c.delete(&format!("/api/0/buckets/w/events?{range}&dry_run=true"));
+    assert_eq!(preview.status, 200, "{}", preview.body);
+    assert_eq!(preview.json()["deleted"], 20, "{}", preview.body);
+    let refused = c.delete(&format!("/api/0/buckets/w/events?{range}"));
+    assert_eq!(refused.status, 500, "{}", refused.body);
+    assert_eq!(
+        refused.json()["reason"],
+        "backup_failed",
+        "{}",
+        refused.body
+    );
+    assert_eq!(count(&mut c), "20", "nothing deleted without its backup");
+
+    std::fs::remove_file(&filler).unwrap();
+    let done = c.delete(&format!("/api/0/buckets/w/events?{range}"));
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert_eq!(done.json()["deleted"], 20, "{}", done.body);
+    assert!(done.json()["backup"].is_string(), "{}", done.body);
+    assert_eq!(count(&mut c), "0");
+}

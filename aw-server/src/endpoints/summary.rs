@@ -13,7 +13,7 @@
 //! daylight-saving change has 23 or 25 hours. Each day or hour is its own period of the
 //! query, so past ones are answered from the query cache.
 
-use chrono::{DateTime, Duration, NaiveTime, TimeZone, Timelike, Utc};
+use chrono::{DateTime, Duration, NaiveTime, Timelike, Utc};
 use rocket::serde::json::Json;
 use rocket::State;
 use serde::Serialize;
@@ -26,6 +26,7 @@ use aw_models::{timestamp, TimeInterval};
 use crate::error::{ApiError, ApiResult};
 use crate::params::{required_range, single};
 use crate::state::AppState;
+use crate::time_zone::Zone;
 
 /// Groups answered at most.
 const MAX_LIMIT: u64 = 10_000;
@@ -62,80 +63,32 @@ pub(crate) struct Group {
     seconds: f64,
 }
 
-/// A time zone: the server's, a fixed offset, or an IANA zone.
-#[derive(Clone, Copy)]
-enum Zone {
-    Local,
-    Fixed(chrono::FixedOffset),
-    Named(chrono_tz::Tz),
-}
-
+/// The time zone of `tz` (none: the server's), or 400.
 fn zone(text: Option<&str>) -> ApiResult<Zone> {
-    let Some(text) = text else {
-        return Ok(Zone::Local);
-    };
-    if let Ok(tz) = text.parse::<chrono_tz::Tz>() {
-        return Ok(Zone::Named(tz));
-    }
-    let offset = if text == "Z" { "+00:00" } else { text };
-    offset
-        .parse::<chrono::FixedOffset>()
-        .map(Zone::Fixed)
-        .map_err(|_| {
-            ApiError::bad_request(format!(
-                "Unknown time zone '{text}': an IANA name (Europe/Berlin) or an offset (+01:00)"
-            ))
-        })
-}
-
-impl Zone {
-    /// The instants where days (starting at `day_start`) or hours begin in this zone,
-    /// from the one at or before `start` to the first after `end`.
-    fn boundaries(
-        self,
-        start: DateTime<Utc>,
-        end: DateTime<Utc>,
-        by: By,
-        day_start: NaiveTime,
-    ) -> ApiResult<Vec<(String, DateTime<Utc>)>> {
-        match self {
-            Zone::Local => boundaries(&chrono::Local, start, end, by, day_start),
-            Zone::Fixed(z) => boundaries(&z, start, end, by, day_start),
-            Zone::Named(z) => boundaries(&z, start, end, by, day_start),
-        }
-    }
+    Zone::parse(text).map_err(ApiError::bad_request)
 }
 
 /// The most days or hours one summary is split into (a century of days, eleven years of
 /// hours): more is refused rather than cut short.
 const MAX_PERIODS: usize = 100_000;
 
-fn boundaries<Z: TimeZone>(
-    zone: &Z,
+/// The instants where days (starting at `day_start`) or hours begin in `zone`, from the
+/// one at or before `start` to the first after `end`.
+fn boundaries(
+    zone: &Zone,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
     by: By,
     day_start: NaiveTime,
-) -> ApiResult<Vec<(String, DateTime<Utc>)>>
-where
-    Z::Offset: std::fmt::Display,
-{
+) -> ApiResult<Vec<(String, DateTime<Utc>)>> {
     let step = match by {
         By::Hour => Duration::hours(1),
         _ => Duration::days(1),
     };
     // A local time a DST change skips is taken at the end of the gap; a repeated one, at
     // its first occurrence. `None` only where a whole day is skipped (a date-line move).
-    let instant = |naive: chrono::NaiveDateTime| {
-        zone.from_local_datetime(&naive)
-            .earliest()
-            .or_else(|| {
-                zone.from_local_datetime(&(naive + Duration::hours(1)))
-                    .earliest()
-            })
-            .map(|t| t.with_timezone(&Utc))
-    };
-    let local = start.with_timezone(zone).naive_local();
+    let instant = |naive| zone.instant(naive);
+    let local = zone.local(start);
     // The first boundary at or before `start`, as a local time.
     let mut naive = match by {
         By::Hour => local
@@ -263,7 +216,7 @@ pub(crate) async fn summary(
         .join("\n");
     let (code, periods) = match by {
         By::Day | By::Hour => {
-            let cuts = zone.boundaries(from, until, by, day_start)?;
+            let cuts = boundaries(&zone, from, until, by, day_start)?;
             let periods: Vec<(String, TimeInterval)> = cuts
                 .windows(2)
                 .filter_map(|w| {
