@@ -22,6 +22,10 @@ pub enum DatastoreError {
     /// An event that cannot be stored, or an id that addresses another bucket's event.
     #[error("{0}")]
     InvalidEvent(String),
+    /// What a request counted on is no longer so (a range deletion's previewed count):
+    /// nothing was changed; the caller looks again.
+    #[error("{0}")]
+    Changed(String),
     /// The database file is held by another process (another server on the same file).
     #[error(
         "The database '{0}' is in use by another process (is another aw-server running on it?)"

@@ -526,13 +526,16 @@ impl Datastore {
     /// `store/range_delete.rs`); with `dry_run`, nothing changes and the answer says what
     /// would. The next heartbeat never extends an event this cut. Fails with
     /// [`DatastoreError::InvalidEvent`] unless `start < end`, and with
-    /// [`DatastoreError::NoSuchBucket`] (changing nothing) when one is missing.
+    /// [`DatastoreError::NoSuchBucket`] (changing nothing) when one is missing. With
+    /// `expect` (what a preview counted, deleted and cut), any other count fails with
+    /// [`DatastoreError::Changed`] and changes nothing: what the user saw is what goes.
     pub fn delete_range(
         &self,
         buckets: &[String],
         start: DateTime<Utc>,
         end: DateTime<Utc>,
         dry_run: bool,
+        expect: Option<u64>,
     ) -> Answer<RangeDeletion> {
         let (lo, hi) = (
             timestamp::to_ns_saturating(&start),
@@ -548,6 +551,7 @@ impl Datastore {
             lo,
             hi,
             dry_run,
+            expect,
             reply,
         })
     }

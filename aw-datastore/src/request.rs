@@ -98,6 +98,9 @@ pub(crate) enum Request {
         hi: i64,
         /// Only count.
         dry_run: bool,
+        /// The number of events it must change (deleted and cut), as a preview said: any
+        /// other number ends it with [`DatastoreError::Changed`], nothing changed.
+        expect: Option<u64>,
         /// The answer.
         reply: Reply<crate::RangeDeletion>,
     },

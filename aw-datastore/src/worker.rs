@@ -326,15 +326,27 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             lo,
             hi,
             dry_run,
+            expect,
             reply,
         } => {
             // One request for every bucket: sealed (or undone) as one.
             let mut done = crate::RangeDeletion::default();
-            let result = buckets.iter().try_for_each(|bucket| {
-                store
-                    .delete_range(batch, bucket, lo, hi, dry_run)
-                    .map(|d| done.add(d))
-            });
+            let result = buckets
+                .iter()
+                .try_for_each(|bucket| {
+                    store
+                        .delete_range(batch, bucket, lo, hi, dry_run)
+                        .map(|d| done.add(d))
+                })
+                .and_then(|()| match expect {
+                    Some(n) if n != done.deleted + done.cut => {
+                        Err(crate::error::DatastoreError::Changed(format!(
+                            "The range changed since it was previewed: it holds {} events to                              delete or cut, not {n}. Nothing was deleted; preview it again.",
+                            done.deleted + done.cut
+                        )))
+                    }
+                    _ => Ok(()),
+                });
             answer(store, reply, batch.sealed_result(result.map(|()| done)));
         }
         Request::CountEvents(name, start, end, reply) => {

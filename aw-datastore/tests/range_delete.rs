@@ -65,7 +65,7 @@ fn inside_is_deleted_and_edges_are_cut() {
         (250, 10.0, 8),  // after: kept
     ]);
     let preview =
-        s.ds.delete_range(&b(), t(100), t(200), true)
+        s.ds.delete_range(&b(), t(100), t(200), true, None)
             .wait()
             .unwrap();
     assert_eq!((preview.deleted, preview.cut), (2, 3));
@@ -73,7 +73,7 @@ fn inside_is_deleted_and_edges_are_cut() {
     assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 8);
 
     let done =
-        s.ds.delete_range(&b(), t(100), t(200), false)
+        s.ds.delete_range(&b(), t(100), t(200), false, None)
             .wait()
             .unwrap();
     assert_eq!(done, preview);
@@ -92,7 +92,7 @@ fn inside_is_deleted_and_edges_are_cut() {
     assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 7);
     // Nothing left to delete in the range.
     let again =
-        s.ds.delete_range(&b(), t(100), t(200), false)
+        s.ds.delete_range(&b(), t(100), t(200), false, None)
             .wait()
             .unwrap();
     assert_eq!((again.deleted, again.cut), (0, 0));
@@ -101,7 +101,9 @@ fn inside_is_deleted_and_edges_are_cut() {
 #[test]
 fn the_next_heartbeat_never_extends_a_cut_event() {
     let s = store_with(&[(0, 100.0, 1)]);
-    s.ds.delete_range(&b(), t(50), t(60), false).wait().unwrap();
+    s.ds.delete_range(&b(), t(50), t(60), false, None)
+        .wait()
+        .unwrap();
     // Same data, right at the end of the part after the range: a new event, not a merge.
     s.ds.heartbeat("b", &ev(100, 0.0, json!({"n": 1})), 30.0)
         .wait()
@@ -123,10 +125,18 @@ fn the_next_heartbeat_never_extends_a_cut_event() {
 #[test]
 fn an_empty_range_or_an_unknown_bucket_is_an_error() {
     let s = store_with(&[(0, 10.0, 1)]);
-    assert!(s.ds.delete_range(&b(), t(5), t(5), false).wait().is_err());
-    assert!(s.ds.delete_range(&b(), t(6), t(5), true).wait().is_err());
+    assert!(s
+        .ds
+        .delete_range(&b(), t(5), t(5), false, None)
+        .wait()
+        .is_err());
+    assert!(s
+        .ds
+        .delete_range(&b(), t(6), t(5), true, None)
+        .wait()
+        .is_err());
     assert!(matches!(
-        s.ds.delete_range(&["nope".to_string()], t(0), t(5), false)
+        s.ds.delete_range(&["nope".to_string()], t(0), t(5), false, None)
             .wait(),
         Err(aw_datastore::DatastoreError::NoSuchBucket(_))
     ));
@@ -135,7 +145,9 @@ fn an_empty_range_or_an_unknown_bucket_is_an_error() {
 #[test]
 fn a_deletion_survives_a_reopen() {
     let mut s = store_with(&[(0, 10.0, 1), (20, 10.0, 2)]);
-    s.ds.delete_range(&b(), t(5), t(25), false).wait().unwrap();
+    s.ds.delete_range(&b(), t(5), t(25), false, None)
+        .wait()
+        .unwrap();
     s.reopen();
     assert_eq!(spans(&s, "b"), vec![(0, 5, 1), (25, 30, 2)]);
 }
@@ -151,13 +163,13 @@ fn several_buckets_are_deleted_from_all_or_not_at_all() {
     let with_missing = ["b".to_string(), "c".to_string(), "nope".to_string()];
     assert!(s
         .ds
-        .delete_range(&with_missing, t(0), t(100), false)
+        .delete_range(&with_missing, t(0), t(100), false, None)
         .wait()
         .is_err());
     assert_eq!(spans(&s, "b"), vec![(0, 10, 1)]);
     assert_eq!(spans(&s, "c"), vec![(2, 4, 2)]);
     let both =
-        s.ds.delete_range(&with_missing[..2], t(0), t(100), false)
+        s.ds.delete_range(&with_missing[..2], t(0), t(100), false, None)
             .wait()
             .unwrap();
     assert_eq!((both.deleted, both.cut, both.seconds), (2, 0, 12.0));

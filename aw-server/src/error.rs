@@ -105,6 +105,7 @@ impl From<DatastoreError> for ApiError {
             | DatastoreError::NoSuchEvent(..) => Status::NotFound,
             DatastoreError::BucketAlreadyExists(_) => Status::NotModified,
             DatastoreError::InvalidEvent(_) => Status::BadRequest,
+            DatastoreError::Changed(_) => Status::Conflict,
             DatastoreError::DiskFull(_) | DatastoreError::Unavailable(_) => {
                 Status::InternalServerError
             }

@@ -270,7 +270,9 @@ fn check(ops: Vec<Op>, budget: u64) {
                     Some(b) => vec![BUCKETS[b].to_string()],
                     None => BUCKETS.iter().map(|b| b.to_string()).collect(),
                 };
-                let _ = ds.delete_range(&buckets, at(t), at(t + len), false).wait();
+                let _ = ds
+                    .delete_range(&buckets, at(t), at(t + len), false, None)
+                    .wait();
             }
             Op::Query { program, periods } => {
                 let periods: Vec<TimeInterval> = periods

@@ -1,6 +1,7 @@
 // Changing the stored history from the dashboard, in real Chromium against the real binary
 // (issue 36): a span of the Timeline is previewed with a dry run, then deleted from every
-// bucket of the host, with the backup that undoes it named; a span dragged on the timeline
+// bucket of the host, with the backup that undoes it named (and refused when a write changed
+// the span after the preview); a span dragged on the timeline
 // fills the times; an event is edited and deleted from its band; the privacy rules are
 // checked against the stored history, then applied after a confirmation; and an activity
 // added by hand shows on the Timeline and counts as active time, in the dashboard's query
@@ -96,8 +97,22 @@ test('a span of the Timeline is previewed, then deleted from every bucket of the
   assert.equal(await count(window), 12, 'the preview changes nothing');
   await harness.shot(page, 'timeline-delete-preview');
 
+  // A watcher writes into the span after the preview: Delete is refused, nothing goes, and
+  // the new preview counts the new event too.
+  await server.api('POST', `buckets/${window}/events`, [{ timestamp: at(10, 35), duration: 60, data: { app: 'Code', title: 'late' } }]);
+  await page.click('#tl-del-run');
+  await page.waitForSelector('#tl-del-result .alert');
+  assert.match(await page.textContent('#tl-del-result'), /changed since it was previewed/);
+  assert.equal(await count(window), 13, 'nothing deleted');
+  // The refused Delete (409) is the one failed request this step expects.
+  const refusedRequests = watcher.problems.splice(0);
+  assert.ok(refusedRequests.length && refusedRequests.every((x) => /409/.test(x)), JSON.stringify(refusedRequests));
+  await page.click('#tl-del-preview');
+  await page.waitForSelector('#tl-del-run');
+  assert.match(await page.textContent('#tl-del-summary'), /: 5 events in 2 buckets, 1h 01m 00s;/);
+
   await harness.after(page, () => page.click('#tl-del-run'));
-  assert.match(await page.textContent('#tl-del-done'), /^Deleted 4 events in 2 buckets/);
+  assert.match(await page.textContent('#tl-del-done'), /^Deleted 5 events in 2 buckets/);
   assert.match(await page.textContent('#undo-note'), /aw-server .*restore .*before-rewrite/);
   assert.equal(await count(window), 9);
   const afkLeft = (await events(afk)).map((e) => [e.timestamp.slice(11, 16), e.duration]).sort();

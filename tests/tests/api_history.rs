@@ -495,3 +495,38 @@ fn privacy_rules_apply_to_the_past_and_leave_no_trace() {
         }
     }
 }
+
+/// `expect`: the run deletes the range only while it holds what the preview counted; a
+/// write in between makes it 409 with nothing deleted.
+#[test]
+fn a_range_that_changed_since_its_preview_is_not_deleted() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    seed(&mut c, "w", "h", &[(70, 10, 1)]);
+    let preview = c.delete(&format!("/api/0/buckets/w/events?{RANGE}&dry_run=true"));
+    let seen =
+        preview.json()["deleted"].as_u64().unwrap() + preview.json()["cut"].as_u64().unwrap();
+    assert_eq!(seen, 1, "{}", preview.body);
+    // A watcher writes into the range after the preview.
+    let r = c.post_json(
+        "/api/0/buckets/w/events",
+        r#"[{"timestamp":"2026-01-01T01:20:00Z","duration":600,"data":{"n":2}}]"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = c.delete(&format!("/api/0/buckets/w/events?{RANGE}&expect={seen}"));
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("preview it again"),
+        "{}",
+        r.body
+    );
+    assert_eq!(events(&mut c, "w").len(), 2, "nothing deleted");
+    let r = c.delete(&format!("/api/0/events?{RANGE}&hostname=h&expect=2"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["deleted"], 2, "{}", r.body);
+    let r = c.delete(&format!("/api/0/buckets/w/events?{RANGE}&expect=many"));
+    assert_eq!(r.status, 400, "{}", r.body);
+}

@@ -120,17 +120,20 @@ fn shell_word(text: &str) -> String {
 }
 
 /// Deletes `[start, end)` of `buckets` (or counts it): the dry run first, for the backup's
-/// sake, then the run.
+/// sake, then the run. With `expect` (the events a preview said would be deleted or cut),
+/// a range that now holds another number is refused with 409, nothing changed: a write
+/// between the user's preview and the run never widens what goes.
 async fn delete_range(
     state: &AppState,
     buckets: Vec<String>,
     (start, end): (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
     dry_run: bool,
+    expect: Option<u64>,
 ) -> ApiResult<RangeAnswer> {
     let _alone = state.rewrites.lock().await;
     let preview = state
         .datastore
-        .delete_range(&buckets, start, end, true)
+        .delete_range(&buckets, start, end, true, expect)
         .await?;
     if dry_run {
         return Ok(RangeAnswer {
@@ -142,7 +145,7 @@ async fn delete_range(
     let undo = backup_first(state, preview.deleted + preview.cut).await?;
     let done = state
         .datastore
-        .delete_range(&buckets, start, end, false)
+        .delete_range(&buckets, start, end, false, expect)
         .await?;
     state.datastore.force_commit().await?;
     state.sync.republish();
@@ -153,34 +156,52 @@ async fn delete_range(
     })
 }
 
+/// `expect`: the number of events a preview said would be deleted or cut.
+fn expected(values: &[&str]) -> ApiResult<Option<u64>> {
+    single(values, "expect")?
+        .map(|text| {
+            text.parse::<u64>().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "expect must be the number of events a preview counted, not '{text}'"
+                ))
+            })
+        })
+        .transpose()
+}
+
 /// Deletes what lies in `[start, end)` of the bucket: events inside are deleted, events
-/// across an edge are cut at it (`dry_run=true`: counts only).
-#[rocket::delete("/api/0/buckets/<bucket_id>/events?<start>&<end>&<dry_run>")]
+/// across an edge are cut at it (`dry_run=true`: counts only; `expect=N`: only if that is
+/// still N events).
+#[rocket::delete("/api/0/buckets/<bucket_id>/events?<start>&<end>&<dry_run>&<expect>")]
 pub(crate) async fn bucket_range(
     bucket_id: &str,
     start: Vec<&str>,
     end: Vec<&str>,
     dry_run: Vec<&str>,
+    expect: Vec<&str>,
     state: &State<AppState>,
 ) -> ApiResult<Json<RangeAnswer>> {
     let range = required_range(&start, &end)?;
     let dry = flag(&dry_run, "dry_run")?;
-    let answer = delete_range(state, vec![bucket_id.to_string()], range, dry).await?;
+    let expect = expected(&expect)?;
+    let answer = delete_range(state, vec![bucket_id.to_string()], range, dry, expect).await?;
     Ok(Json(answer))
 }
 
 /// Deletes `[start, end)` of every bucket of `hostname` (`*`: of every bucket), all or
-/// nothing.
-#[rocket::delete("/api/0/events?<start>&<end>&<hostname>&<dry_run>")]
+/// nothing (`expect` as for one bucket).
+#[rocket::delete("/api/0/events?<start>&<end>&<hostname>&<dry_run>&<expect>")]
 pub(crate) async fn host_range(
     start: Vec<&str>,
     end: Vec<&str>,
     hostname: Vec<&str>,
     dry_run: Vec<&str>,
+    expect: Vec<&str>,
     state: &State<AppState>,
 ) -> ApiResult<Json<RangeAnswer>> {
     let range = required_range(&start, &end)?;
     let dry = flag(&dry_run, "dry_run")?;
+    let expect = expected(&expect)?;
     let host = single(&hostname, "hostname")?.ok_or_else(|| {
         ApiError::bad_request("hostname is required (`*` for the buckets of every host)")
     })?;
@@ -193,7 +214,7 @@ pub(crate) async fn host_range(
         .map(|b| b.id)
         .collect();
     buckets.sort();
-    let answer = delete_range(state, buckets, range, dry).await?;
+    let answer = delete_range(state, buckets, range, dry, expect).await?;
     Ok(Json(answer))
 }
 

@@ -60,7 +60,10 @@ export function spanDeleter({ host, dayStart, dayEnd, onDeleted, onSpan = () => 
   const to = h('input', { type: 'time', step: 1, id: 'tl-del-to', required: true });
   const result = h('div', { class: 'form-status', role: 'status', 'aria-live': 'polite', id: 'tl-del-result' }, shown);
   const previewBtn = h('button', { type: 'submit', class: 'btn', id: 'tl-del-preview' }, 'Preview');
+  // The span previewed and the events it would delete or cut: the run deletes that span
+  // only while it still holds that many (`expect`; else 409 and nothing changes).
   let previewed = null;
+  let previewedCount = 0;
 
   const span = () => {
     const s = dayTime(dayStart, from.value);
@@ -68,7 +71,11 @@ export function spanDeleter({ host, dayStart, dayEnd, onDeleted, onSpan = () => 
     if (!s || !e) return null;
     return [s, e > dayEnd ? dayEnd : e];
   };
-  const path = ([s, e], dryRun) => `events?${new URLSearchParams({ start: s.toISOString(), end: e.toISOString(), hostname: host, dry_run: String(dryRun) })}`;
+  const path = ([s, e], dryRun) => {
+    const q = { start: s.toISOString(), end: e.toISOString(), hostname: host, dry_run: String(dryRun) };
+    if (!dryRun) q.expect = String(previewedCount);
+    return `events?${new URLSearchParams(q)}`;
+  };
   const forget = () => {
     previewed = null;
     replace(result);
@@ -88,6 +95,7 @@ export function spanDeleter({ host, dayStart, dayEnd, onDeleted, onSpan = () => 
       const answer = await api.request('DELETE', path(chosen, dryRun));
       if (dryRun) {
         previewed = chosen;
+        previewedCount = answer.deleted + answer.cut;
         onSpan(chosen[0], chosen[1]);
         const nothing = answer.deleted + answer.cut === 0;
         replace(result,
