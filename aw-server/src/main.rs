@@ -29,6 +29,7 @@ mod responses;
 mod security;
 mod server;
 mod shutdown;
+mod startup;
 mod state;
 mod time_zone;
 
@@ -99,6 +100,7 @@ fn init_logging(cli: &cli::Cli) {
 }
 
 fn main() -> ExitCode {
+    startup::begin();
     allocator::configure();
     #[cfg_attr(not(feature = "encryption"), allow(unused_mut))]
     let mut cli = cli::Cli::parse();
@@ -144,6 +146,7 @@ fn main() -> ExitCode {
             return convert(&cli, aw_datastore::Direction::Decrypt, password)
         }
     }
+    startup::mark("logging");
     let result = server::Settings::resolve(&cli, password)
         .map_err(server::Failure::from)
         .and_then(server::run);

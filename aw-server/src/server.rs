@@ -220,7 +220,11 @@ pub(crate) fn build(
             let port = rocket.config().port;
             Box::pin(async move {
                 crate::instance::announce(&db_path, &address, port);
+                crate::startup::mark("listener");
                 log::info!("aw-server listening on http://{address}:{port}/ {details}");
+                if let Some(phases) = crate::startup::summary() {
+                    log::info!("{phases}");
+                }
                 notify_systemd();
             })
         }))
@@ -301,6 +305,7 @@ impl From<String> for Failure {
 
 /// Runs the server until SIGINT/SIGTERM, then commits every pending write before returning.
 pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
+    crate::startup::mark("config");
     if settings.password.is_some() && settings.config.sync.folder.is_some() {
         log::warn!(
             "[sync] copies this encrypted database's data into the sync folder (and a working \
@@ -318,6 +323,7 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    crate::startup::mark("runtime");
     // The datastore owns the file: it takes the lock before it looks at anything, salvages
     // a damaged file (a marker left by a salvage that failed while serving, or damage met
     // while opening) and applies the journal's held writes.
@@ -349,6 +355,7 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
     // does is acted on, never the default kill (see `shutdown.rs`). Until here (a long
     // database open or legacy import) a signal still stops the process at once; SQLite's
     // transactions keep the file whole.
+    crate::startup::mark("database");
     let signals = {
         let _runtime = runtime.enter();
         StopSignals::listen()
@@ -362,6 +369,7 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
     if let Some(backups) = &backups {
         backups.start(datastore.clone());
     }
+    crate::startup::mark("routes");
     let launched = match runtime.block_on(rocket.launch()) {
         Ok(_) => Ok(()),
         Err(e) if ended_after_a_stop(&e) => Ok(()),
