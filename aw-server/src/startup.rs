@@ -4,48 +4,56 @@
 //! A start is measured from the first line of `main` (what comes before it, the kernel's
 //! exec and the dynamic loader, is measured from outside: `tests/python/startup_probe.py`,
 //! BENCHMARKS.md). The marks are few and come from one thread at a time (main, then the
-//! runtime's liftoff), so a mutex is all the bookkeeping there is.
+//! runtime's liftoff), so one mutex over the marks is all the bookkeeping there is.
 
-use std::sync::{Mutex, OnceLock, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
 
-/// The phases so far: each name with the time since the previous mark.
-static MARKS: Mutex<Vec<(&'static str, Duration)>> = Mutex::new(Vec::new());
+/// When the start began (the first line of `main`), and when each phase ended, in order.
+/// A phase's length is the time since the mark before it.
+struct Clock {
+    began: Instant,
+    marks: Vec<(&'static str, Instant)>,
+}
 
-/// When the start began (the first line of `main`), and the last mark.
-static BEGAN: OnceLock<Instant> = OnceLock::new();
-static LAST: Mutex<Option<Instant>> = Mutex::new(None);
+static CLOCK: Mutex<Option<Clock>> = Mutex::new(None);
 
 /// Starts the clock; called first thing in `main`.
 pub(crate) fn begin() {
-    let now = Instant::now();
-    let _ = BEGAN.set(now);
-    *LAST.lock().unwrap_or_else(PoisonError::into_inner) = Some(now);
+    *CLOCK.lock().unwrap_or_else(PoisonError::into_inner) = Some(Clock {
+        began: Instant::now(),
+        marks: Vec::new(),
+    });
 }
 
-/// Ends the phase `name` now.
+/// Ends the phase `name` now (nothing when the clock never ran).
 pub(crate) fn mark(name: &'static str) {
-    let now = Instant::now();
-    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(previous) = last.replace(now) {
-        MARKS
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((name, now - previous));
+    if let Some(clock) = CLOCK
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_mut()
+    {
+        clock.marks.push((name, Instant::now()));
     }
 }
 
 /// "started in 9.1 ms: config 0.4, database 5.2, …", or nothing when the clock never ran.
 pub(crate) fn summary() -> Option<String> {
-    let began = BEGAN.get()?;
-    let marks = MARKS.lock().unwrap_or_else(PoisonError::into_inner);
+    let clock = CLOCK.lock().unwrap_or_else(PoisonError::into_inner);
+    let Clock { began, marks } = clock.as_ref()?;
+    let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
+    let mut previous = *began;
     let phases: Vec<String> = marks
         .iter()
-        .map(|(name, took)| format!("{name} {:.1}", took.as_secs_f64() * 1e3))
+        .map(|&(name, at)| {
+            let took = ms(previous, at);
+            previous = at;
+            format!("{name} {took:.1}")
+        })
         .collect();
     Some(format!(
         "started in {:.1} ms: {}",
-        began.elapsed().as_secs_f64() * 1e3,
+        ms(*began, Instant::now()),
         phases.join(", ")
     ))
 }

@@ -126,10 +126,13 @@ fn shell_word(text: &str) -> String {
 async fn delete_range(
     state: &AppState,
     buckets: Vec<String>,
-    (start, end): (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
-    dry_run: bool,
-    expect: Option<u64>,
+    asked: RangeAsked,
 ) -> ApiResult<RangeAnswer> {
+    let RangeAsked {
+        range: (start, end),
+        dry_run,
+        expect,
+    } = asked;
     let _alone = state.rewrites.lock().await;
     let preview = state
         .datastore
@@ -156,17 +159,34 @@ async fn delete_range(
     })
 }
 
-/// `expect`: the number of events a preview said would be deleted or cut.
-fn expected(values: &[&str]) -> ApiResult<Option<u64>> {
-    single(values, "expect")?
-        .map(|text| {
-            text.parse::<u64>().map_err(|_| {
-                ApiError::bad_request(format!(
-                    "expect must be the number of events a preview counted, not '{text}'"
-                ))
+/// What a range deletion asks for, read from its query string: the range, whether it is a
+/// dry run, and what a preview counted (`expect`: events deleted or cut).
+struct RangeAsked {
+    range: (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
+    dry_run: bool,
+    expect: Option<u64>,
+}
+
+impl RangeAsked {
+    fn parse(start: &[&str], end: &[&str], dry_run: &[&str], expect: &[&str]) -> ApiResult<Self> {
+        // The range's errors first, then the flags'.
+        let range = required_range(start, end)?;
+        let dry_run = flag(dry_run, "dry_run")?;
+        let expect = single(expect, "expect")?
+            .map(|text| {
+                text.parse::<u64>().map_err(|_| {
+                    ApiError::bad_request(format!(
+                        "expect must be the number of events a preview counted, not '{text}'"
+                    ))
+                })
             })
+            .transpose()?;
+        Ok(RangeAsked {
+            range,
+            dry_run,
+            expect,
         })
-        .transpose()
+    }
 }
 
 /// Deletes what lies in `[start, end)` of the bucket: events inside are deleted, events
@@ -181,10 +201,8 @@ pub(crate) async fn bucket_range(
     expect: Vec<&str>,
     state: &State<AppState>,
 ) -> ApiResult<Json<RangeAnswer>> {
-    let range = required_range(&start, &end)?;
-    let dry = flag(&dry_run, "dry_run")?;
-    let expect = expected(&expect)?;
-    let answer = delete_range(state, vec![bucket_id.to_string()], range, dry, expect).await?;
+    let asked = RangeAsked::parse(&start, &end, &dry_run, &expect)?;
+    let answer = delete_range(state, vec![bucket_id.to_string()], asked).await?;
     Ok(Json(answer))
 }
 
@@ -199,9 +217,7 @@ pub(crate) async fn host_range(
     expect: Vec<&str>,
     state: &State<AppState>,
 ) -> ApiResult<Json<RangeAnswer>> {
-    let range = required_range(&start, &end)?;
-    let dry = flag(&dry_run, "dry_run")?;
-    let expect = expected(&expect)?;
+    let asked = RangeAsked::parse(&start, &end, &dry_run, &expect)?;
     let host = single(&hostname, "hostname")?.ok_or_else(|| {
         ApiError::bad_request("hostname is required (`*` for the buckets of every host)")
     })?;
@@ -214,7 +230,7 @@ pub(crate) async fn host_range(
         .map(|b| b.id)
         .collect();
     buckets.sort();
-    let answer = delete_range(state, buckets, range, dry, expect).await?;
+    let answer = delete_range(state, buckets, asked).await?;
     Ok(Json(answer))
 }
 
