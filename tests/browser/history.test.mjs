@@ -177,6 +177,7 @@ test('the privacy rules are checked against the stored history, then applied aft
   await page.click('dialog button[value="confirm"]');
   await page.waitForSelector('#privacy-done');
   assert.equal(await page.textContent('#privacy-done'), `Deleted 1 and redacted ${before - 1} of ${before + 2} stored events.`);
+  assert.match(await page.textContent('#undo-note'), /aw-server .*restore .*before-rewrite/);
   const left = await events(window);
   assert.equal(left.length, before - 1);
   assert.ok(left.every((e) => e.data.title === '(hidden)'), JSON.stringify(left.map((e) => e.data.title)));

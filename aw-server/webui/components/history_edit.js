@@ -30,8 +30,11 @@ function dayTime(dayStart, value) {
   return d;
 }
 
-/** What a deletion's answer says about undoing it, or nothing (a dry run, one event). */
-function undoNote(answer) {
+/**
+ * What the answer of a history rewrite (a deletion, a privacy run) says about undoing it:
+ * the backup taken first and the restore command; nothing for a dry run or one event.
+ */
+export function undoNote(answer) {
   if (!answer || !answer.backup) return null;
   return h('p', { class: 'stat-detail', id: 'undo-note' },
     `A backup was taken first (${answer.backup}). To undo, stop the server and run: `,
@@ -40,7 +43,7 @@ function undoNote(answer) {
 }
 
 /** "12 events in 3 buckets, 47m" (and the events cut at the edges), from a deletion's answer. */
-export function describeDeletion(answer) {
+function describeDeletion(answer) {
   const events = answer.deleted + answer.cut;
   const parts = [`${fmt.count(events)} ${events === 1 ? 'event' : 'events'} in ${fmt.count(answer.buckets)} ${answer.buckets === 1 ? 'bucket' : 'buckets'}, ${fmt.preciseDuration(Math.round(answer.seconds))}`];
   if (answer.cut) parts.push(`${fmt.count(answer.cut)} of them cut at the edges`);

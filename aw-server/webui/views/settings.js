@@ -7,6 +7,7 @@
 import * as api from '../api.js';
 import { h, replace, errorBox, confirmDialog } from '../dom.js';
 import * as fmt from '../format.js';
+import { undoNote } from '../components/history_edit.js';
 import * as period from '../period.js';
 
 export const title = 'Settings';
@@ -85,9 +86,7 @@ function privacyReport(answer, dry) {
     answer.skipped_rules && answer.skipped_rules.length
       ? h('div', { class: 'alert info', role: 'status' }, `Rules skipped (not valid): ${answer.skipped_rules.join('; ')}`)
       : null,
-    !dry && answer.backup
-      ? h('p', { class: 'stat-detail' }, `A backup was taken first (${answer.backup}). To undo, stop the server and run: `, h('code', {}, answer.restore || ''), answer.restore_note ? ` (${answer.restore_note})` : '')
-      : null,
+    dry ? null : undoNote(answer),
   ];
 }
 
