@@ -74,6 +74,10 @@ impl Engine {
     }
 
     /// Writes the config (sharing the folder with `peer`) and starts the engine.
+    ///
+    /// Syncthing's own disk guards (`minDiskFree`, `minHomeDiskFree`, 1 % by default) are
+    /// turned off: on a big, nearly full disk (a CI machine with a 250 GB disk and 1 GB
+    /// free) they stop every transfer, and this test is about our files, not their guard.
     fn start(&mut self, peer: &Engine) {
         let device = |e: &Engine, name: &str| {
             format!(
@@ -84,6 +88,7 @@ impl Engine {
         let config = format!(
             r#"<configuration version="36">
     <folder id="aw-sync" label="aw-sync" path="{folder}" type="sendreceive" rescanIntervalS="30" fsWatcherEnabled="true" fsWatcherDelayS="1">
+        <minDiskFree unit="%">0</minDiskFree>
         <device id="{me}"></device>
         <device id="{peer}"></device>
     </folder>
@@ -100,6 +105,7 @@ impl Engine {
         <autoUpgradeIntervalH>0</autoUpgradeIntervalH>
         <crashReportingEnabled>false</crashReportingEnabled>
         <startBrowser>false</startBrowser>
+        <minHomeDiskFree unit="%">0</minHomeDiskFree>
     </options>
 </configuration>
 "#,

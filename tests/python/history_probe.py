@@ -8,7 +8,7 @@
 The server binary is AW_SERVER_BIN, else target/release/aw-server. Prints numbers (no
 verdict): BENCHMARKS.md has the latest.
 """
-import json, subprocess, sys, threading, time, os, tempfile, urllib.request
+import json, subprocess, sys, threading, time, os, shutil, tempfile, urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.environ.get("AW_SERVER_BIN", os.path.join(HERE, "..", "..", "target", "release", "aw-server"))
 YEAR = sys.argv[1]
@@ -62,3 +62,4 @@ s0 = f"start={day - datetime.timedelta(days=6)}T00:00:00Z&end={day+datetime.time
 during("summary by day of a week, cold", lambda: len(json.loads(req("GET", f"/summary?{s0}")[1])["groups"]))
 during("summary by day of a week, cached", lambda: len(json.loads(req("GET", f"/summary?{s0}")[1])["groups"]))
 p.terminate(); p.wait()
+shutil.rmtree(d)  # the imported year is ~90 MB

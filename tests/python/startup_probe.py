@@ -5,8 +5,7 @@ runs. Prints numbers (no verdict).
     python3 tests/python/startup_probe.py FULL_DB [OTHER_BINARY]
 """
 import os, subprocess, tempfile, time, urllib.request, statistics, sys, shutil
-def start_time(binary, db):
-    d = tempfile.mkdtemp()
+def start_time(binary, db, d):
     env = dict(os.environ, XDG_CONFIG_HOME=d+"/c", XDG_DATA_HOME=d+"/d", XDG_CACHE_HOME=d+"/k")
     t = time.perf_counter()
     p = subprocess.Popen([binary, "--port", "5788", "--dbpath", db], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -25,8 +24,10 @@ for label in ("empty", "full"):
     res = {"ours": [], "ref": []}
     for i in range(8):
         for name, b in (("ours", ours), ("ref", ref)) if i % 2 == 0 else (("ref", ref), ("ours", ours)):
-            d = tempfile.mkdtemp(); db = d + "/sqlite.db"
-            if label == "full":
-                shutil.copy(sys.argv[1], db)
-            res[name].append(start_time(b, db))
+            # Each run's folder is removed afterwards: a copy of a year is ~90 MB.
+            with tempfile.TemporaryDirectory() as d:
+                db = d + "/sqlite.db"
+                if label == "full":
+                    shutil.copy(sys.argv[1], db)
+                res[name].append(start_time(b, db, d))
     print(label, {k: round(statistics.median(v), 1) for k, v in res.items()})
