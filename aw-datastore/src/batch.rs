@@ -36,8 +36,10 @@ pub(crate) enum Change {
     CreateBucket {
         /// The row id SQLite gave it.
         row: i64,
-        /// `name`, `type`, `client`, `hostname`, `created`, `data`, as written.
-        columns: [String; 6],
+        /// `name`, `type`, `client`, `hostname`, `created`, `data`, as written (boxed: a
+        /// batch holds hundreds of thousands of changes, mostly of events, which would
+        /// otherwise each take this variant's size).
+        columns: Box<[String; 6]>,
     },
     /// A bucket row and all its events were deleted.
     DeleteBucket {
@@ -180,7 +182,7 @@ impl Change {
     pub(crate) fn apply(&self, conn: &Connection) -> rusqlite::Result<usize> {
         let changed = match self {
             Change::CreateBucket { row, columns } => {
-                let [name, type_, client, hostname, created, data] = columns;
+                let [name, type_, client, hostname, created, data] = &**columns;
                 conn.prepare_cached(INSERT_BUCKET_SQL)?.execute(params![
                     row, name, type_, client, hostname, created, data
                 ])?
@@ -300,21 +302,8 @@ impl Batch {
             return Ok(());
         }
         if let Some(journal) = &mut self.journal {
-            journal.append(&self.changes[self.sealed..]).map_err(|e| {
-                let message = format!(
-                    "the write could not be kept in the journal {} ({e}); it was not stored",
-                    journal.path().display()
-                );
-                if e.kind() == std::io::ErrorKind::StorageFull {
-                    DatastoreError::DiskFull(crate::error::Failure::of_file(
-                        message,
-                        journal.path(),
-                        &e,
-                    ))
-                } else {
-                    DatastoreError::Unavailable(message)
-                }
-            })?;
+            let appended = journal.append(&self.changes[self.sealed..]);
+            appended.map_err(|e| journal_error(journal, &e))?;
         }
         self.sealed = self.changes.len();
         Ok(())
@@ -367,6 +356,57 @@ impl Batch {
     pub(crate) fn record(&mut self, change: Change) {
         self.bytes += change.size();
         self.changes.push(change);
+    }
+
+    /// A number for a rewrite that starts now, unique among the rewrites in the journal
+    /// (the number of its last record: a rewrite that appends anything moves it on).
+    pub(crate) fn rewrite_number(&self) -> u64 {
+        self.journal_last().unwrap_or(0)
+    }
+
+    /// Takes out the changes made since the last seal, after appending them to the journal
+    /// as a provisional record of rewrite `rewrite` (`lifecycle/journal.rs`): a rewrite that
+    /// runs in steps keeps its own until it is done (`job.rs`), so that the requests
+    /// answered between its steps seal only theirs, and its end need not write them all
+    /// at once. Its rows stay in the open transaction meanwhile. When the append fails,
+    /// nothing is taken.
+    pub(crate) fn take_provisional(&mut self, rewrite: u64) -> Result<Vec<Change>> {
+        if self.sealed == self.changes.len() {
+            return Ok(Vec::new());
+        }
+        if let Some(journal) = &mut self.journal {
+            let appended = journal.append_provisional(rewrite, &self.changes[self.sealed..]);
+            appended.map_err(|e| journal_error(journal, &e))?;
+        }
+        let taken: Vec<Change> = self.changes.drain(self.sealed..).collect();
+        for change in &taken {
+            self.bytes -= change.size();
+        }
+        Ok(taken)
+    }
+
+    /// Puts back what [`Batch::take_provisional`] took, after everything recorded since:
+    /// to be sealed by [`Batch::seal_rewrite`] with the rewrite's answer, or undone with it
+    /// (`GroupCommit::check`). One move of the list, not a push per change: a deletion of
+    /// all history puts back hundreds of thousands at once, between two requests.
+    pub(crate) fn put_back(&mut self, mut changes: Vec<Change>) {
+        self.bytes += changes.iter().map(Change::size).sum::<usize>();
+        if self.changes.is_empty() {
+            self.changes = changes;
+        } else {
+            self.changes.append(&mut changes);
+        }
+    }
+
+    /// Seals the unsealed changes, all of them rewrite `rewrite`'s and in its provisional
+    /// records already, by appending its done record.
+    pub(crate) fn seal_rewrite(&mut self, rewrite: u64) -> Result<()> {
+        if let Some(journal) = &mut self.journal {
+            let appended = journal.append_done(rewrite);
+            appended.map_err(|e| journal_error(journal, &e))?;
+        }
+        self.sealed = self.changes.len();
+        Ok(())
     }
 
     /// Counts `n` event writes towards the commit trigger.
@@ -434,6 +474,20 @@ impl Batch {
     }
 }
 
+/// What a failed append to `journal` means for the write: refused, as a full disk when
+/// the disk is full.
+fn journal_error(journal: &Journal, e: &std::io::Error) -> DatastoreError {
+    let message = format!(
+        "the write could not be kept in the journal {} ({e}); it was not stored",
+        journal.path().display()
+    );
+    if e.kind() == std::io::ErrorKind::StorageFull {
+        DatastoreError::DiskFull(crate::error::Failure::of_file(message, journal.path(), e))
+    } else {
+        DatastoreError::Unavailable(message)
+    }
+}
+
 /// Makes `changes` in order on `conn`, inside the caller's transaction; stops at the first
 /// failure.
 fn apply_all(changes: &[Change], conn: &Connection) -> rusqlite::Result<()> {
@@ -466,15 +520,27 @@ mod tests {
     }
 
     #[test]
+    fn a_change_is_no_larger_than_an_event_insert() {
+        // A batch of an import or a rewrite holds one per row.
+        assert!(
+            std::mem::size_of::<Change>() <= 64,
+            "{}",
+            std::mem::size_of::<Change>()
+        );
+    }
+
+    #[test]
     fn replay_reproduces_every_kind_of_change() {
         let changes = vec![
             Change::CreateBucket {
                 row: 3,
-                columns: ["b", "t", "c", "h", "2020-01-01 00:00:00+00:00", "{}"].map(String::from),
+                columns: Box::new(
+                    ["b", "t", "c", "h", "2020-01-01 00:00:00+00:00", "{}"].map(String::from),
+                ),
             },
             Change::CreateBucket {
                 row: 4,
-                columns: ["gone", "t", "c", "h", "x", "{}"].map(String::from),
+                columns: Box::new(["gone", "t", "c", "h", "x", "{}"].map(String::from)),
             },
             Change::InsertEvent {
                 id: 10,

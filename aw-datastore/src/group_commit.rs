@@ -51,6 +51,10 @@ pub(crate) struct GroupCommit {
     disk_full: bool,
     /// No commit or replay is tried before this instant (after a failure).
     retry_at: Option<Instant>,
+    /// How many transactions were begun: a rewrite that runs in steps (`job.rs`) keeps
+    /// its rows in one transaction, and a new number means they were committed or rolled
+    /// back under it.
+    generation: u64,
 }
 
 impl GroupCommit {
@@ -88,10 +92,12 @@ impl GroupCommit {
             unsaved: None,
             disk_full: false,
             retry_at: None,
+            generation: 0,
         }
     }
 
     fn try_begin(&mut self, store: &Store) -> Result<()> {
+        self.generation += 1;
         match store.conn().execute_batch("BEGIN IMMEDIATE") {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -99,6 +105,13 @@ impl GroupCommit {
                 Err(e.into())
             }
         }
+    }
+
+    /// The number of the open transaction (see `generation`), and whether one is open
+    /// at all (after a failed `BEGIN` statements run in autocommit mode, each durable at
+    /// once: no rewrite may run then).
+    pub(crate) fn transaction(&self) -> Option<u64> {
+        (self.open && self.unsaved.is_none()).then_some(self.generation)
     }
 
     /// The writes since the last commit.

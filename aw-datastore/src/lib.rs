@@ -64,6 +64,7 @@ mod backup;
 mod batch;
 mod encryption;
 mod error;
+mod fence;
 mod files;
 mod group_commit;
 mod handoff;

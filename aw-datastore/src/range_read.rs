@@ -84,6 +84,11 @@ pub(crate) struct RangeRead {
 }
 
 impl RangeRead {
+    /// The row of the bucket it reads.
+    pub(crate) fn bucketrow(&self) -> i64 {
+        self.bucketrow
+    }
+
     /// A read of bucket row `bucketrow` for events overlapping `[lo, hi]`.
     pub(crate) fn new(
         bucketrow: i64,

@@ -24,7 +24,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::batch::Batch;
-use crate::error::Result;
+use crate::error::{DatastoreError, Result};
+use crate::fence::Fence;
 use crate::group_commit::GroupCommit;
 use crate::job::{Job, Stepped};
 use crate::lifecycle::DatabaseFile;
@@ -50,6 +51,8 @@ pub(crate) fn run(
 ) -> Option<(Reply<()>, Result<()>)> {
     let mut tx = GroupCommit::begin_with(&mut store, batch);
     let mut jobs: VecDeque<Job> = VecDeque::new();
+    // Requests that wait for a rewrite (`fence.rs`).
+    let mut fence = Fence::default();
     // When the waiting job's wait began (the end of the last job step, or the job's start),
     // and when a quick request was last answered.
     let mut job_stepped = Instant::now();
@@ -65,6 +68,7 @@ pub(crate) fn run(
                 let serving = crate::live_salvage::salvage_now(
                     &mut store, file, &mut tx, &mut jobs, salvager, shared,
                 );
+                fence.job_ended();
                 if !serving {
                     keep_held(&tx, "the salvaged copy could not be opened");
                     return None;
@@ -80,9 +84,20 @@ pub(crate) fn run(
             uncommitted_age: (!tx.batch().is_empty()).then(|| tx.age()),
             retry_in: tx.retry_in(),
         });
-        let Ok(request) = receive(&requests, plan.receive, shared) else {
-            break;
+        let again = match plan.receive {
+            Receive::Skip => None,
+            _ => fence.next_again(),
         };
+        let request = match again {
+            Some(held) => Some(held),
+            None => match receive(&requests, plan.receive, shared) {
+                Ok(request) => request,
+                Err(Disconnected) => break,
+            },
+        };
+        let jobs_before = jobs.len();
+        // While a rewrite runs its rows are in the open transaction, not yet its own.
+        let rewriting = jobs.iter().any(Job::is_rewrite);
         if let (Some(_), Some(at)) = (&request, last_quick) {
             stream.note_gap(at.elapsed());
         }
@@ -94,6 +109,10 @@ pub(crate) fn run(
         // What this turn's changes mean for the commit (a job step's: nothing counted).
         let mut commit = Commit::Later;
         match request {
+            Some(held) if fence.must_wait(&held, &jobs, &store) => {
+                fence.hold(held);
+                continue;
+            }
             Some(Request::ForceCommit(reply)) => {
                 let _ = reply.send(tx.commit(&mut store));
             }
@@ -107,7 +126,9 @@ pub(crate) fn run(
                 let _ = reply.send(scrubbed);
             }
             Some(Request::Close(reply)) => {
-                // Jobs still running are dropped: their callers see `WorkerGone`.
+                // Jobs still running are dropped, and held requests: their callers see
+                // `WorkerGone`. A rewrite's rows are undone first.
+                abandon(&mut jobs, &mut fence, &mut tx, &mut store);
                 let mut result = tx.commit(&mut store);
                 if let (Err(e), true) = (&result, tx.batch().is_empty()) {
                     // Nothing uncommitted was at stake (a damaged file can fail even that).
@@ -127,6 +148,14 @@ pub(crate) fn run(
                         other.refuse(e);
                         continue;
                     }
+                    if other.is_rewrite() && tx.transaction().is_none() {
+                        other.refuse(DatastoreError::Unavailable(
+                            "no transaction could be begun, and this change must be all or \
+                             nothing: ask again later"
+                                .into(),
+                        ));
+                        continue;
+                    }
                 }
                 let quick = other.is_quick();
                 commit = other.commit();
@@ -136,7 +165,10 @@ pub(crate) fn run(
                     commit = Commit::Finished;
                 }
                 match first.job {
-                    Some(job) => {
+                    Some(mut job) => {
+                        if let Some(number) = tx.transaction() {
+                            job.began_in(number);
+                        }
                         if jobs.is_empty() {
                             job_stepped = Instant::now();
                         }
@@ -165,7 +197,7 @@ pub(crate) fn run(
                     }
                 }
                 Otherwise::Commit => {
-                    if tx.may_retry() {
+                    if tx.may_retry() && !rewriting {
                         let _ = tx.commit(&mut store);
                     }
                     continue;
@@ -175,13 +207,28 @@ pub(crate) fn run(
         }
         tx.check(&mut store);
         schedule::note_changes(tx.writes(), commit, mark);
-        if schedule::commit_due(tx.batch(), tx.age(), tx.may_retry()) {
+        if jobs.len() < jobs_before {
+            fence.job_ended();
+        }
+        let rewriting = jobs.iter().any(Job::is_rewrite);
+        if !rewriting && schedule::commit_due(tx.batch(), tx.age(), tx.may_retry()) {
             let _ = tx.commit(&mut store);
         }
     }
     // Every handle is gone: keep nothing uncommitted.
+    abandon(&mut jobs, &mut fence, &mut tx, &mut store);
     let _ = tx.commit(&mut store);
     None
+}
+
+/// At a stop: ends every job and drops every held request (their callers see the worker
+/// gone); a rewrite in progress is undone, so the final commit holds none of it.
+fn abandon(jobs: &mut VecDeque<Job>, fence: &mut Fence, tx: &mut GroupCommit, store: &mut Store) {
+    for job in jobs.drain(..) {
+        job.abandon(tx.writes());
+    }
+    drop(fence.drain().collect::<Vec<_>>());
+    tx.check(store);
 }
 
 /// Makes sure the acknowledged changes the worker could not commit (`why`) outlive a power
@@ -218,6 +265,18 @@ fn step_job(job: Job, tx: &mut GroupCommit, store: &mut Store, step: Duration) -
             job.refuse(e);
             return Stepped::done(Commit::Later);
         }
+    }
+    // A rewrite's rows are gone if its transaction is (rolled back under it).
+    if job
+        .transaction()
+        .is_some_and(|t| tx.transaction() != Some(t))
+    {
+        job.refuse(DatastoreError::Unavailable(
+            "another request's failure rolled the open transaction back while this ran; \
+             nothing of it was kept: ask again"
+                .into(),
+        ));
+        return Stepped::done(Commit::Later);
     }
     job.step(store, tx.writes(), step)
 }
@@ -329,25 +388,16 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             expect,
             reply,
         } => {
-            // One request for every bucket: sealed (or undone) as one.
-            let mut done = crate::RangeDeletion::default();
-            let result = buckets
-                .iter()
-                .try_for_each(|bucket| {
-                    store
-                        .delete_range(batch, bucket, lo, hi, dry_run)
-                        .map(|d| done.add(d))
-                })
-                .and_then(|()| match expect {
-                    Some(n) if n != done.deleted + done.cut => {
-                        Err(crate::error::DatastoreError::Changed(format!(
-                            "The range changed since it was previewed: it holds {} events to                              delete or cut, not {n}. Nothing was deleted; preview it again.",
-                            done.deleted + done.cut
-                        )))
-                    }
-                    _ => Ok(()),
-                });
-            answer(store, reply, batch.sealed_result(result.map(|()| done)));
+            return Job::delete_range(
+                store,
+                batch,
+                &buckets,
+                (lo, hi),
+                dry_run,
+                expect,
+                reply,
+                step,
+            )
         }
         Request::CountEvents(name, start, end, reply) => {
             let read = store.count_events(&name, start, end);
@@ -435,6 +485,86 @@ mod tests {
             .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
             .unwrap();
         assert_eq!(written, 0);
+    }
+
+    /// A range deletion is between two steps when another request fails with rows it did
+    /// not seal: the worker rolls the transaction back and applies the sealed changes
+    /// again, which takes the deletion's rows with it. Its next step ends it with
+    /// `Unavailable`, nothing deleted, and the write acknowledged between its steps stays.
+    #[test]
+    fn a_rollback_between_the_steps_of_a_deletion_ends_it_with_nothing_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = store_in(&dir);
+        let mut tx = GroupCommit::begin(&store);
+        store
+            .create_bucket(tx.writes(), bucket("big"), Vec::new())
+            .unwrap();
+        let events: Vec<NewEvent> = (0..5_000)
+            .map(|i| NewEvent {
+                id: None,
+                start: i * 1_000_000_000,
+                end: i * 1_000_000_000 + 1,
+                data: "{}".into(),
+            })
+            .collect();
+        store.insert_events(tx.writes(), "big", events).unwrap();
+        tx.writes().seal().unwrap();
+        tx.commit(&mut store).unwrap();
+        let count = |store: &Store| -> i64 {
+            store
+                .conn()
+                .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+                .unwrap()
+        };
+
+        let (reply, mut answer) = tokio::sync::oneshot::channel();
+        let buckets = ["big".to_string()];
+        // A zero time budget: one chunk a step.
+        let first = Job::delete_range(
+            &mut store,
+            tx.writes(),
+            &buckets,
+            (i64::MIN / 2, i64::MAX / 2),
+            false,
+            None,
+            reply,
+            Duration::ZERO,
+        );
+        let mut job = first.job.expect("5,000 rows are more than one step");
+        job.began_in(tx.transaction().unwrap());
+        tx.check(&mut store);
+        assert!(count(&store) < 5_000, "the first step deleted its chunk");
+
+        // Acknowledged between the steps.
+        store
+            .create_bucket(tx.writes(), bucket("kept"), Vec::new())
+            .unwrap();
+        tx.writes().seal().unwrap();
+        // A request that fails after writing a row: the check undoes it by a rollback.
+        store
+            .create_bucket(tx.writes(), bucket("failed"), Vec::new())
+            .unwrap();
+        tx.check(&mut store);
+
+        assert!(step_job(job, &mut tx, &mut store, Duration::ZERO)
+            .job
+            .is_none());
+        assert!(
+            matches!(answer.try_recv(), Ok(Err(DatastoreError::Unavailable(_)))),
+            "the deletion must fail"
+        );
+        assert_eq!(count(&store), 5_000);
+        tx.commit(&mut store).unwrap();
+        assert_eq!(count(&store), 5_000);
+        let buckets: Vec<String> = store
+            .conn()
+            .prepare("SELECT name FROM buckets ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(buckets, ["big", "kept"]);
     }
 
     /// A write of many rows whose third row fails (SQLite aborts the statement only, so the

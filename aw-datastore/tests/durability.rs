@@ -201,6 +201,100 @@ fn sigkill_child() {
     }
 }
 
+/// Run as a child process by `a_kill_in_the_middle_of_a_range_deletion_leaves_none_of_it`:
+/// starts deleting all of a committed bucket, has a heartbeat into another bucket
+/// acknowledged between the deletion's steps, then holds the worker between two steps (a
+/// write listener that never returns) and says so.
+#[test]
+#[ignore]
+fn range_deletion_child() {
+    struct Hold;
+    impl aw_datastore::WriteListener for Hold {
+        fn touched(&self, change: aw_datastore::Touched<'_>) {
+            if matches!(change, aw_datastore::Touched::Events { bucket: "hold", .. }) {
+                println!("MIDWAY");
+                loop {
+                    std::thread::park();
+                }
+            }
+        }
+    }
+    let Ok(path) = std::env::var("AW_RANGE_DELETION_DB") else {
+        return;
+    };
+    let ds = Datastore::open(std::path::Path::new(&path)).unwrap();
+    for b in ["big", "b", "hold"] {
+        ds.create_bucket(&bucket(b)).wait().unwrap();
+    }
+    let events: Vec<_> = (0..50_000)
+        .map(|i| ev(i * 10, 9.0, json!({"i": i})))
+        .collect();
+    ds.insert_events("big", &events).wait().unwrap();
+    ds.force_commit().wait().unwrap();
+    ds.add_write_listener(std::sync::Arc::new(Hold));
+    let deletion = ds.delete_range(&["big".to_string()], t(-10), t(1_000_000), false, None);
+    ds.heartbeat("b", &ev(0, 0.0, json!({"kept": true})), 0.0)
+        .wait()
+        .unwrap();
+    assert!(
+        ds.requests_between_steps() > 0,
+        "the heartbeat was not answered between the deletion's steps"
+    );
+    let _ = ds.heartbeat("hold", &ev(0, 0.0, json!({})), 0.0);
+    let _ = deletion.wait();
+}
+
+/// A kill while a range deletion is half done (its steps' changes are in the journal as
+/// provisional records, its rows in the uncommitted transaction): after a restart none of
+/// it is there, and the heartbeat acknowledged between its steps is.
+#[test]
+fn a_kill_in_the_middle_of_a_range_deletion_leaves_none_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sqlite.db");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "range_deletion_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("AW_RANGE_DELETION_DB", &path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let deadline = Instant::now() + HANG_GUARD;
+    while !seen.contains("MIDWAY") {
+        let mut buf = [0u8; 256];
+        let n = std::io::Read::read(&mut out, &mut buf).unwrap();
+        if n == 0 || Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the child exited or hung before it got midway: {seen}");
+        }
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let journal = std::fs::read(dir.path().join("sqlite.db.journal"));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let provisional = b"{\"rewrite\":";
+    assert!(
+        journal
+            .unwrap()
+            .windows(provisional.len())
+            .any(|w| w == provisional),
+        "no provisional record of the deletion in the journal"
+    );
+    let ds = Datastore::open(&path).unwrap();
+    assert_eq!(
+        ds.get_event_count("big", None, None).wait().unwrap(),
+        50_000
+    );
+    assert_eq!(ds.get_event_count("b", None, None).wait().unwrap(), 1);
+    ds.close().unwrap();
+}
+
 #[test]
 fn sigkill_keeps_committed_data() {
     let dir = tempfile::tempdir().unwrap();

@@ -48,6 +48,25 @@ impl aw_datastore::WriteListener for Gate {
     }
 }
 
+/// Holds the worker in a write to the bucket "gate" while `queue` sends its requests, so
+/// that they all wait, in the order sent, when the worker goes on; returns what `queue`
+/// returned once the worker went on.
+fn queued_while_held<T>(s: &TempStore, queue: impl FnOnce() -> T) -> T {
+    s.ds.create_bucket(&bucket("gate")).wait().unwrap();
+    let gate = std::sync::Arc::new(Gate::default());
+    let (entered, inside) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    *gate.entered.lock().unwrap() = Some(entered);
+    *gate.release.lock().unwrap() = Some(released);
+    s.ds.add_write_listener(gate.clone());
+    let held = s.ds.heartbeat("gate", &ev(0, 0.0, json!({})), 0.0);
+    inside.recv().unwrap();
+    let queued = queue();
+    drop(release);
+    held.wait().unwrap();
+    queued
+}
+
 /// Queues the long request `long` and then `small` while the worker is held (so both are
 /// waiting, in that order, when the worker goes on), then checks from the worker's own
 /// record that it took the small request between the long one's steps rather than after its
@@ -62,21 +81,8 @@ where
     L: std::fmt::Debug,
     S: std::fmt::Debug,
 {
-    s.ds.create_bucket(&bucket("gate")).wait().unwrap();
-    let gate = std::sync::Arc::new(Gate::default());
-    let (entered, inside) = std::sync::mpsc::channel();
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    *gate.entered.lock().unwrap() = Some(entered);
-    *gate.release.lock().unwrap() = Some(released);
-    s.ds.add_write_listener(gate.clone());
-    let held = s.ds.heartbeat("gate", &ev(0, 0.0, json!({})), 0.0);
-    inside.recv().unwrap();
-
     let before = s.ds.requests_between_steps();
-    let long = long();
-    let small = small();
-    drop(release);
-    held.wait().unwrap();
+    let (long, small) = queued_while_held(s, || (long(), small()));
     small.wait().unwrap();
     assert_eq!(
         s.ds.requests_between_steps(),
@@ -218,4 +224,94 @@ fn a_streamed_read_hands_over_the_same_rows_in_parts_and_stops_when_dropped() {
     drop(stream);
     wait_until("the read ends for nobody", || s.ds.jobs_in_progress() == 0);
     assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 0);
+}
+
+/// The whole history of "big" (and far beyond it).
+fn all_time() -> (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>) {
+    (t(-1_000_000), t(100_000_000))
+}
+
+#[test]
+fn a_heartbeat_to_another_bucket_is_answered_during_a_deletion_of_all_history() {
+    let s = TempStore::new();
+    big_bucket(&s, 200_000);
+    let (lo, hi) = all_time();
+    let done = small_request_is_answered_between_steps(
+        &s,
+        || s.ds.delete_range(&["big".to_string()], lo, hi, false, None),
+        || s.ds.heartbeat("b", &ev(0, 0.0, json!({"a": 1})), 1.0),
+    );
+    assert_eq!((done.deleted, done.cut), (200_000, 0));
+    assert_eq!(s.ds.get_event_count("big", None, None).wait().unwrap(), 0);
+    assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 1);
+}
+
+#[test]
+fn requests_for_a_bucket_being_rewritten_wait_and_come_after_it() {
+    // Queued in this order: the deletion of all of "big", a count of "big", a heartbeat
+    // into "big" inside the deleted range, and a heartbeat into "b". The one into "b" is
+    // answered between the deletion's steps; the two for "big" wait for its end, so the
+    // count sees none of it half done and the heartbeat's event is not deleted.
+    let s = TempStore::new();
+    big_bucket(&s, 200_000);
+    let (lo, hi) = all_time();
+    let before = s.ds.requests_between_steps();
+    let (deletion, count, into_big, into_b) = queued_while_held(&s, || {
+        (
+            s.ds.delete_range(&["big".to_string()], lo, hi, false, None),
+            // Bounded: a count of everything is answered from the published number.
+            s.ds.get_event_count("big", Some(lo), Some(hi)),
+            s.ds.heartbeat("big", &ev(500, 0.0, json!({"late": true})), 1.0),
+            s.ds.heartbeat("b", &ev(0, 0.0, json!({"a": 1})), 1.0),
+        )
+    });
+    into_b.wait().unwrap();
+    assert!(
+        s.ds.requests_between_steps() > before,
+        "the heartbeat into another bucket waited for the whole deletion"
+    );
+    assert_eq!(deletion.wait().unwrap().deleted, 200_000);
+    assert_eq!(
+        count.wait().unwrap(),
+        0,
+        "the count saw the deletion half done"
+    );
+    into_big.wait().unwrap();
+    let left = s.ds.get_events("big", None, None, None).wait().unwrap();
+    assert_eq!(left.len(), 1);
+    assert!(left.0[0].data.contains("late"));
+}
+
+#[test]
+fn a_deletion_in_steps_that_fails_at_its_end_leaves_nothing_and_keeps_the_writes_between() {
+    // A preview said 7 events; the range holds 200,000, which the run finds out only after
+    // its last step: nothing it deleted stays deleted, and the heartbeat answered between
+    // its steps stays, as does everything committed or not.
+    let s = TempStore::new();
+    big_bucket(&s, 200_000);
+    let (lo, hi) = all_time();
+    let before = s.ds.requests_between_steps();
+    let (deletion, into_b) = queued_while_held(&s, || {
+        (
+            s.ds.delete_range(&["big".to_string()], lo, hi, false, Some(7)),
+            s.ds.heartbeat("b", &ev(0, 0.0, json!({"a": 1})), 1.0),
+        )
+    });
+    into_b.wait().unwrap();
+    assert_eq!(s.ds.requests_between_steps(), before + 1);
+    let failed = deletion.wait();
+    assert!(
+        matches!(failed, Err(aw_datastore::DatastoreError::Changed(_))),
+        "{failed:?}"
+    );
+    assert_eq!(
+        s.ds.get_event_count("big", None, None).wait().unwrap(),
+        200_000
+    );
+    assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 1);
+    s.ds.force_commit().wait().unwrap();
+    assert_eq!(
+        s.ds.get_event_count("big", None, None).wait().unwrap(),
+        200_000
+    );
 }

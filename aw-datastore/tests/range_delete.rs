@@ -175,3 +175,63 @@ fn several_buckets_are_deleted_from_all_or_not_at_all() {
     assert_eq!((both.deleted, both.cut, both.seconds), (2, 0, 12.0));
     assert!(spans(&s, "b").is_empty() && spans(&s, "c").is_empty());
 }
+
+#[test]
+fn a_range_of_many_steps_deletes_and_cuts_exactly_what_lies_in_it() {
+    // Two buckets of 6,000 overlapping events each (15 s long, every 10 s), plus one event
+    // across both edges, and ties on the start: far more rows than a step takes, so the
+    // walk continues after its last row many times. What goes and what is cut is worked
+    // out here event by event.
+    let (lo, hi) = (5_003, 52_007);
+    let mut events: Vec<(i64, f64, i64)> = (0..6_000).map(|i| (i * 10, 15.0, i)).collect();
+    events.extend((0..600).map(|i| (i * 100, 3.0, 10_000 + i)));
+    events.push((1_000, 60_000.0, 99_999));
+    let s = store_with(&events);
+    s.ds.create_bucket(&bucket("c")).wait().unwrap();
+    let rows: Vec<_> = events
+        .iter()
+        .map(|&(start, dur, n)| ev(start, dur, json!({ "n": n })))
+        .collect();
+    s.ds.insert_events("c", &rows).wait().unwrap();
+
+    let mut expected = Vec::new();
+    let (mut deleted, mut cut) = (0, 0);
+    for &(start, dur, n) in &events {
+        let end = start + dur as i64;
+        let touches = start < hi && (end > lo || start >= lo);
+        if !touches {
+            expected.push((start, end, n));
+        } else if start >= lo && end <= hi {
+            deleted += 1;
+        } else {
+            cut += 1;
+            if start < lo {
+                expected.push((start, lo, n));
+            }
+            if end > hi {
+                expected.push((hi, end, n));
+            }
+        }
+    }
+    expected.sort();
+    let both = ["b".to_string(), "c".to_string()];
+    let preview =
+        s.ds.delete_range(&both, t(lo), t(hi), true, None)
+            .wait()
+            .unwrap();
+    assert_eq!(
+        (preview.deleted, preview.cut, preview.buckets),
+        (2 * deleted, 2 * cut, 2)
+    );
+    let done =
+        s.ds.delete_range(&both, t(lo), t(hi), false, Some(2 * (deleted + cut)))
+            .wait()
+            .unwrap();
+    assert_eq!(done, preview);
+    assert_eq!(spans(&s, "b"), expected);
+    assert_eq!(spans(&s, "c"), expected);
+    assert_eq!(
+        s.ds.get_event_count("b", None, None).wait().unwrap(),
+        expected.len() as u64
+    );
+}

@@ -22,11 +22,20 @@
 //!   hand, another device's file) is kept aside as `<journal>.unmatched-<time>` and
 //!   reported, never applied.
 //!
+//! * **All or nothing for a rewrite.** A rewrite that runs in steps (a range deletion,
+//!   `job.rs`) appends each step's changes as a *provisional* record, so its answer does not
+//!   wait for the serialization of hundreds of thousands of changes at once; its end appends
+//!   a small *done* record. Provisional records count only once their rewrite's done record
+//!   follows (they are then applied where it stands); a rewrite cut short by a crash or a
+//!   failure leaves none of it.
+//!
 //! Format: a 64-byte header (`AWJRNL01`, the base sequence number, the database id, a
 //! CRC-32), then records `[payload length u32][CRC-32 of seq and payload u32][seq u64]
-//! [payload]`, little-endian, the payload being one request's row changes as JSON. A record
-//! ends the journal when its CRC does not match, its length is zero, or its number is not
-//! the next one (records of before the last emptying stay behind the tail).
+//! [payload]`, little-endian, the payload being JSON: one request's row changes (an array),
+//! `{"rewrite": n, "changes": [...]}` for a provisional record of rewrite `n`, or
+//! `{"rewrite_done": n}`. A record ends the journal when its CRC does not match, its
+//! length is zero, or its number is not the next one (records of before the last emptying
+//! stay behind the tail).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -61,9 +70,24 @@ pub(crate) struct Contents {
     /// The sequence number committed when it was last emptied.
     pub base: u64,
     /// Its records after the base, in order: (sequence number, the changes of one request).
+    /// A finished rewrite's changes are one record, numbered as its done record.
     pub records: Vec<(u64, Vec<Change>)>,
+    /// The number of the last record read, provisional ones included.
+    last: u64,
     /// Where the next record goes.
     tail: u64,
+}
+
+/// What one record's payload holds.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum Payload {
+    /// One request's changes.
+    Changes(Vec<Change>),
+    /// A step of rewrite `rewrite`: kept only if its done record follows.
+    Provisional { rewrite: u64, changes: Vec<Change> },
+    /// Rewrite `rewrite_done` is done: its provisional records count.
+    Done { rewrite_done: u64 },
 }
 
 /// The open journal of a served database.
@@ -125,8 +149,11 @@ pub(crate) fn read(path: &Path) -> std::io::Result<Option<Contents>> {
         database_id,
         base,
         records: Vec::new(),
+        last: base,
         tail: HEADER_LEN,
     };
+    // Provisional records by rewrite, until their done record.
+    let mut provisional: std::collections::HashMap<u64, Vec<Change>> = Default::default();
     let mut at = HEADER_LEN as usize;
     while let Some(head) = bytes.get(at..at + RECORD_HEAD) {
         let word = |i: usize| {
@@ -141,14 +168,21 @@ pub(crate) fn read(path: &Path) -> std::io::Result<Option<Contents>> {
         let Some(payload) = bytes.get(at + RECORD_HEAD..at + RECORD_HEAD + len) else {
             break;
         };
-        let expected = contents.records.last().map_or(base, |(s, _)| *s) + 1;
-        if len == 0 || seq != expected || checksum(seq, payload) != crc {
+        if len == 0 || seq != contents.last + 1 || checksum(seq, payload) != crc {
             break;
         }
-        let Ok(changes) = serde_json::from_slice::<Vec<Change>>(payload) else {
-            break;
-        };
-        contents.records.push((seq, changes));
+        match serde_json::from_slice::<Payload>(payload) {
+            Ok(Payload::Changes(changes)) => contents.records.push((seq, changes)),
+            Ok(Payload::Provisional { rewrite, changes }) => {
+                provisional.entry(rewrite).or_default().extend(changes);
+            }
+            Ok(Payload::Done { rewrite_done }) => {
+                let changes = provisional.remove(&rewrite_done).unwrap_or_default();
+                contents.records.push((seq, changes));
+            }
+            Err(_) => break,
+        }
+        contents.last = seq;
         at += RECORD_HEAD + len;
         contents.tail = at as u64;
     }
@@ -201,7 +235,7 @@ impl Journal {
         journal.remap();
         match contents {
             Some(c) if !c.records.is_empty() => {
-                journal.last = c.records.last().map_or(c.base, |(s, _)| *s);
+                journal.last = c.last;
                 journal.tail = c.tail;
             }
             _ => {
@@ -264,10 +298,37 @@ impl Journal {
     /// Appends the changes of one acknowledged request; fails (and appends nothing) when
     /// they do not fit in the space the journal has and it cannot grow.
     pub(crate) fn append(&mut self, changes: &[Change]) -> std::io::Result<()> {
+        self.append_payload(&changes)
+    }
+
+    /// Appends one step of rewrite `rewrite` (see the module docs): it counts only once
+    /// [`Journal::append_done`] follows.
+    pub(crate) fn append_provisional(
+        &mut self,
+        rewrite: u64,
+        changes: &[Change],
+    ) -> std::io::Result<()> {
+        #[derive(serde::Serialize)]
+        struct Provisional<'a> {
+            rewrite: u64,
+            changes: &'a [Change],
+        }
+        self.append_payload(&Provisional { rewrite, changes })
+    }
+
+    /// Appends the done record of rewrite `rewrite`: its provisional records count now.
+    pub(crate) fn append_done(&mut self, rewrite: u64) -> std::io::Result<()> {
+        self.append_payload(&Payload::Done {
+            rewrite_done: rewrite,
+        })
+    }
+
+    /// Appends one record of `payload` as JSON.
+    fn append_payload(&mut self, payload: &impl serde::Serialize) -> std::io::Result<()> {
         let mut record = std::mem::take(&mut self.scratch);
         record.clear();
         record.resize(RECORD_HEAD, 0);
-        let written = serde_json::to_writer(&mut record, changes)
+        let written = serde_json::to_writer(&mut record, payload)
             .map_err(std::io::Error::from)
             .and_then(|()| self.append_record(&mut record));
         // Kept for the next append unless one large write made it large.
@@ -414,6 +475,39 @@ mod tests {
         bytes[at] ^= 0xff;
         std::fs::write(journal_path(&db), bytes).unwrap();
         assert_eq!(read(&journal_path(&db)).unwrap().unwrap().records.len(), 1);
+    }
+
+    #[test]
+    fn a_rewrites_provisional_records_count_only_with_its_done_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let mut journal = Journal::open(&db, "abc", 0, None).unwrap();
+        journal
+            .append_provisional(0, &[change(1), change(2)])
+            .unwrap();
+        journal.append(&[change(10)]).unwrap();
+        journal.append_provisional(0, &[change(3)]).unwrap();
+        // A rewrite cut short: none of it.
+        let cut_short = read(&journal_path(&db)).unwrap().unwrap();
+        assert_eq!(cut_short.records, vec![(2, vec![change(10)])]);
+        assert_eq!(cut_short.last, 3);
+        journal.append_provisional(3, &[change(20)]).unwrap();
+        journal.append_done(0).unwrap();
+        // Done: all of its steps, where its done record stands; the other rewrite is
+        // still cut short.
+        let read_back = read(&journal_path(&db)).unwrap().unwrap();
+        assert_eq!(
+            read_back.records,
+            vec![
+                (2, vec![change(10)]),
+                (5, vec![change(1), change(2), change(3)])
+            ]
+        );
+        // Going on after a restart numbers after the last record, provisional or not.
+        let mut again = Journal::open(&db, "abc", 0, Some(&read_back)).unwrap();
+        again.append(&[change(30)]).unwrap();
+        let records = read(&journal_path(&db)).unwrap().unwrap().records;
+        assert_eq!(records.last(), Some(&(6, vec![change(30)])));
     }
 
     #[test]

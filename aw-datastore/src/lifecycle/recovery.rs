@@ -272,7 +272,7 @@ fn remap(conn: &Connection, map: &mut IdMap, change: Change) -> rusqlite::Result
                 .prepare_cached("SELECT 1 FROM buckets WHERE id = ?1")?
                 .exists([row])?;
             let new_row = if taken {
-                let [name, type_, client, hostname, created, data] = &columns;
+                let [name, type_, client, hostname, created, data] = &*columns;
                 conn.prepare_cached(crate::batch::INSERT_BUCKET_SQL)?
                     .execute(params![
                         NEW_ROW, name, type_, client, hostname, created, data
@@ -399,7 +399,10 @@ mod tests {
     fn bucket_with_event(data: &str) -> Vec<Change> {
         let columns = ["b", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from);
         vec![
-            Change::CreateBucket { row: 1, columns },
+            Change::CreateBucket {
+                row: 1,
+                columns: Box::new(columns),
+            },
             Change::InsertEvent {
                 id: 1,
                 bucketrow: 1,
@@ -463,7 +466,10 @@ mod tests {
         let mut journal = Journal::open(&db, &id, committed, None).unwrap();
         let mut changes = bucket_with_event(r#"{"n":1}"#);
         let columns = ["c", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from);
-        changes.push(Change::CreateBucket { row: 2, columns });
+        changes.push(Change::CreateBucket {
+            row: 2,
+            columns: Box::new(columns),
+        });
         changes.push(Change::InsertEvent {
             id: 2,
             bucketrow: 2,

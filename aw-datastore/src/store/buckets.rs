@@ -42,7 +42,10 @@ impl Store {
                 NEW_ROW, name, type_, client, hostname, created, data
             ])?;
         let row = self.conn.last_insert_rowid();
-        batch.record(Change::CreateBucket { row, columns });
+        batch.record(Change::CreateBucket {
+            row,
+            columns: Box::new(columns),
+        });
         bucket.bid = Some(row);
         bucket.events = None;
         bucket.metadata = BucketMetadata::default();

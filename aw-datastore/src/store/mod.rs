@@ -21,6 +21,7 @@ pub(crate) mod tests;
 pub(crate) use buckets::ImportBucket;
 pub use buckets::Merge;
 pub use range_delete::RangeDeletion;
+pub(crate) use range_delete::RangeDeletionRun;
 
 use aw_models::{Bucket, BucketMetadata};
 use chrono::{DateTime, NaiveDateTime, Utc};
@@ -271,7 +272,8 @@ impl Store {
             .ok_or_else(|| DatastoreError::NoSuchBucket(name.to_string()))
     }
 
-    fn bucketrow(&self, name: &str) -> Result<i64> {
+    /// The row id of bucket `name` (what events point to); `NoSuchBucket` when missing.
+    pub(crate) fn bucketrow(&self, name: &str) -> Result<i64> {
         self.state(name)?
             .bucket()
             .bid

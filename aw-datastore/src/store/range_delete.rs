@@ -9,6 +9,11 @@
 //! [`LONG_EVENT_NS`], plus the long events' own index), so the cost follows the events in
 //! the range, not the bucket's history.
 //!
+//! A deletion over all history touches hundreds of thousands of rows, so it runs in steps
+//! ([`RangeDeletionRun`], driven by `job.rs`): the worker answers other requests between
+//! them, while requests for the run's buckets wait (`fence.rs`), and the run's changes are
+//! sealed, or undone, as one when it is done.
+//!
 //! The next heartbeat never merges into an event a deletion cut: the cut events' ids are
 //! remembered (`Store::cut_events`) and the last-heartbeat cache is dropped. (The memory is
 //! the worker's: after a restart a heartbeat may merge into such an event again, as into
@@ -47,11 +52,25 @@ impl RangeDeletion {
     }
 }
 
-/// Events of a bucket (`?1`) that start before `hi` (`?2`) and at or after the floor
-/// (`?3`), and end after `lo` (`?4`) or start at or after it (zero-length ones).
+/// The first chunk of the events of a bucket (`?1`) that start before `hi` (`?2`) and at
+/// or after the floor (`?3`), and end after `lo` (`?4`) or start at or after it (zero-length
+/// ones), at most `?5`, in the composite index's order (newest first), so SQLite walks the
+/// index and stops after `?5` rows.
 const TOUCHING_SQL: &str = "SELECT id, starttime, endtime, data FROM events
      WHERE bucketrow = ?1 AND starttime < ?2 AND starttime >= ?3
-       AND (endtime > ?4 OR starttime >= ?4)";
+       AND (endtime > ?4 OR starttime >= ?4)
+     ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5";
+
+/// Later chunks: the same, continuing after the row `(?2 start, ?6 end, ?7 id)` (as
+/// `range_read.rs` continues): the index range starts at that row's start, which is before
+/// `hi` (with `hi` as its bound instead, each chunk would walk again over every row newer
+/// than the last). A run's own changes never bring a row back into the walk: what it
+/// deleted is gone, and what it cut ends at `lo` or starts at `hi`.
+const TOUCHING_AFTER_SQL: &str = "SELECT id, starttime, endtime, data FROM events
+     WHERE bucketrow = ?1 AND starttime <= ?2 AND starttime >= ?3
+       AND (endtime > ?4 OR starttime >= ?4)
+       AND NOT (starttime = ?2 AND (endtime < ?6 OR (endtime = ?6 AND id <= ?7)))
+     ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5";
 
 /// The long events (over [`LONG_EVENT_NS`]) of a bucket (`?1`) that start before the floor
 /// (`?3`) and end after `lo` (`?2`): the only ones before the floor that can reach `lo`.
@@ -62,65 +81,231 @@ const TOUCHING_LONG_SQL: &str = concat!(
     " AND endtime > ?2 AND starttime < ?3"
 );
 
+/// Rows a step reads at once (a step may read several chunks, within its time).
+const CHUNK_ROWS: usize = 512;
+
 /// One event row: id, start, end, data.
 type Row = (i64, i64, i64, String);
 
+/// A range deletion in progress, over one or more buckets: the worker runs it in steps
+/// (`job.rs`), answering other requests between them, and it is sealed or undone as one.
+#[derive(Debug)]
+pub(crate) struct RangeDeletionRun {
+    lo: i64,
+    hi: i64,
+    dry_run: bool,
+    expect: Option<u64>,
+    /// Every bucket of the run (id and row).
+    all: Vec<(String, i64)>,
+    /// The buckets still to walk, the first under way.
+    buckets: std::collections::VecDeque<(String, i64)>,
+    /// Where the walk of the first bucket is.
+    walk: Walk,
+    /// What the first bucket has lost so far.
+    bucket: BucketTally,
+    /// Each walked bucket's tally, applied to the caches when the run is done.
+    walked: Vec<(String, BucketTally)>,
+    /// What the run did, all buckets.
+    done: RangeDeletion,
+}
+
+/// Where a run is in a bucket: its long events are read first (few rows, through their own
+/// index), then the rest in chunks, continuing after the last row of the chunk before.
+#[derive(Debug, Clone, Copy)]
+enum Walk {
+    /// The long events that start before the walk's floor.
+    LongEvents,
+    /// The walk from the newest row in range, after this row (start, end, id).
+    After(Option<(i64, i64, i64)>),
+}
+
+/// What a run did to one bucket.
+#[derive(Debug, Default)]
+struct BucketTally {
+    done: RangeDeletion,
+    removed_ns: i128,
+    extent: Option<Extent>,
+    gone: u64,
+    added: u64,
+}
+
+impl RangeDeletionRun {
+    /// The buckets the run reads or changes (the worker keeps other requests for them
+    /// waiting until it is done).
+    pub(crate) fn buckets(&self) -> &[(String, i64)] {
+        &self.all
+    }
+
+    /// Whether the run only counts.
+    pub(crate) fn is_dry_run(&self) -> bool {
+        self.dry_run
+    }
+}
+
 impl Store {
-    /// Deletes `[lo, hi)` of bucket `name` (see the module docs); with `dry_run`, only
-    /// counts. The caller checked `lo < hi`.
-    pub(crate) fn delete_range(
-        &mut self,
-        batch: &mut Batch,
-        name: &str,
+    /// Starts deleting `[lo, hi)` of `buckets` (see the module docs); with `dry_run`, only
+    /// counting. Fails with `NoSuchBucket`, before anything changed, when one is missing.
+    /// The caller checked `lo < hi`.
+    pub(crate) fn start_range_deletion(
+        &self,
+        buckets: &[String],
         lo: i64,
         hi: i64,
         dry_run: bool,
-    ) -> Result<RangeDeletion> {
-        let bid = self.bucketrow(name)?;
-        let rows = self.rows_touching(bid, lo, hi)?;
-        let mut done = RangeDeletion::default();
-        let mut removed_ns: i128 = 0;
-        let mut extent = Extent::new();
-        let (mut gone, mut added) = (0u64, 0u64);
-        let mut result = Ok(());
-        for (id, start, end, data) in rows {
-            let inside = start >= lo && end <= hi;
-            removed_ns += i128::from(end.min(hi)) - i128::from(start.max(lo));
-            if inside {
-                done.deleted += 1;
-            } else {
-                done.cut += 1;
-            }
-            if dry_run {
-                continue;
-            }
-            extent.add(start, end);
-            let written = if inside {
-                gone += 1;
-                batch
-                    .apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid })
-                    .map(drop)
-            } else {
-                self.cut_events.insert(id);
-                self.cut(batch, bid, (id, start, end, data), lo, hi)
-                    .map(|split| added += u64::from(split))
+        expect: Option<u64>,
+    ) -> Result<RangeDeletionRun> {
+        let all: Vec<(String, i64)> = buckets
+            .iter()
+            .map(|name| Ok((name.clone(), self.bucketrow(name)?)))
+            .collect::<Result<_>>()?;
+        Ok(RangeDeletionRun {
+            lo,
+            hi,
+            dry_run,
+            expect,
+            buckets: all.iter().cloned().collect(),
+            all,
+            walk: Walk::LongEvents,
+            bucket: BucketTally::default(),
+            walked: Vec::new(),
+            done: RangeDeletion::default(),
+        })
+    }
+
+    /// Walks `run` on until `deadline` (at least one chunk); returns whether it is done.
+    /// Its changes are recorded in `batch` unsealed (the job takes them out between steps).
+    pub(crate) fn step_range_deletion(
+        &mut self,
+        batch: &mut Batch,
+        run: &mut RangeDeletionRun,
+        deadline: std::time::Instant,
+    ) -> Result<bool> {
+        while let Some(&(_, bid)) = run.buckets.front() {
+            let rows = self.touching_chunk(bid, run)?;
+            let next = match (run.walk, rows.last()) {
+                (Walk::LongEvents, _) => Some(Walk::After(None)),
+                (Walk::After(_), Some(&(id, start, end, _))) if rows.len() == CHUNK_ROWS => {
+                    Some(Walk::After(Some((start, end, id))))
+                }
+                (Walk::After(_), _) => None,
             };
-            if let Err(e) = written {
-                result = Err(e.into());
+            for row in rows {
+                self.delete_or_cut(batch, bid, row, run)?;
+            }
+            match next {
+                // The long events are few: the walk's first chunk follows in this step.
+                Some(walk) if matches!(run.walk, Walk::LongEvents) => {
+                    run.walk = walk;
+                    continue;
+                }
+                Some(walk) => run.walk = walk,
+                None => {
+                    if let Some((name, _)) = run.buckets.pop_front() {
+                        let tally = std::mem::take(&mut run.bucket);
+                        run.done.add(tally.done);
+                        run.walked.push((name, tally));
+                    }
+                    run.walk = Walk::LongEvents;
+                }
+            }
+            if std::time::Instant::now() >= deadline {
                 break;
             }
         }
-        done.seconds = removed_ns as f64 / 1e9;
-        done.buckets = u64::from(done.deleted + done.cut > 0);
-        // The mirror follows whatever was written, also when a later row failed.
-        if !dry_run {
-            let state = self.state(name)?;
-            state.sub_count(gone);
-            state.add_count(added);
-            self.last_heartbeat.remove(&bid);
-            self.tell_events(name, extent);
+        Ok(run.buckets.is_empty())
+    }
+
+    /// Ends a run that walked every bucket: checks what it counted against what the
+    /// preview counted (`expect`), and brings the caches and listeners up to date.
+    pub(crate) fn finish_range_deletion(&mut self, run: RangeDeletionRun) -> Result<RangeDeletion> {
+        let done = run.done;
+        if let Some(n) = run.expect.filter(|&n| n != done.deleted + done.cut) {
+            return Err(crate::error::DatastoreError::Changed(format!(
+                "The range changed since it was previewed: it holds {} events to delete or \
+                 cut, not {n}. Nothing was deleted; preview it again.",
+                done.deleted + done.cut
+            )));
         }
-        result.map(|()| done)
+        if !run.dry_run {
+            for (name, tally) in run.walked {
+                let state = self.state(&name)?;
+                state.sub_count(tally.gone);
+                state.add_count(tally.added);
+                if let Some(extent) = tally.extent {
+                    let bid = self.bucketrow(&name)?;
+                    self.last_heartbeat.remove(&bid);
+                    self.tell_events(&name, extent);
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// The next rows of the run's first bucket: its long events first, then the walk in
+    /// chunks.
+    fn touching_chunk(&self, bid: i64, run: &RangeDeletionRun) -> Result<Vec<Row>> {
+        let (lo, hi) = (run.lo, run.hi);
+        let floor = lo.saturating_sub(LONG_EVENT_NS);
+        let read = |row: &rusqlite::Row<'_>| -> rusqlite::Result<Row> {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        };
+        let rows = match run.walk {
+            Walk::LongEvents if floor > i64::MIN => self
+                .conn
+                .prepare_cached(TOUCHING_LONG_SQL)?
+                .query_map(params![bid, lo, floor], read)?
+                .collect::<rusqlite::Result<_>>()?,
+            Walk::LongEvents => Vec::new(),
+            Walk::After(None) => self
+                .conn
+                .prepare_cached(TOUCHING_SQL)?
+                .query_map(params![bid, hi, floor, lo, CHUNK_ROWS as i64], read)?
+                .collect::<rusqlite::Result<_>>()?,
+            Walk::After(Some((start, end, id))) => self
+                .conn
+                .prepare_cached(TOUCHING_AFTER_SQL)?
+                .query_map(
+                    params![bid, start, floor, lo, CHUNK_ROWS as i64, end, id],
+                    read,
+                )?
+                .collect::<rusqlite::Result<_>>()?,
+        };
+        Ok(rows)
+    }
+
+    /// Deletes one row of the range, or cuts it at the edge it crosses (with `dry_run`,
+    /// only counts it).
+    fn delete_or_cut(
+        &mut self,
+        batch: &mut Batch,
+        bid: i64,
+        (id, start, end, data): Row,
+        run: &mut RangeDeletionRun,
+    ) -> Result<()> {
+        let (lo, hi) = (run.lo, run.hi);
+        let tally = &mut run.bucket;
+        let inside = start >= lo && end <= hi;
+        tally.removed_ns += i128::from(end.min(hi)) - i128::from(start.max(lo));
+        tally.done.seconds = tally.removed_ns as f64 / 1e9;
+        tally.done.buckets = 1;
+        if inside {
+            tally.done.deleted += 1;
+        } else {
+            tally.done.cut += 1;
+        }
+        if run.dry_run {
+            return Ok(());
+        }
+        tally.extent.get_or_insert_with(Extent::new).add(start, end);
+        if inside {
+            tally.gone += 1;
+            batch.apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid })?;
+        } else {
+            self.cut_events.insert(id);
+            let split = self.cut(batch, bid, (id, start, end, data), lo, hi)?;
+            tally.added += u64::from(split);
+        }
+        Ok(())
     }
 
     /// Cuts an event that crosses `lo` or `hi` (or both); returns whether it was split in
@@ -160,28 +345,5 @@ impl Store {
         });
         self.cut_events.insert(new_id);
         Ok(true)
-    }
-
-    /// The events of bucket row `bid` that `[lo, hi)` deletes or cuts, oldest first.
-    fn rows_touching(&self, bid: i64, lo: i64, hi: i64) -> Result<Vec<Row>> {
-        let floor = lo.saturating_sub(LONG_EVENT_NS);
-        let read = |row: &rusqlite::Row<'_>| -> rusqlite::Result<Row> {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-        };
-        let mut rows: Vec<Row> = self
-            .conn
-            .prepare_cached(TOUCHING_SQL)?
-            .query_map(params![bid, hi, floor, lo], read)?
-            .collect::<rusqlite::Result<_>>()?;
-        if floor > i64::MIN {
-            let long = self
-                .conn
-                .prepare_cached(TOUCHING_LONG_SQL)?
-                .query_map(params![bid, lo, floor], read)?
-                .collect::<rusqlite::Result<Vec<Row>>>()?;
-            rows.extend(long);
-        }
-        rows.sort_by_key(|&(id, start, end, _)| (start, end, id));
-        Ok(rows)
     }
 }
