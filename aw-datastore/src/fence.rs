@@ -1,21 +1,29 @@
 //! Which requests wait while a rewrite of stored history runs.
 //!
-//! A range deletion over all history runs in steps (`job.rs`), and the worker answers other
-//! requests between them. So that no request sees it half done, and every write is ordered
-//! wholly before or after it, a request that reads or writes one of its buckets is held,
-//! unanswered, until it is done; so is anything that commits or spans every bucket
-//! (`ForceCommit`, `Scrub`, an import, a privacy run) and another rewrite. Requests for
-//! other buckets and for settings go on between its steps.
+//! A rewrite (`rewrite.rs`) runs in steps, and the worker answers other requests between
+//! them. So that no request sees it half done where that matters, and every write is
+//! ordered wholly before or after it, the requests in its [`Scope`] are held, unanswered,
+//! until it is done:
 //!
-//! A rewrite starts only when no job reads or writes its buckets (a long read of one, an
-//! import). From its arrival, requests for its buckets wait behind it, so a stream of reads
-//! cannot hold it off; held requests are looked at again, in their order, whenever a job
-//! ends.
+//! * a range deletion holds every request that reads or writes one of its buckets, and
+//!   anything that spans every bucket or commits (`ForceCommit`, `Scrub`, an import,
+//!   another rewrite);
+//! * the privacy rules applied to the past hold a change of the rules, bucket changes,
+//!   imports, commits and other rewrites; heartbeats, inserts, edits, deletions by id and
+//!   reads go on, because what they write passes the same rules on its way in
+//!   (`store/privacy_past.rs`).
+//!
+//! A rewrite starts only when no job conflicts with it (a long read of one of its
+//! buckets, an import). From its arrival, requests in its scope wait behind it, so a
+//! stream of reads cannot hold it off; held requests are looked at again, in their order,
+//! whenever a job ends.
 
 use std::collections::VecDeque;
 
 use crate::job::Job;
+use crate::privacy::PRIVACY_FILTERS_KEY;
 use crate::request::Request;
+use crate::rewrite::{Rewrite, Run};
 use crate::store::Store;
 
 /// What a request reads or writes, as far as a rewrite is concerned.
@@ -69,7 +77,74 @@ impl Request {
     /// Whether the request is a rewrite that runs in steps, all or nothing (see the
     /// module docs): it needs an open transaction to hold its rows.
     pub(crate) fn is_rewrite(&self) -> bool {
-        matches!(self, Request::DeleteRange { .. })
+        self.scope().is_some()
+    }
+
+    /// What the request holds back once it runs, if it is a rewrite.
+    fn scope(&self) -> Option<Scope<'_>> {
+        match self {
+            Request::DeleteRange { buckets, .. } => {
+                Some(Scope::Buckets(buckets.iter().map(String::as_str).collect()))
+            }
+            Request::ApplyPrivacy { .. } => Some(Scope::History),
+            _ => None,
+        }
+    }
+}
+
+/// What a rewrite holds back (see the module docs).
+enum Scope<'a> {
+    /// A range deletion's buckets.
+    Buckets(Vec<&'a str>),
+    /// Every event, judged by the privacy rules.
+    History,
+}
+
+impl Rewrite {
+    /// What it holds back.
+    fn scope(&self) -> Scope<'_> {
+        match &self.run {
+            Run::DeleteRange(run, _) => Scope::Buckets(
+                run.buckets()
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .collect(),
+            ),
+            Run::Privacy(..) => Scope::History,
+        }
+    }
+}
+
+impl Scope<'_> {
+    /// Whether `request` waits for the rewrite.
+    fn holds(&self, request: &Request) -> bool {
+        match self {
+            Scope::Buckets(names) => request.touches().meets(names.iter().copied()),
+            Scope::History => match request {
+                Request::Heartbeat(..)
+                | Request::InsertEvents(..)
+                | Request::ReplaceEvent(..)
+                | Request::DeleteEvents(..)
+                | Request::GetEvents { .. }
+                | Request::GetEvent(..)
+                | Request::CountEvents(..)
+                | Request::GetKeyValue(..)
+                | Request::GetKeyValues(..)
+                | Request::Close(..) => false,
+                Request::SetKeyValue(key, ..) | Request::DeleteKeyValue(key, _) => {
+                    key == PRIVACY_FILTERS_KEY
+                }
+                Request::CreateBucket(..)
+                | Request::Import(..)
+                | Request::DeleteBucket(..)
+                | Request::ApplyPrivacy { .. }
+                | Request::Scrub(..)
+                | Request::RenameBucket { .. }
+                | Request::MergeBuckets { .. }
+                | Request::DeleteRange { .. }
+                | Request::ForceCommit(..) => true,
+            },
+        }
     }
 }
 
@@ -101,44 +176,40 @@ impl Fence {
 
     /// Whether `request` must wait (see the module docs), given the jobs in progress.
     pub(crate) fn must_wait(&self, request: &Request, jobs: &VecDeque<Job>, store: &Store) -> bool {
+        let mut running = jobs.iter().filter_map(Job::as_rewrite);
+        let mut waiting = self.held.iter().filter_map(Request::scope);
         // The common case, on every request: no rewrite anywhere.
         if !request.is_rewrite()
-            && !jobs.iter().any(Job::is_rewrite)
-            && !self.held.iter().any(Request::is_rewrite)
+            && running.clone().next().is_none()
+            && waiting.clone().next().is_none()
         {
             return false;
         }
-        let touches = request.touches();
-        let rewrites = jobs.iter().filter(|j| j.is_rewrite());
-        let waiting = self.held.iter().filter(|r| r.is_rewrite());
-        if rewrites
-            .clone()
-            .any(|job| touches.meets(job.fenced_buckets()))
-            || waiting.clone().any(|r| match r.touches() {
-                Touches::Buckets(names) => touches.meets(names.into_iter()),
-                Touches::Nothing | Touches::Everything => false,
-            })
-        {
+        if running.any(|r| r.scope().holds(request)) || waiting.any(|s| s.holds(request)) {
             return true;
         }
-        if !request.is_rewrite() {
-            return false;
-        }
-        // One rewrite at a time, each after the jobs on its buckets.
-        if rewrites.count() > 0 || waiting.count() > 0 {
-            return true;
-        }
-        let Touches::Buckets(names) = touches else {
+        let Some(scope) = request.scope() else {
             return false;
         };
-        let rows: Vec<i64> = names
-            .iter()
-            .filter_map(|n| store.bucketrow(n).ok())
-            .collect();
-        jobs.iter().any(|job| match job.bucket_rows() {
-            None => true,
-            Some(theirs) => theirs.iter().any(|row| rows.contains(row)),
-        })
+        // One rewrite at a time (those held are all in each other's scope), each after the
+        // jobs it would meet: a range deletion after the reads of its buckets and imports,
+        // a privacy run after imports.
+        if jobs.iter().any(|j| j.as_rewrite().is_some()) {
+            return true;
+        }
+        match scope {
+            Scope::Buckets(names) => {
+                let rows: Vec<i64> = names
+                    .iter()
+                    .filter_map(|n| store.bucketrow(n).ok())
+                    .collect();
+                jobs.iter().any(|job| match job.bucket_rows() {
+                    None => true,
+                    Some(theirs) => theirs.iter().any(|row| rows.contains(row)),
+                })
+            }
+            Scope::History => jobs.iter().any(|job| job.bucket_rows().is_none()),
+        }
     }
 
     /// Holds `request` until a job ends.

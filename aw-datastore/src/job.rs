@@ -13,27 +13,20 @@
 //! A crash mid-import loses only the uncommitted part, and importing the file again adds
 //! exactly what is missing.
 //!
-//! A range deletion is all or nothing instead: between its steps it keeps its changes
-//! out of the batch ([`Batch::take_provisional`], which also appends them to the journal as
-//! provisional), so the requests answered in between seal only theirs; its last step puts
-//! them back and seals them with its answer ([`Batch::seal_rewrite`]), and a step that
-//! fails puts them back unsealed, so the worker's check undoes them with it. Its rows
-//! live in the open transaction meanwhile: the worker commits nothing while it runs, and a
-//! new transaction under it (another request's failure rolled everything back and applied
-//! the sealed changes again) ends it with an error, nothing changed
-//! ([`Job::began_in`]).
+//! A rewrite of stored history (a range deletion, the privacy rules applied to the past) is
+//! all or nothing instead (`rewrite.rs`).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::batch::Batch;
-use crate::batch::Change;
 use crate::error::Result;
 use crate::new_event::NewEvent;
 use crate::range_read::RangeRead;
 use crate::request::{Reply, RowSink};
+use crate::rewrite::{self, Rewrite};
 use crate::schedule::Commit;
-use crate::store::{ImportBucket, RangeDeletionRun, Store};
+use crate::store::{ImportBucket, Store};
 
 /// Rows read per step of a long read at most (a fast machine reaches this first).
 pub(crate) const READ_CHUNK_ROWS: usize = 4_000;
@@ -72,21 +65,8 @@ pub(crate) enum Job {
     /// An import, per bucket: first the read of the events already stored (existing
     /// buckets), then the inserts, each list reversed so chunks pop off the end.
     Import(VecDeque<ImportBucket>, Reply<()>),
-    /// A range deletion: where it is, and the changes it made so far.
-    DeleteRange(Box<Rewrite<RangeDeletionRun>>, Reply<crate::RangeDeletion>),
-}
-
-/// A rewrite of stored history in progress, all or nothing.
-pub(crate) struct Rewrite<R> {
-    /// Where it is.
-    pub run: R,
-    /// Its changes so far, kept out of the batch between steps.
-    changes: Vec<Change>,
-    /// Its number in the journal's provisional records (`Batch::rewrite_number`).
-    number: u64,
-    /// The transaction its rows are in (`GroupCommit::transaction`), once the worker
-    /// knows it.
-    transaction: Option<u64>,
+    /// A rewrite of stored history, all or nothing (`rewrite.rs`).
+    Rewrite(Box<Rewrite>),
 }
 
 impl Job {
@@ -138,32 +118,60 @@ impl Job {
 
     /// Starts a range deletion (`store/range_delete.rs`) and runs its first step (of at
     /// most `time`), which answers at once if that was all of it.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn delete_range(
         store: &mut Store,
         batch: &mut Batch,
-        buckets: &[String],
-        (lo, hi): (i64, i64),
-        dry_run: bool,
-        expect: Option<u64>,
+        (buckets, lo, hi): (&[String], i64, i64),
+        (dry_run, expect): (bool, Option<u64>),
         reply: Reply<crate::RangeDeletion>,
         time: Duration,
     ) -> Stepped {
-        match store.start_range_deletion(buckets, lo, hi, dry_run, expect) {
+        let run = store.start_range_deletion(buckets, lo, hi, dry_run, expect);
+        Job::rewrite(store, batch, run, reply, rewrite::Run::DeleteRange, time)
+    }
+
+    /// Starts applying the privacy rules to the past (`store/privacy_past.rs`) and runs
+    /// its first step, as [`Job::delete_range`].
+    pub(crate) fn apply_privacy(
+        store: &mut Store,
+        batch: &mut Batch,
+        dry_run: bool,
+        reply: Reply<crate::PrivacyReport>,
+        time: Duration,
+    ) -> Stepped {
+        let run = store.start_privacy_run(dry_run);
+        Job::rewrite(store, batch, run, reply, rewrite::Run::Privacy, time)
+    }
+
+    /// Starts the rewrite `run` began as (or answers its error), with a first step.
+    fn rewrite<R, T>(
+        store: &mut Store,
+        batch: &mut Batch,
+        run: Result<R>,
+        reply: Reply<T>,
+        kind: impl FnOnce(R, Reply<T>) -> rewrite::Run,
+        time: Duration,
+    ) -> Stepped {
+        match run {
             Ok(run) => {
-                let rewrite = Rewrite {
-                    run,
-                    changes: Vec::new(),
-                    number: batch.rewrite_number(),
-                    transaction: None,
-                };
-                step_range_deletion(store, batch, Box::new(rewrite), reply, time)
+                let rewrite = Box::new(Rewrite::new(kind(run, reply), batch));
+                Job::from_rewrite(rewrite.step(store, batch, time))
             }
             Err(e) => {
                 store.note_error(&e);
                 let _ = reply.send(Err(e));
                 Stepped::done(Commit::Later)
             }
+        }
+    }
+
+    fn from_rewrite((stepped, commit): (rewrite::Stepped, Commit)) -> Stepped {
+        match stepped {
+            rewrite::Stepped::More(rewrite) => Stepped {
+                job: Some(Job::Rewrite(rewrite)),
+                commit,
+            },
+            rewrite::Stepped::Answered => Stepped::done(commit),
         }
     }
 
@@ -174,31 +182,23 @@ impl Job {
         match self {
             Job::Read(..) => false,
             Job::Import(..) => true,
-            Job::DeleteRange(rewrite, _) => !rewrite.run.is_dry_run(),
+            Job::Rewrite(rewrite) => !rewrite.is_dry_run(),
         }
     }
 
-    /// For a rewrite: the transaction its rows are in, once noted (`None` for other jobs,
-    /// and for a rewrite whose first step has just run).
-    pub(crate) fn transaction(&self) -> Option<u64> {
+    /// The rewrite, if the job is one.
+    pub(crate) fn as_rewrite(&self) -> Option<&Rewrite> {
         match self {
-            Job::DeleteRange(rewrite, _) => rewrite.transaction,
+            Job::Rewrite(rewrite) => Some(rewrite),
             Job::Read(..) | Job::Import(..) => None,
         }
     }
 
-    /// Notes that a rewrite's rows are in transaction `number` (see
-    /// `GroupCommit::transaction`): if another is open at its next step, they are gone.
+    /// Notes that a rewrite's rows are in transaction `number` (see [`Rewrite::began_in`]).
     pub(crate) fn began_in(&mut self, number: u64) {
-        if let Job::DeleteRange(rewrite, _) = self {
-            rewrite.transaction.get_or_insert(number);
+        if let Job::Rewrite(rewrite) = self {
+            rewrite.began_in(number);
         }
-    }
-
-    /// Whether the job is a rewrite: requests for its buckets wait until it is done, and
-    /// nothing is committed while it runs (`fence.rs`).
-    pub(crate) fn is_rewrite(&self) -> bool {
-        matches!(self, Job::DeleteRange(..))
     }
 
     /// The rows of the buckets the job reads or writes; `None` for all (an import).
@@ -206,27 +206,16 @@ impl Job {
         match self {
             Job::Read(read, _) => Some(vec![read.bucketrow()]),
             Job::Import(..) => None,
-            Job::DeleteRange(rewrite, _) => {
-                Some(rewrite.run.buckets().iter().map(|&(_, row)| row).collect())
-            }
+            Job::Rewrite(rewrite) => rewrite.bucket_rows(),
         }
-    }
-
-    /// The ids of the buckets a rewrite reads or writes (empty for other jobs).
-    pub(crate) fn fenced_buckets(&self) -> impl Iterator<Item = &str> {
-        let buckets: &[(String, i64)] = match self {
-            Job::DeleteRange(rewrite, _) => rewrite.run.buckets(),
-            Job::Read(..) | Job::Import(..) => &[],
-        };
-        buckets.iter().map(|(name, _)| name.as_str())
     }
 
     /// Ends the job without another step at a stop: a rewrite puts its changes back into
     /// `batch` unsealed, for the worker's check to undo (`GroupCommit::check`); other
     /// jobs keep what they wrote. Its caller sees the worker gone.
     pub(crate) fn abandon(self, batch: &mut Batch) {
-        if let Job::DeleteRange(rewrite, _) = self {
-            batch.put_back(rewrite.changes);
+        if let Job::Rewrite(rewrite) = self {
+            rewrite.abandon(batch);
         }
     }
 
@@ -237,9 +226,7 @@ impl Job {
             Job::Import(_, reply) => {
                 let _ = reply.send(Err(error));
             }
-            Job::DeleteRange(_, reply) => {
-                let _ = reply.send(Err(error));
-            }
+            Job::Rewrite(rewrite) => rewrite.refuse(error),
         }
     }
 
@@ -251,49 +238,9 @@ impl Job {
         match self {
             Job::Read(read, reply) => step_read(store, read, reply, time),
             Job::Import(left, reply) => step_import(store, batch, left, reply, time),
-            Job::DeleteRange(rewrite, reply) => {
-                step_range_deletion(store, batch, rewrite, reply, time)
-            }
+            Job::Rewrite(rewrite) => Job::from_rewrite(rewrite.step(store, batch, time)),
         }
     }
-}
-
-/// One step of a range deletion, of at most `time`. A step that is not the last keeps its
-/// changes aside; the last seals all of them with the answer, and a failed one leaves them
-/// unsealed for the worker to undo.
-fn step_range_deletion(
-    store: &mut Store,
-    batch: &mut Batch,
-    mut rewrite: Box<Rewrite<RangeDeletionRun>>,
-    reply: Reply<crate::RangeDeletion>,
-    time: Duration,
-) -> Stepped {
-    let stepped = store
-        .step_range_deletion(batch, &mut rewrite.run, Instant::now() + time)
-        .and_then(|done| {
-            rewrite
-                .changes
-                .extend(batch.take_provisional(rewrite.number)?);
-            Ok(done)
-        });
-    if let Ok(false) = stepped {
-        return Stepped::more(Job::DeleteRange(rewrite, reply));
-    }
-    let Rewrite {
-        run,
-        changes,
-        number,
-        ..
-    } = *rewrite;
-    // Unsealed again: sealed with the answer, or (a failed step's own changes among them)
-    // undone together by the worker's check.
-    batch.put_back(changes);
-    let result = stepped
-        .and_then(|_| store.finish_range_deletion(run))
-        .and_then(|done| batch.seal_rewrite(number).map(|()| done));
-    store.note(&result);
-    let _ = reply.send(result);
-    Stepped::done(Commit::Now)
 }
 
 /// One step of a read, of at most `time`.

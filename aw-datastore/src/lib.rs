@@ -78,6 +78,7 @@ mod open;
 mod privacy;
 mod range_read;
 mod request;
+mod rewrite;
 mod salvage;
 mod schedule;
 mod schema;

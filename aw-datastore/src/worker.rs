@@ -97,7 +97,7 @@ pub(crate) fn run(
         };
         let jobs_before = jobs.len();
         // While a rewrite runs its rows are in the open transaction, not yet its own.
-        let rewriting = jobs.iter().any(Job::is_rewrite);
+        let rewriting = jobs.iter().any(|j| j.as_rewrite().is_some());
         if let (Some(_), Some(at)) = (&request, last_quick) {
             stream.note_gap(at.elapsed());
         }
@@ -210,7 +210,7 @@ pub(crate) fn run(
         if jobs.len() < jobs_before {
             fence.job_ended();
         }
-        let rewriting = jobs.iter().any(Job::is_rewrite);
+        let rewriting = jobs.iter().any(|j| j.as_rewrite().is_some());
         if !rewriting && schedule::commit_due(tx.batch(), tx.age(), tx.may_retry()) {
             let _ = tx.commit(&mut store);
         }
@@ -267,10 +267,10 @@ fn step_job(job: Job, tx: &mut GroupCommit, store: &mut Store, step: Duration) -
         }
     }
     // A rewrite's rows are gone if its transaction is (rolled back under it).
-    if job
-        .transaction()
-        .is_some_and(|t| tx.transaction() != Some(t))
-    {
+    let began_in = job
+        .as_rewrite()
+        .and_then(crate::rewrite::Rewrite::transaction);
+    if began_in.is_some_and(|t| tx.transaction() != Some(t)) {
         job.refuse(DatastoreError::Unavailable(
             "another request's failure rolled the open transaction back while this ran; \
              nothing of it was kept: ask again"
@@ -388,16 +388,8 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             expect,
             reply,
         } => {
-            return Job::delete_range(
-                store,
-                batch,
-                &buckets,
-                (lo, hi),
-                dry_run,
-                expect,
-                reply,
-                step,
-            )
+            let range = (buckets.as_slice(), lo, hi);
+            return Job::delete_range(store, batch, range, (dry_run, expect), reply, step);
         }
         Request::CountEvents(name, start, end, reply) => {
             let read = store.count_events(&name, start, end);
@@ -420,8 +412,7 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             answer(store, reply, read);
         }
         Request::ApplyPrivacy { dry_run, reply } => {
-            let report = store.apply_privacy_to_past(batch, dry_run);
-            answer(store, reply, batch.sealed_result(report));
+            return Job::apply_privacy(store, batch, dry_run, reply, step)
         }
         // Taken by the loop (they need the transaction); never handled here.
         Request::ForceCommit(reply) | Request::Close(reply) | Request::Scrub(reply) => {
@@ -523,10 +514,8 @@ mod tests {
         let first = Job::delete_range(
             &mut store,
             tx.writes(),
-            &buckets,
-            (i64::MIN / 2, i64::MAX / 2),
-            false,
-            None,
+            (&buckets, i64::MIN / 2, i64::MAX / 2),
+            (false, None),
             reply,
             Duration::ZERO,
         );

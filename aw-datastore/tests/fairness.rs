@@ -25,8 +25,9 @@ fn big_bucket(s: &TempStore, n: i64) {
 /// Holds the worker inside a write to the bucket "gate" until released: a write listener
 /// runs on the worker thread before the write is answered, so while it waits the worker
 /// takes nothing from its queue, and requests sent meanwhile queue up in the order sent.
-#[derive(Default)]
 struct Gate {
+    /// The bucket whose write holds the worker.
+    bucket: &'static str,
     /// Told when the worker is inside the gate.
     entered: std::sync::Mutex<Option<std::sync::mpsc::Sender<()>>>,
     /// Dropped (the sender) to let the worker go on.
@@ -35,7 +36,8 @@ struct Gate {
 
 impl aw_datastore::WriteListener for Gate {
     fn touched(&self, change: aw_datastore::Touched<'_>) {
-        if !matches!(change, aw_datastore::Touched::Events { bucket: "gate", .. }) {
+        if !matches!(change, aw_datastore::Touched::Events { bucket, .. } if bucket == self.bucket)
+        {
             return;
         }
         if let Some(entered) = self.entered.lock().unwrap().take() {
@@ -52,19 +54,31 @@ impl aw_datastore::WriteListener for Gate {
 /// that they all wait, in the order sent, when the worker goes on; returns what `queue`
 /// returned once the worker went on.
 fn queued_while_held<T>(s: &TempStore, queue: impl FnOnce() -> T) -> T {
-    s.ds.create_bucket(&bucket("gate")).wait().unwrap();
-    let gate = std::sync::Arc::new(Gate::default());
-    let (entered, inside) = std::sync::mpsc::channel();
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    *gate.entered.lock().unwrap() = Some(entered);
-    *gate.release.lock().unwrap() = Some(released);
-    s.ds.add_write_listener(gate.clone());
+    let (inside, release) = gate(s, "gate");
     let held = s.ds.heartbeat("gate", &ev(0, 0.0, json!({})), 0.0);
     inside.recv().unwrap();
     let queued = queue();
     drop(release);
     held.wait().unwrap();
     queued
+}
+
+/// Makes a write to the new bucket `name` hold the worker: the first receiver is told
+/// when the worker is inside, and dropping the sender lets it go on.
+fn gate(
+    s: &TempStore,
+    name: &'static str,
+) -> (std::sync::mpsc::Receiver<()>, std::sync::mpsc::Sender<()>) {
+    s.ds.create_bucket(&bucket(name)).wait().unwrap();
+    let (entered, inside) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let gate = Gate {
+        bucket: name,
+        entered: std::sync::Mutex::new(Some(entered)),
+        release: std::sync::Mutex::new(Some(released)),
+    };
+    s.ds.add_write_listener(std::sync::Arc::new(gate));
+    (inside, release)
 }
 
 /// Queues the long request `long` and then `small` while the worker is held (so both are
@@ -314,4 +328,116 @@ fn a_deletion_in_steps_that_fails_at_its_end_leaves_nothing_and_keeps_the_writes
         s.ds.get_event_count("big", None, None).wait().unwrap(),
         200_000
     );
+}
+
+/// "big" of 200,000 events, every fourth of them of `"kind": "secret"`, and the rule that
+/// drops those: set after the events are in, so only a run over the past drops them.
+fn big_bucket_and_a_rule(s: &TempStore) {
+    s.ds.create_bucket(&bucket("big")).wait().unwrap();
+    let events: Vec<_> = (0..200_000)
+        .map(|i| {
+            ev(
+                i * 10,
+                9.0,
+                json!({"i": i, "kind": if i % 4 == 0 { "secret" } else { "plain" }}),
+            )
+        })
+        .collect();
+    s.ds.insert_events("big", &events).wait().unwrap();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    let rules =
+        json!([{"enabled": true, "field": "kind", "pattern": "^secret$", "action": "drop"}]);
+    s.ds.set_key_value(aw_datastore::PRIVACY_FILTERS_KEY, &rules.to_string())
+        .wait()
+        .unwrap();
+}
+
+#[test]
+fn heartbeats_go_on_during_a_privacy_run_and_a_change_of_the_rules_waits_for_it() {
+    // Queued: the run, the rules emptied, a heartbeat into "big" that the rules drop, and
+    // one into "b". The heartbeats are answered between the run's steps (the one into
+    // "big" dropped on its way in, as the run would drop it); the change of the rules
+    // waits, so the whole run used the rules it began with.
+    let s = TempStore::new();
+    big_bucket_and_a_rule(&s);
+    let before = s.ds.requests_between_steps();
+    let (run, emptied, into_big, into_b) = queued_while_held(&s, || {
+        (
+            s.ds.apply_privacy_to_past(false),
+            s.ds.set_key_value(aw_datastore::PRIVACY_FILTERS_KEY, "[]"),
+            s.ds.heartbeat("big", &ev(3_000_000, 0.0, json!({"kind": "secret"})), 1.0),
+            s.ds.heartbeat("b", &ev(0, 0.0, json!({"a": 1})), 1.0),
+        )
+    });
+    into_b.wait().unwrap();
+    let _ = into_big.wait();
+    assert!(
+        s.ds.requests_between_steps() >= before + 2,
+        "the heartbeats waited for the whole run"
+    );
+    let report = run.wait().unwrap();
+    assert_eq!(report.dropped, 50_000);
+    emptied.wait().unwrap();
+    assert_eq!(
+        s.ds.get_event_count("big", None, None).wait().unwrap(),
+        150_000
+    );
+    assert_eq!(s.ds.get_event_count("b", None, None).wait().unwrap(), 1);
+    // The rules are empty now: a dropped kind of event is kept again.
+    s.ds.heartbeat("big", &ev(4_000_000, 0.0, json!({"kind": "secret"})), 1.0)
+        .wait()
+        .unwrap();
+    assert_eq!(
+        s.ds.get_event_count("big", None, None).wait().unwrap(),
+        150_001
+    );
+}
+
+#[test]
+fn a_privacy_run_stopped_half_way_leaves_none_of_it() {
+    // A dry run counts all. Then a run is held between two of its steps (a write to
+    // "midway" holds the worker) while the store's close is queued: the close ends it
+    // there, and after a reopen nothing it dropped is gone, while the heartbeat answered
+    // between its steps stays.
+    let mut s = TempStore::new();
+    big_bucket_and_a_rule(&s);
+    let dry = s.ds.apply_privacy_to_past(true).wait().unwrap();
+    assert_eq!(dry.dropped, 50_000);
+    let (inside, release) = gate(&s, "midway");
+    let (run, into_b, midway) = queued_while_held(&s, || {
+        (
+            s.ds.apply_privacy_to_past(false),
+            s.ds.heartbeat("b", &ev(0, 0.0, json!({"a": 1})), 1.0),
+            s.ds.heartbeat("midway", &ev(0, 0.0, json!({})), 1.0),
+        )
+    });
+    into_b.wait().unwrap();
+    inside.recv().unwrap();
+    // The run has about a hundred steps to go; the close is queued behind the hold (its
+    // thread is running and has 50 ms to send it, and the run's remaining steps give it
+    // far more).
+    let path = s.path();
+    let ds = s.ds.clone();
+    let (started, running) = std::sync::mpsc::channel();
+    let closing = std::thread::spawn(move || {
+        started.send(()).unwrap();
+        ds.close()
+    });
+    running.recv().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    drop(release);
+    let _ = midway.wait();
+    assert!(
+        run.wait().is_err(),
+        "a run cut short must not answer success"
+    );
+    closing.join().unwrap().unwrap();
+    let reopened = aw_datastore::Datastore::open(&path).unwrap();
+    assert_eq!(
+        reopened.get_event_count("big", None, None).wait().unwrap(),
+        200_000
+    );
+    assert_eq!(reopened.get_event_count("b", None, None).wait().unwrap(), 1);
+    reopened.close().unwrap();
+    s.ds = aw_datastore::Datastore::open(&path).unwrap();
 }

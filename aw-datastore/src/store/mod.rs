@@ -20,6 +20,7 @@ pub(crate) mod tests;
 
 pub(crate) use buckets::ImportBucket;
 pub use buckets::Merge;
+pub(crate) use privacy_past::PrivacyRun;
 pub use range_delete::RangeDeletion;
 pub(crate) use range_delete::RangeDeletionRun;
 

@@ -2,9 +2,14 @@
 //! the enabled rules of the `privacy_filters` setting, dropped or redacted, or (a dry run)
 //! only counted.
 //!
-//! The whole history is read in one worker turn (about a second for a year of a busy
-//! user's events), so the run is one change, all or nothing, ordered wholly before or after
-//! any other request.
+//! A year of a busy user's events takes about a second to judge, so the run goes in steps
+//! ([`PrivacyRun`], driven by `job.rs` like a range deletion), walking the events in id
+//! order, and is sealed, or undone, as one when it is done. Between its steps the worker
+//! goes on with heartbeats, inserts, edits and reads: what is written meanwhile passes the
+//! same rules on its way in (the store's live filter), so the result is the same whether a
+//! write lands before or after the run. What would change that waits for its end
+//! (`fence.rs`): a change of the rules themselves, bucket changes, imports, commits and
+//! other rewrites. A read between two steps may see the history partly judged.
 
 use std::collections::HashMap;
 
@@ -13,6 +18,31 @@ use crate::batch::{Batch, Change};
 use crate::error::Result;
 use crate::privacy::{PastVerdict, PrivacyFilter, PrivacyReport};
 use crate::write_listeners::Touched;
+
+/// Events a step reads at once (a step may read several chunks, within its time).
+const CHUNK_ROWS: i64 = 2_000;
+
+/// A run of the privacy rules over the history, in progress.
+pub(crate) struct PrivacyRun {
+    filter: PrivacyFilter,
+    report: PrivacyReport,
+    dry_run: bool,
+    /// Bucket names by row, as the run began (bucket changes wait for its end).
+    names: HashMap<i64, String>,
+    /// The last event id judged.
+    after: i64,
+    /// Whether every event was judged.
+    done: bool,
+    /// Events dropped so far, by bucket row (the bucket counts follow at the end).
+    dropped: HashMap<i64, u64>,
+}
+
+impl PrivacyRun {
+    /// Whether the run only counts.
+    pub(crate) fn is_dry_run(&self) -> bool {
+        self.dry_run
+    }
+}
 
 /// One event the rules change: its row, and its new data (`None`: dropped).
 struct Changed {
@@ -24,73 +54,116 @@ struct Changed {
 }
 
 impl Store {
-    /// Applies the privacy rules to every stored event (with `dry_run`, only counts).
-    pub(crate) fn apply_privacy_to_past(
-        &mut self,
-        batch: &mut Batch,
-        dry_run: bool,
-    ) -> Result<PrivacyReport> {
-        // The rules as stored now, with those that do not compile named.
+    /// Starts applying the rules as stored now to every stored event (with `dry_run`,
+    /// only counting); rules that do not compile are named in the report and skipped.
+    pub(crate) fn start_privacy_run(&self, dry_run: bool) -> Result<PrivacyRun> {
         let setting = self.privacy_setting()?;
         let (filter, skipped) = PrivacyFilter::from_json(setting.as_deref().unwrap_or("null"));
-        let mut report = filter.report(skipped);
-        if filter.is_empty() {
-            return Ok(report);
-        }
-        let names: HashMap<i64, String> = self
+        let report = filter.report(skipped);
+        let names = self
             .buckets
             .iter()
             .filter_map(|(name, state)| Some((state.bucket().bid?, name.clone())))
             .collect();
-        let mut changed = Vec::new();
-        {
-            let mut stmt = self.conn.prepare(
-                "SELECT id, bucketrow, starttime, endtime, data FROM events ORDER BY id",
-            )?;
-            let mut rows = stmt.query([])?;
-            while let Some(row) = rows.next()? {
-                let (id, bucketrow, start, end): (i64, i64, i64, i64) =
-                    (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
-                let Some(bucket) = names.get(&bucketrow) else {
-                    continue;
-                };
-                let text: String = row.get(4)?;
-                let data = match filter.judge_past(bucket, (id, start), &text, &mut report) {
-                    PastVerdict::Keep => continue,
-                    PastVerdict::Drop => None,
-                    PastVerdict::Redact(data) => Some(data),
-                };
-                changed.push(Changed {
-                    id,
-                    bucketrow,
-                    start,
-                    end,
-                    data,
-                });
+        Ok(PrivacyRun {
+            done: filter.is_empty(),
+            filter,
+            report,
+            dry_run,
+            names,
+            after: i64::MIN,
+            dropped: HashMap::new(),
+        })
+    }
+
+    /// Judges the next events of `run` until `deadline` (at least one chunk), dropping or
+    /// redacting as the rules say; returns whether every event was judged. Its changes are
+    /// recorded in `batch` unsealed (the job takes them out between steps).
+    pub(crate) fn step_privacy_run(
+        &mut self,
+        batch: &mut Batch,
+        run: &mut PrivacyRun,
+        deadline: std::time::Instant,
+    ) -> Result<bool> {
+        while !run.done {
+            let changed = self.judge_chunk(run)?;
+            if !run.dry_run && !changed.is_empty() {
+                // Freed cells and pages are zeroed as they are freed: the removed text
+                // does not stay in the file's free space (the WAL and the journal:
+                // `Datastore::scrub`).
+                self.conn.execute_batch("PRAGMA secure_delete = ON")?;
+                let written = self.write_changes(batch, changed, &mut run.dropped);
+                self.conn.execute_batch("PRAGMA secure_delete = OFF")?;
+                written?;
+                // A heartbeat between two steps must not merge into an event this one
+                // dropped or redacted.
+                self.last_heartbeat.clear();
+            }
+            if std::time::Instant::now() >= deadline {
+                break;
             }
         }
-        if dry_run || changed.is_empty() {
-            return Ok(report);
+        Ok(run.done)
+    }
+
+    /// Ends a run that judged every event: the bucket counts and the listeners follow.
+    pub(crate) fn finish_privacy_run(&mut self, run: PrivacyRun) -> PrivacyReport {
+        if !run.dry_run && run.report.dropped + run.report.redacted > 0 {
+            for (bucketrow, n) in run.dropped {
+                if let Some(state) = run.names.get(&bucketrow).and_then(|n| self.buckets.get(n)) {
+                    state.sub_count(n);
+                }
+            }
+            self.last_heartbeat.clear();
+            self.tell(Touched::Everything);
         }
-        // Freed cells and pages are zeroed as they are freed: the removed text does not
-        // stay in the file's free space (the WAL and the journal: `Datastore::scrub`).
-        self.conn.execute_batch("PRAGMA secure_delete = ON")?;
-        let written = self.write_changes(batch, changed, &names);
-        self.conn.execute_batch("PRAGMA secure_delete = OFF")?;
-        written?;
-        self.last_heartbeat.clear();
-        self.tell(Touched::Everything);
-        Ok(report)
+        run.report
+    }
+
+    /// Reads and judges the next chunk of events; what the rules change in it.
+    fn judge_chunk(&self, run: &mut PrivacyRun) -> Result<Vec<Changed>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, bucketrow, starttime, endtime, data FROM events
+             WHERE id > ?1 ORDER BY id LIMIT ?2",
+        )?;
+        let mut rows = stmt.query(rusqlite::params![run.after, CHUNK_ROWS])?;
+        let mut changed = Vec::new();
+        let mut read = 0;
+        while let Some(row) = rows.next()? {
+            read += 1;
+            let (id, bucketrow, start, end): (i64, i64, i64, i64) =
+                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+            run.after = id;
+            let Some(bucket) = run.names.get(&bucketrow) else {
+                continue;
+            };
+            let text: String = row.get(4)?;
+            let data = match run
+                .filter
+                .judge_past(bucket, (id, start), &text, &mut run.report)
+            {
+                PastVerdict::Keep => continue,
+                PastVerdict::Drop => None,
+                PastVerdict::Redact(data) => Some(data),
+            };
+            changed.push(Changed {
+                id,
+                bucketrow,
+                start,
+                end,
+                data,
+            });
+        }
+        run.done = read < CHUNK_ROWS;
+        Ok(changed)
     }
 
     fn write_changes(
         &mut self,
         batch: &mut Batch,
         changed: Vec<Changed>,
-        names: &HashMap<i64, String>,
+        dropped: &mut HashMap<i64, u64>,
     ) -> Result<()> {
-        let mut dropped: HashMap<i64, u64> = HashMap::new();
-        let mut result = Ok(());
         for c in changed {
             let change = match c.data {
                 None => {
@@ -107,17 +180,8 @@ impl Store {
                     data,
                 },
             };
-            if let Err(e) = batch.apply(&self.conn, change) {
-                result = Err(e.into());
-                break;
-            }
+            batch.apply(&self.conn, change)?;
         }
-        // The mirror follows whatever was written, also when a later row failed.
-        for (bucketrow, n) in dropped {
-            if let Some(state) = names.get(&bucketrow).and_then(|n| self.buckets.get(n)) {
-                state.sub_count(n);
-            }
-        }
-        result
+        Ok(())
     }
 }
