@@ -56,11 +56,23 @@ pub(crate) enum Change {
         hostname: String,
     },
     /// Every event of one bucket moved into another, but those the other holds already
-    /// (same start, end and data), which were deleted with the first bucket.
+    /// (same start, end and data), which were deleted with the first bucket. Written by
+    /// versions whose merges ran in one go (a merge now records a [`Change::DeleteEvent`] or
+    /// [`Change::MoveEvent`] per event, `store/merge.rs`); still applied from their
+    /// journals.
     MergeBuckets {
         /// The bucket merged away.
         from: i64,
         /// The bucket that takes its events.
+        into: i64,
+    },
+    /// An event moved to another bucket (a step of a merge, `store/merge.rs`).
+    MoveEvent {
+        /// The event's id.
+        id: i64,
+        /// The bucket it was in (an id of another bucket is left alone).
+        bucketrow: i64,
+        /// The bucket it goes to.
         into: i64,
     },
     /// An event row was inserted.
@@ -143,12 +155,6 @@ pub(crate) const MOVE_NEW_EVENTS_SQL: &str = concat!(
     not_held_by_other_bucket!()
 );
 
-/// How many events [`MOVE_NEW_EVENTS_SQL`] moves.
-pub(crate) const COUNT_NEW_EVENTS_SQL: &str = concat!(
-    "SELECT COUNT(*) FROM events WHERE ",
-    not_held_by_other_bucket!()
-);
-
 /// The one statement that inserts a bucket, as [`INSERT_EVENT_SQL`] does an event.
 pub(crate) const INSERT_BUCKET_SQL: &str =
     "INSERT INTO buckets (id, name, type, client, hostname, created, data) \
@@ -166,7 +172,7 @@ impl Change {
             Change::SetKeyValue { key, value, .. } => key.len() + value.len(),
             Change::DeleteKeyValue { key } => key.len(),
             Change::RenameBucket { name, hostname, .. } => name.len() + hostname.len(),
-            Change::MergeBuckets { .. } => 0,
+            Change::MergeBuckets { .. } | Change::MoveEvent { .. } => 0,
             Change::DeleteBucket { .. }
             | Change::ResizeEvent { .. }
             | Change::DeleteEvent { .. } => 0,
@@ -207,6 +213,9 @@ impl Change {
                     .execute(params![from, into])?
                     + Change::DeleteBucket { row: *from }.apply(conn)?
             }
+            Change::MoveEvent { id, bucketrow, into } => conn
+                .prepare_cached("UPDATE events SET bucketrow = ?3 WHERE bucketrow = ?1 AND id = ?2")?
+                .execute(params![bucketrow, id, into])?,
             Change::InsertEvent {
                 id,
                 bucketrow,
@@ -575,6 +584,11 @@ mod tests {
                 end: 8,
                 data: r#"{"a":2}"#.into(),
             },
+            Change::MoveEvent {
+                id: 12,
+                bucketrow: 4,
+                into: 3,
+            },
             Change::DeleteBucket { row: 4 },
             Change::SetKeyValue {
                 key: "k".into(),
@@ -610,6 +624,7 @@ mod tests {
             vec![
                 "10 3 1 9{}",
                 "11 3 7 8{\"a\":2}",
+                "12 3 5 6{}",
                 "3btch2020-01-01 00:00:00+00:00{}",
                 "k15"
             ]

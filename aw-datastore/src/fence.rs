@@ -5,9 +5,9 @@
 //! ordered wholly before or after it, the requests in its [`Scope`] are held, unanswered,
 //! until it is done:
 //!
-//! * a range deletion holds every request that reads or writes one of its buckets, and
-//!   anything that spans every bucket or commits (`ForceCommit`, `Scrub`, an import,
-//!   another rewrite);
+//! * a range deletion or a merge holds every request that reads or writes one of its
+//!   buckets, and anything that spans every bucket or commits (`ForceCommit`, `Scrub`, an
+//!   import, another rewrite);
 //! * the privacy rules applied to the past hold a change of the rules, bucket changes,
 //!   imports, commits and other rewrites; heartbeats, inserts, edits, deletions by id and
 //!   reads go on, because what they write passes the same rules on its way in
@@ -86,6 +86,9 @@ impl Request {
             Request::DeleteRange { buckets, .. } => {
                 Some(Scope::Buckets(buckets.iter().map(String::as_str).collect()))
             }
+            Request::MergeBuckets { from, into, .. } => {
+                Some(Scope::Buckets(vec![from.as_str(), into.as_str()]))
+            }
             Request::ApplyPrivacy { .. } => Some(Scope::History),
             _ => None,
         }
@@ -94,7 +97,7 @@ impl Request {
 
 /// What a rewrite holds back (see the module docs).
 enum Scope<'a> {
-    /// A range deletion's buckets.
+    /// A range deletion's or a merge's buckets.
     Buckets(Vec<&'a str>),
     /// Every event, judged by the privacy rules.
     History,
@@ -111,6 +114,12 @@ impl Rewrite {
                     .collect(),
             ),
             Run::Privacy(..) => Scope::History,
+            Run::Merge(run, _) => Scope::Buckets(
+                run.buckets()
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .collect(),
+            ),
         }
     }
 }

@@ -143,6 +143,19 @@ impl Job {
         Job::rewrite(store, batch, run, reply, rewrite::Run::Privacy, time)
     }
 
+    /// Starts merging bucket `from` into `into` (`store/merge.rs`), as
+    /// [`Job::delete_range`].
+    pub(crate) fn merge(
+        store: &mut Store,
+        batch: &mut Batch,
+        (from, into): (&str, &str),
+        reply: Reply<crate::Merge>,
+        time: Duration,
+    ) -> Stepped {
+        let run = store.start_merge(from, into);
+        Job::rewrite(store, batch, run, reply, rewrite::Run::Merge, time)
+    }
+
     /// Starts the rewrite `run` began as (or answers its error), with a first step.
     fn rewrite<R, T>(
         store: &mut Store,

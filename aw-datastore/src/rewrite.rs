@@ -1,6 +1,6 @@
 //! A rewrite of stored history that runs in steps, all or nothing: a range deletion over
-//! all history (`store/range_delete.rs`) or the privacy rules applied to the past
-//! (`store/privacy_past.rs`).
+//! all history (`store/range_delete.rs`), the privacy rules applied to the past
+//! (`store/privacy_past.rs`), or a bucket merged into another (`store/merge.rs`).
 //!
 //! Between its steps a rewrite keeps its row changes out of the batch
 //! ([`Batch::take_provisional`], which also appends them to the journal as provisional
@@ -15,10 +15,10 @@
 use std::time::{Duration, Instant};
 
 use crate::batch::{Batch, Change};
-use crate::error::DatastoreError;
+use crate::error::{DatastoreError, Result};
 use crate::request::Reply;
 use crate::schedule::Commit;
-use crate::store::{PrivacyRun, RangeDeletionRun, Store};
+use crate::store::{MergeRun, PrivacyRun, RangeDeletionRun, Store};
 
 /// What a rewrite does, and where its answer goes.
 pub(crate) enum Run {
@@ -26,6 +26,8 @@ pub(crate) enum Run {
     DeleteRange(RangeDeletionRun, Reply<crate::RangeDeletion>),
     /// The privacy rules applied to the past.
     Privacy(PrivacyRun, Reply<crate::PrivacyReport>),
+    /// A bucket merged into another.
+    Merge(MergeRun, Reply<crate::Merge>),
 }
 
 /// A rewrite in progress.
@@ -65,6 +67,7 @@ impl Rewrite {
         match &self.run {
             Run::DeleteRange(run, _) => Some(run.buckets().iter().map(|&(_, row)| row).collect()),
             Run::Privacy(..) => None,
+            Run::Merge(run, _) => Some(run.buckets().iter().map(|&&(_, row)| row).collect()),
         }
     }
 
@@ -73,6 +76,7 @@ impl Rewrite {
         match &self.run {
             Run::DeleteRange(run, _) => run.is_dry_run(),
             Run::Privacy(run, _) => run.is_dry_run(),
+            Run::Merge(..) => false,
         }
     }
 
@@ -102,13 +106,16 @@ impl Rewrite {
             Run::Privacy(_, reply) => {
                 let _ = reply.send(Err(error));
             }
+            Run::Merge(_, reply) => {
+                let _ = reply.send(Err(error));
+            }
         }
     }
 
     /// Runs one step of at most `time` (at least one chunk). A step that is not the last
-    /// keeps its changes aside; the last seals all of them with the answer, and a failed
-    /// one leaves them unsealed for the worker to undo. Either way the answered step asks
-    /// for a commit.
+    /// keeps its changes aside; the last finishes the rewrite and seals all of them with
+    /// the answer, and a failed one leaves them unsealed for the worker to undo. Either way
+    /// the answered step asks for a commit.
     pub(crate) fn step(
         mut self: Box<Self>,
         store: &mut Store,
@@ -119,39 +126,66 @@ impl Rewrite {
         let stepped = match &mut self.run {
             Run::DeleteRange(run, _) => store.step_range_deletion(batch, run, deadline),
             Run::Privacy(run, _) => store.step_privacy_run(batch, run, deadline),
-        }
-        .and_then(|done| {
-            self.changes.extend(batch.take_provisional(self.number)?);
-            Ok(done)
-        });
-        if let Ok(false) = stepped {
-            return (Stepped::More(self), Commit::Later);
-        }
+            Run::Merge(run, _) => store.step_merge(batch, run, deadline),
+        };
+        let stepped = match stepped {
+            Ok(false) => match batch.take_provisional(self.number) {
+                Ok(changes) => {
+                    self.changes.extend(changes);
+                    return (Stepped::More(self), Commit::Later);
+                }
+                Err(e) => Err(e),
+            },
+            other => other,
+        };
         let Rewrite {
             run,
             changes,
             number,
             ..
         } = *self;
-        // Unsealed again: sealed with the answer, or (a failed step's own changes among
-        // them) undone together by the worker's check.
-        batch.put_back(changes);
+        let sealed = Sealing { changes, number };
         match run {
             Run::DeleteRange(run, reply) => {
-                let result = stepped
-                    .and_then(|_| store.finish_range_deletion(run))
-                    .and_then(|done| batch.seal_rewrite(number).map(|()| done));
-                store.note(&result);
-                let _ = reply.send(result);
+                let result = stepped.and_then(|_| store.finish_range_deletion(run));
+                answer(store, reply, sealed.seal(batch, result));
             }
             Run::Privacy(run, reply) => {
-                let result = stepped
-                    .map(|_| store.finish_privacy_run(run))
-                    .and_then(|report| batch.seal_rewrite(number).map(|()| report));
-                store.note(&result);
-                let _ = reply.send(result);
+                let result = stepped.map(|_| store.finish_privacy_run(run));
+                answer(store, reply, sealed.seal(batch, result));
+            }
+            Run::Merge(run, reply) => {
+                let result = stepped.and_then(|_| store.finish_merge(batch, run));
+                answer(store, reply, sealed.seal(batch, result));
             }
         }
         (Stepped::Answered, Commit::Now)
     }
+}
+
+/// The changes of a rewrite that has ended, and its number.
+struct Sealing {
+    changes: Vec<Change>,
+    number: u64,
+}
+
+impl Sealing {
+    /// Puts the rewrite's changes back into `batch`, after those its last step and its
+    /// finish made (journaled as provisional first): sealed with `result` when it is a
+    /// success, left unsealed (for the worker's check to undo, with whatever a failed step
+    /// left) when it is not.
+    fn seal<T>(mut self, batch: &mut Batch, result: Result<T>) -> Result<T> {
+        let result = result.and_then(|value| {
+            self.changes.extend(batch.take_provisional(self.number)?);
+            Ok(value)
+        });
+        batch.put_back(self.changes);
+        result.and_then(|value| batch.seal_rewrite(self.number).map(|()| value))
+    }
+}
+
+/// Sends a rewrite's answer, noting first whether it met a damaged file.
+fn answer<T>(store: &mut Store, reply: Reply<T>, result: Result<T>) {
+    store.note(&result);
+    let _ = reply.send(result);
 }

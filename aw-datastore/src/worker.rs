@@ -377,8 +377,7 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             answer(store, reply, batch.sealed_result(renamed));
         }
         Request::MergeBuckets { from, into, reply } => {
-            let merged = store.merge_buckets(batch, &from, &into);
-            answer(store, reply, batch.sealed_result(merged));
+            return Job::merge(store, batch, (&from, &into), reply, step)
         }
         Request::DeleteRange {
             buckets,

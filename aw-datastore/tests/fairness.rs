@@ -441,3 +441,42 @@ fn a_privacy_run_stopped_half_way_leaves_none_of_it() {
     reopened.close().unwrap();
     s.ds = aw_datastore::Datastore::open(&path).unwrap();
 }
+
+#[test]
+fn a_merge_in_steps_lets_other_buckets_go_on_and_holds_its_own() {
+    // "old" holds 100,000 events, the first 40,000 of which "new" holds already. Queued:
+    // the merge, a heartbeat into "new" (waits: it comes after the merge) and one into
+    // "b" (answered between the merge's steps).
+    let s = TempStore::new();
+    let event = |i: i64| ev(i * 10, 9.0, json!({"i": i}));
+    s.ds.create_bucket(&bucket("old")).wait().unwrap();
+    s.ds.create_bucket(&bucket("new")).wait().unwrap();
+    s.ds.create_bucket(&bucket("b")).wait().unwrap();
+    let old: Vec<_> = (0..100_000).map(event).collect();
+    s.ds.insert_events("old", &old).wait().unwrap();
+    s.ds.insert_events("new", &old[..40_000]).wait().unwrap();
+    let before = s.ds.requests_between_steps();
+    let (merge, into_new, into_b) = queued_while_held(&s, || {
+        (
+            s.ds.merge_buckets("old", "new"),
+            s.ds.heartbeat("new", &ev(5_000_000, 0.0, json!({"late": true})), 1.0),
+            s.ds.heartbeat("b", &ev(0, 0.0, json!({"a": 1})), 1.0),
+        )
+    });
+    into_b.wait().unwrap();
+    assert!(
+        s.ds.requests_between_steps() > before,
+        "the heartbeat into another bucket waited for the whole merge"
+    );
+    let merged = merge.wait().unwrap();
+    assert_eq!((merged.moved, merged.duplicates), (60_000, 40_000));
+    into_new.wait().unwrap();
+    assert_eq!(
+        s.ds.get_event_count("new", None, None).wait().unwrap(),
+        100_001
+    );
+    assert!(matches!(
+        s.ds.get_event_count("old", None, None).wait(),
+        Err(aw_datastore::DatastoreError::NoSuchBucket(_))
+    ));
+}

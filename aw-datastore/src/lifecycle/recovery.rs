@@ -305,6 +305,15 @@ fn remap(conn: &Connection, map: &mut IdMap, change: Change) -> rusqlite::Result
             from: map.bucket(from),
             into: map.bucket(into),
         },
+        Change::MoveEvent {
+            id,
+            bucketrow,
+            into,
+        } => Change::MoveEvent {
+            id: map.event(id),
+            bucketrow: map.bucket(bucketrow),
+            into: map.bucket(into),
+        },
         Change::InsertEvent {
             id,
             bucketrow,

@@ -107,16 +107,6 @@ impl Store {
     }
 }
 
-/// What merging one bucket into another did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Merge {
-    /// Events moved into the bucket that stays.
-    pub moved: u64,
-    /// Events the bucket that stays held already (same start, end and data): deleted with
-    /// the bucket merged away.
-    pub duplicates: u64,
-}
-
 impl Store {
     /// Renames bucket `name` to `new_name` and/or moves it to host `new_host`; its events,
     /// count and span stay. Fails with [`DatastoreError::BucketAlreadyExists`] when
@@ -153,62 +143,6 @@ impl Store {
         self.tell(Touched::Bucket(name));
         self.tell(Touched::Bucket(new_name));
         Ok(())
-    }
-
-    /// Moves every event of bucket `from` into bucket `into` (those `into` holds already
-    /// are dropped) and deletes `from`. Fails with [`DatastoreError::InvalidEvent`] when
-    /// the two are of different types, or are the same bucket.
-    pub(crate) fn merge_buckets(
-        &mut self,
-        batch: &mut Batch,
-        from: &str,
-        into: &str,
-    ) -> Result<Merge> {
-        let (from_row, into_row) = (self.bucketrow(from)?, self.bucketrow(into)?);
-        if from_row == into_row {
-            return Err(DatastoreError::InvalidEvent(format!(
-                "cannot merge bucket '{into}' into itself"
-            )));
-        }
-        let (from_state, into_state) =
-            (Arc::clone(self.state(from)?), Arc::clone(self.state(into)?));
-        if from_state.bucket()._type != into_state.bucket()._type {
-            return Err(DatastoreError::InvalidEvent(format!(
-                "cannot merge '{from}' (type '{}') into '{into}' (type '{}'): the types differ",
-                from_state.bucket()._type,
-                into_state.bucket()._type
-            )));
-        }
-        let total: i64 = self
-            .conn
-            .prepare_cached("SELECT COUNT(*) FROM events WHERE bucketrow = ?1")?
-            .query_row([from_row], |r| r.get(0))?;
-        let moved: i64 = self
-            .conn
-            .prepare_cached(crate::batch::COUNT_NEW_EVENTS_SQL)?
-            .query_row([from_row, into_row], |r| r.get(0))?;
-        let (total, moved) = (total.max(0) as u64, moved.max(0) as u64);
-        batch.apply(
-            &self.conn,
-            Change::MergeBuckets {
-                from: from_row,
-                into: into_row,
-            },
-        )?;
-        into_state.add_count(moved);
-        if let Some((start, end)) = from_state.span() {
-            into_state.widen(start, end);
-        }
-        self.buckets.remove(from);
-        self.publish();
-        self.last_heartbeat.remove(&from_row);
-        self.last_heartbeat.remove(&into_row);
-        self.tell(Touched::Bucket(from));
-        self.tell(Touched::Bucket(into));
-        Ok(Merge {
-            moved,
-            duplicates: total - moved.min(total),
-        })
     }
 }
 

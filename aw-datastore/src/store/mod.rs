@@ -13,13 +13,15 @@ mod buckets;
 mod events;
 mod heartbeat;
 mod key_value;
+mod merge;
 mod privacy_past;
 mod range_delete;
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub(crate) use buckets::ImportBucket;
-pub use buckets::Merge;
+pub use merge::Merge;
+pub(crate) use merge::MergeRun;
 pub(crate) use privacy_past::PrivacyRun;
 pub use range_delete::RangeDeletion;
 pub(crate) use range_delete::RangeDeletionRun;
