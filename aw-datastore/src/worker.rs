@@ -431,6 +431,18 @@ mod tests {
     use crate::group_commit::tests::{bucket, store_in, unrecoverable_rollback};
     use crate::new_event::NewEvent;
 
+    /// `n` one-nanosecond events, one a second from the epoch.
+    fn seconds(n: i64) -> Vec<NewEvent> {
+        (0..n)
+            .map(|i| NewEvent {
+                id: None,
+                start: i * 1_000_000_000,
+                end: i * 1_000_000_000 + 1,
+                data: "{}".into(),
+            })
+            .collect()
+    }
+
     /// An import into an existing bucket is under way when SQLite drops the transaction and
     /// the acknowledged writes cannot be applied again yet: its next step is refused with
     /// `Unavailable` and writes nothing (in autocommit mode it would take the ids the
@@ -449,14 +461,7 @@ mod tests {
             .unwrap();
         tx.writes().seal().unwrap();
 
-        let events: Vec<NewEvent> = (0..10)
-            .map(|i| NewEvent {
-                id: None,
-                start: i * 1_000_000_000,
-                end: i * 1_000_000_000 + 1,
-                data: "{}".into(),
-            })
-            .collect();
+        let events = seconds(10);
         let (reply, mut answer) = tokio::sync::oneshot::channel();
         let step = Duration::from_millis(50);
         // The first step reads what the bucket already holds; the inserts come next.
@@ -489,14 +494,7 @@ mod tests {
         store
             .create_bucket(tx.writes(), bucket("big"), Vec::new())
             .unwrap();
-        let events: Vec<NewEvent> = (0..5_000)
-            .map(|i| NewEvent {
-                id: None,
-                start: i * 1_000_000_000,
-                end: i * 1_000_000_000 + 1,
-                data: "{}".into(),
-            })
-            .collect();
+        let events = seconds(5_000);
         store.insert_events(tx.writes(), "big", events).unwrap();
         tx.writes().seal().unwrap();
         tx.commit(&mut store).unwrap();

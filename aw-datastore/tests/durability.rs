@@ -178,12 +178,43 @@ fn many_threads_share_one_handle() {
     }
 }
 
+/// Runs the ignored test `child` of this file as a child process with `AW_CHILD_DB` set
+/// to `path`, and waits until it printed `marker` (it is killed, and the test fails, if it
+/// exits or hangs before).
+fn child_at(child: &str, path: &std::path::Path, marker: &str) -> std::process::Child {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            child,
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("AW_CHILD_DB", path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let deadline = Instant::now() + HANG_GUARD;
+    while !seen.contains(marker) {
+        let mut buf = [0u8; 256];
+        let n = std::io::Read::read(&mut out, &mut buf).unwrap();
+        if n == 0 || Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the child exited or hung before it printed {marker}: {seen}");
+        }
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    child
+}
+
 /// Run as a child process by `sigkill_keeps_committed_data`: writes, commits, reports, then
 /// keeps writing uncommitted data until it is killed.
 #[test]
 #[ignore]
 fn sigkill_child() {
-    let Ok(path) = std::env::var("AW_SIGKILL_DB") else {
+    let Ok(path) = std::env::var("AW_CHILD_DB") else {
         return;
     };
     let ds = Datastore::open(std::path::Path::new(&path)).unwrap();
@@ -219,7 +250,7 @@ fn range_deletion_child() {
             }
         }
     }
-    let Ok(path) = std::env::var("AW_RANGE_DELETION_DB") else {
+    let Ok(path) = std::env::var("AW_CHILD_DB") else {
         return;
     };
     let ds = Datastore::open(std::path::Path::new(&path)).unwrap();
@@ -251,30 +282,7 @@ fn range_deletion_child() {
 fn a_kill_in_the_middle_of_a_range_deletion_leaves_none_of_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sqlite.db");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "range_deletion_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("AW_RANGE_DELETION_DB", &path)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut seen = String::new();
-    let deadline = Instant::now() + HANG_GUARD;
-    while !seen.contains("MIDWAY") {
-        let mut buf = [0u8; 256];
-        let n = std::io::Read::read(&mut out, &mut buf).unwrap();
-        if n == 0 || Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the child exited or hung before it got midway: {seen}");
-        }
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    let mut child = child_at("range_deletion_child", &path, "MIDWAY");
     let journal = std::fs::read(dir.path().join("sqlite.db.journal"));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -299,28 +307,7 @@ fn a_kill_in_the_middle_of_a_range_deletion_leaves_none_of_it() {
 fn sigkill_keeps_committed_data() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sqlite.db");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "sigkill_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("AW_SIGKILL_DB", &path)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut seen = String::new();
-    let deadline = Instant::now() + HANG_GUARD;
-    while !seen.contains("COMMITTED") {
-        assert!(Instant::now() < deadline, "child never committed: {seen}");
-        let mut buf = [0u8; 256];
-        let n = std::io::Read::read(&mut out, &mut buf).unwrap();
-        assert!(n > 0, "child exited early: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    let mut child = child_at("sigkill_child", &path, "COMMITTED");
     std::thread::sleep(Duration::from_millis(300));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();

@@ -530,3 +530,81 @@ fn a_range_that_changed_since_its_preview_is_not_deleted() {
     let r = c.delete(&format!("/api/0/buckets/w/events?{RANGE}&expect=many"));
     assert_eq!(r.status, 400, "{}", r.body);
 }
+
+/// A deletion of a bucket's whole history (issue 36, item 6) while heartbeats stream into
+/// another bucket and into the bucket itself, inside the range: every heartbeat is answered
+/// 200 and kept, and each one into the deleted bucket is either deleted with it (it came
+/// before) or kept (it came after), never half of one: what the deletion counted plus what
+/// is left is what was there plus what was acknowledged.
+#[test]
+fn heartbeats_during_a_deletion_of_all_history_are_all_kept_or_wholly_before_it() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let body = |i: u32| {
+        format!(r#"{{"timestamp":"2026-02-01T00:00:00Z","duration":0,"data":{{"n":{i}}}}}"#)
+    };
+    for id in ["big", "other"] {
+        let r = c.post_json(
+            &format!("/api/0/buckets/{id}"),
+            r#"{"client":"c","type":"t","hostname":"h"}"#,
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let year: Vec<String> = (0..60_000u32)
+        .map(|i| {
+            let (day, second) = (1 + i / 8_640, i % 8_640 * 10);
+            format!(
+                r#"{{"timestamp":"2025-03-{day:02}T{:02}:{:02}:{:02}Z","duration":9,"data":{{"n":{i}}}}}"#,
+                second / 3600,
+                second / 60 % 60,
+                second % 60
+            )
+        })
+        .collect();
+    let r = c.post_json(
+        "/api/0/buckets/big/events",
+        &format!("[{}]", year.join(",")),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let streams: Vec<_> = ["other", "big"]
+        .into_iter()
+        .map(|bucket| {
+            let (mut c, done) = (s.client(), done.clone());
+            std::thread::spawn(move || {
+                // Distinct data each time: every heartbeat is an event of its own.
+                let mut acknowledged = 0u32;
+                while !done.load(std::sync::atomic::Ordering::Acquire) || acknowledged < 5 {
+                    let r = c.post_json(
+                        &format!("/api/0/buckets/{bucket}/heartbeat?pulsetime=0"),
+                        &body(acknowledged),
+                    );
+                    assert_eq!(r.status, 200, "{}", r.body);
+                    acknowledged += 1;
+                }
+                acknowledged
+            })
+        })
+        .collect();
+    let r =
+        c.delete("/api/0/buckets/big/events?start=2000-01-01T00:00:00Z&end=2100-01-01T00:00:00Z");
+    done.store(true, std::sync::atomic::Ordering::Release);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let deleted = r.json()["deleted"].as_u64().unwrap();
+    let acked: Vec<u32> = streams.into_iter().map(|t| t.join().unwrap()).collect();
+    let (other, big) = (acked[0], acked[1]);
+    let count = |c: &mut Client, bucket: &str| {
+        c.get(&format!("/api/0/buckets/{bucket}/events/count"))
+            .json()
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(count(&mut c, "other"), u64::from(other));
+    assert!(deleted >= 60_000, "{deleted}");
+    assert_eq!(
+        deleted + count(&mut c, "big"),
+        60_000 + u64::from(big),
+        "a heartbeat into the deleted bucket was lost or half deleted"
+    );
+}
