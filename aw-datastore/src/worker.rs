@@ -432,7 +432,7 @@ mod tests {
     use crate::new_event::NewEvent;
 
     /// `n` one-nanosecond events, one a second from the epoch.
-    fn seconds(n: i64) -> Vec<NewEvent> {
+    pub(super) fn seconds(n: i64) -> Vec<NewEvent> {
         (0..n)
             .map(|i| NewEvent {
                 id: None,

@@ -14,7 +14,6 @@
 use super::*;
 use crate::error::DatastoreError;
 use crate::group_commit::tests::{bucket, store_in};
-use crate::new_event::NewEvent;
 use rusqlite::Connection;
 
 /// Points `table` at the root page of an index of another table.
@@ -33,16 +32,7 @@ fn damage_table(conn: &Connection, table: &str) {
         .unwrap();
 }
 
-fn events(n: i64) -> Vec<NewEvent> {
-    (0..n)
-        .map(|i| NewEvent {
-            id: None,
-            start: i * 1_000_000_000,
-            end: i * 1_000_000_000 + 1,
-            data: "{}".into(),
-        })
-        .collect()
-}
+use super::tests::seconds as events;
 
 /// A store holding the bucket `b` with 10 events, committed.
 fn store_with_events(dir: &tempfile::TempDir) -> (Store, GroupCommit) {
