@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use crate::job::Job;
 use crate::privacy::PRIVACY_FILTERS_KEY;
 use crate::request::Request;
-use crate::rewrite::{Rewrite, Run};
+use crate::rewrite::Rewrite;
 use crate::store::Store;
 
 /// What a request reads or writes, as far as a rewrite is concerned.
@@ -80,16 +80,14 @@ impl Request {
         self.scope().is_some()
     }
 
-    /// What the request holds back once it runs, if it is a rewrite.
+    /// What the request holds back once it runs, if it is a rewrite: a deletion or a merge
+    /// the buckets it touches.
     fn scope(&self) -> Option<Scope<'_>> {
-        match self {
-            Request::DeleteRange { buckets, .. } => {
-                Some(Scope::Buckets(buckets.iter().map(String::as_str).collect()))
+        match (self, self.touches()) {
+            (Request::DeleteRange { .. } | Request::MergeBuckets { .. }, Touches::Buckets(b)) => {
+                Some(Scope::Buckets(b))
             }
-            Request::MergeBuckets { from, into, .. } => {
-                Some(Scope::Buckets(vec![from.as_str(), into.as_str()]))
-            }
-            Request::ApplyPrivacy { .. } => Some(Scope::History),
+            (Request::ApplyPrivacy { .. }, _) => Some(Scope::History),
             _ => None,
         }
     }
@@ -106,20 +104,11 @@ enum Scope<'a> {
 impl Rewrite {
     /// What it holds back.
     fn scope(&self) -> Scope<'_> {
-        match &self.run {
-            Run::DeleteRange(run, _) => Scope::Buckets(
-                run.buckets()
-                    .iter()
-                    .map(|(name, _)| name.as_str())
-                    .collect(),
-            ),
-            Run::Privacy(..) => Scope::History,
-            Run::Merge(run, _) => Scope::Buckets(
-                run.buckets()
-                    .iter()
-                    .map(|(name, _)| name.as_str())
-                    .collect(),
-            ),
+        match self.buckets() {
+            Some(buckets) => {
+                Scope::Buckets(buckets.iter().map(|(name, _)| name.as_str()).collect())
+            }
+            None => Scope::History,
         }
     }
 }
@@ -185,25 +174,21 @@ impl Fence {
 
     /// Whether `request` must wait (see the module docs), given the jobs in progress.
     pub(crate) fn must_wait(&self, request: &Request, jobs: &VecDeque<Job>, store: &Store) -> bool {
-        let mut running = jobs.iter().filter_map(Job::as_rewrite);
+        let running = rewriting(jobs);
         let mut waiting = self.held.iter().filter_map(Request::scope);
         // The common case, on every request: no rewrite anywhere.
-        if !request.is_rewrite()
-            && running.clone().next().is_none()
-            && waiting.clone().next().is_none()
-        {
+        if !request.is_rewrite() && running.is_none() && waiting.clone().next().is_none() {
             return false;
         }
-        if running.any(|r| r.scope().holds(request)) || waiting.any(|s| s.holds(request)) {
+        if running.is_some_and(|r| r.scope().holds(request)) || waiting.any(|s| s.holds(request)) {
             return true;
         }
         let Some(scope) = request.scope() else {
             return false;
         };
-        // One rewrite at a time (those held are all in each other's scope), each after the
-        // jobs it would meet: a range deletion after the reads of its buckets and imports,
-        // a privacy run after imports.
-        if jobs.iter().any(|j| j.as_rewrite().is_some()) {
+        // One rewrite runs at a time, each after the jobs it would meet: a deletion or a
+        // merge after the reads of its buckets and imports, a privacy run after imports.
+        if running.is_some() {
             return true;
         }
         match scope {
@@ -233,8 +218,14 @@ impl Fence {
         }
     }
 
-    /// Every held request, to answer at a stop or drop.
-    pub(crate) fn drain(&mut self) -> impl Iterator<Item = Request> + '_ {
-        self.again.drain(..).chain(self.held.drain(..))
+    /// Drops every held request at a stop (their callers see the worker gone).
+    pub(crate) fn clear(&mut self) {
+        self.again.clear();
+        self.held.clear();
     }
+}
+
+/// The rewrite in progress among `jobs`, if any (one runs at a time).
+pub(crate) fn rewriting(jobs: &VecDeque<Job>) -> Option<&Rewrite> {
+    jobs.iter().find_map(Job::as_rewrite)
 }

@@ -13,8 +13,8 @@
 //! A crash mid-import loses only the uncommitted part, and importing the file again adds
 //! exactly what is missing.
 //!
-//! A rewrite of stored history (a range deletion, the privacy rules applied to the past) is
-//! all or nothing instead (`rewrite.rs`).
+//! A rewrite of stored history (a range deletion, a merge, the privacy rules applied to the
+//! past) is all or nothing instead (`rewrite.rs`).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -178,13 +178,12 @@ impl Job {
         }
     }
 
-    fn from_rewrite((stepped, commit): (rewrite::Stepped, Commit)) -> Stepped {
+    /// A rewrite's step as a job's: its middle steps commit nothing (its rows are not its
+    /// own yet); the step that answered asks for the commit.
+    fn from_rewrite(stepped: rewrite::Stepped) -> Stepped {
         match stepped {
-            rewrite::Stepped::More(rewrite) => Stepped {
-                job: Some(Job::Rewrite(rewrite)),
-                commit,
-            },
-            rewrite::Stepped::Answered => Stepped::done(commit),
+            rewrite::Stepped::More(rewrite) => Stepped::more(Job::Rewrite(rewrite)),
+            rewrite::Stepped::Answered => Stepped::done(Commit::Now),
         }
     }
 
@@ -219,7 +218,9 @@ impl Job {
         match self {
             Job::Read(read, _) => Some(vec![read.bucketrow()]),
             Job::Import(..) => None,
-            Job::Rewrite(rewrite) => rewrite.bucket_rows(),
+            Job::Rewrite(rewrite) => rewrite
+                .buckets()
+                .map(|buckets| buckets.iter().map(|&(_, row)| row).collect()),
         }
     }
 

@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 use crate::batch::{Batch, Change};
 use crate::error::{DatastoreError, Result};
 use crate::request::Reply;
-use crate::schedule::Commit;
 use crate::store::{MergeRun, PrivacyRun, RangeDeletionRun, Store};
 
 /// What a rewrite does, and where its answer goes.
@@ -62,12 +61,12 @@ impl Rewrite {
         }
     }
 
-    /// The rows of the buckets it reads or writes; `None` for all.
-    pub(crate) fn bucket_rows(&self) -> Option<Vec<i64>> {
+    /// The buckets it reads or writes (id and row); `None` for all of them.
+    pub(crate) fn buckets(&self) -> Option<&[(String, i64)]> {
         match &self.run {
-            Run::DeleteRange(run, _) => Some(run.buckets().iter().map(|&(_, row)| row).collect()),
+            Run::DeleteRange(run, _) => Some(run.buckets()),
+            Run::Merge(run, _) => Some(run.buckets()),
             Run::Privacy(..) => None,
-            Run::Merge(run, _) => Some(run.buckets().iter().map(|&&(_, row)| row).collect()),
         }
     }
 
@@ -114,14 +113,13 @@ impl Rewrite {
 
     /// Runs one step of at most `time` (at least one chunk). A step that is not the last
     /// keeps its changes aside; the last finishes the rewrite and seals all of them with
-    /// the answer, and a failed one leaves them unsealed for the worker to undo. Either way
-    /// the answered step asks for a commit.
+    /// the answer, and a failed one leaves them unsealed for the worker to undo.
     pub(crate) fn step(
         mut self: Box<Self>,
         store: &mut Store,
         batch: &mut Batch,
         time: Duration,
-    ) -> (Stepped, Commit) {
+    ) -> Stepped {
         let deadline = Instant::now() + time;
         let stepped = match &mut self.run {
             Run::DeleteRange(run, _) => store.step_range_deletion(batch, run, deadline),
@@ -132,7 +130,7 @@ impl Rewrite {
             Ok(false) => match batch.take_provisional(self.number) {
                 Ok(changes) => {
                     self.changes.extend(changes);
-                    return (Stepped::More(self), Commit::Later);
+                    return Stepped::More(self);
                 }
                 Err(e) => Err(e),
             },
@@ -159,7 +157,7 @@ impl Rewrite {
                 answer(store, reply, sealed.seal(batch, result));
             }
         }
-        (Stepped::Answered, Commit::Now)
+        Stepped::Answered
     }
 }
 

@@ -96,8 +96,6 @@ pub(crate) fn run(
             },
         };
         let jobs_before = jobs.len();
-        // While a rewrite runs its rows are in the open transaction, not yet its own.
-        let rewriting = jobs.iter().any(|j| j.as_rewrite().is_some());
         if let (Some(_), Some(at)) = (&request, last_quick) {
             stream.note_gap(at.elapsed());
         }
@@ -196,8 +194,10 @@ pub(crate) fn run(
                         jobs.push_back(job);
                     }
                 }
+                // Never while a job (a rewrite among them) is in progress: the plan steps
+                // jobs instead.
                 Otherwise::Commit => {
-                    if tx.may_retry() && !rewriting {
+                    if tx.may_retry() {
                         let _ = tx.commit(&mut store);
                     }
                     continue;
@@ -210,7 +210,8 @@ pub(crate) fn run(
         if jobs.len() < jobs_before {
             fence.job_ended();
         }
-        let rewriting = jobs.iter().any(|j| j.as_rewrite().is_some());
+        // While a rewrite runs its rows are in the open transaction, not yet its own.
+        let rewriting = crate::fence::rewriting(&jobs).is_some();
         if !rewriting && schedule::commit_due(tx.batch(), tx.age(), tx.may_retry()) {
             let _ = tx.commit(&mut store);
         }
@@ -227,7 +228,7 @@ fn abandon(jobs: &mut VecDeque<Job>, fence: &mut Fence, tx: &mut GroupCommit, st
     for job in jobs.drain(..) {
         job.abandon(tx.writes());
     }
-    drop(fence.drain().collect::<Vec<_>>());
+    fence.clear();
     tx.check(store);
 }
 

@@ -51,8 +51,8 @@ const LEFT_SQL: &str = "SELECT id FROM events WHERE bucketrow = ?1 LIMIT ?2";
 
 /// A merge in progress.
 pub(crate) struct MergeRun {
-    from: (String, i64),
-    into: (String, i64),
+    /// The bucket merged away and the one that stays (id and row).
+    buckets: [(String, i64); 2],
     /// Deleting what `into` holds already (`true`), then moving the rest.
     deleting: bool,
     /// The last row of `from` looked at while deleting (start, end, id).
@@ -62,8 +62,8 @@ pub(crate) struct MergeRun {
 
 impl MergeRun {
     /// The two buckets (id and row).
-    pub(crate) fn buckets(&self) -> [&(String, i64); 2] {
-        [&self.from, &self.into]
+    pub(crate) fn buckets(&self) -> &[(String, i64)] {
+        &self.buckets
     }
 }
 
@@ -89,8 +89,7 @@ impl Store {
             )));
         }
         Ok(MergeRun {
-            from: (from.to_string(), from_row),
-            into: (into.to_string(), into_row),
+            buckets: [(from.to_string(), from_row), (into.to_string(), into_row)],
             deleting: true,
             after: None,
             done: Merge::default(),
@@ -106,7 +105,7 @@ impl Store {
         run: &mut MergeRun,
         deadline: std::time::Instant,
     ) -> Result<bool> {
-        let (from, into) = (run.from.1, run.into.1);
+        let [(_, from), (_, into)] = run.buckets;
         loop {
             let chunk = if run.deleting {
                 self.delete_held_chunk(batch, run, from, into)?
@@ -185,7 +184,7 @@ impl Store {
     /// Ends a merge whose events are all moved or deleted: deletes `from`, and brings the
     /// caches and listeners up to date.
     pub(crate) fn finish_merge(&mut self, batch: &mut Batch, run: MergeRun) -> Result<Merge> {
-        let ((from, from_row), (into, into_row)) = (run.from, run.into);
+        let [(from, from_row), (into, into_row)] = run.buckets;
         batch.apply(&self.conn, Change::DeleteBucket { row: from_row })?;
         let (from_state, into_state) = (
             Arc::clone(self.state(&from)?),

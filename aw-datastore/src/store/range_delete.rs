@@ -96,17 +96,12 @@ pub(crate) struct RangeDeletionRun {
     dry_run: bool,
     expect: Option<u64>,
     /// Every bucket of the run (id and row).
-    all: Vec<(String, i64)>,
-    /// The buckets still to walk, the first under way.
-    buckets: std::collections::VecDeque<(String, i64)>,
-    /// Where the walk of the first bucket is.
+    buckets: Vec<(String, i64)>,
+    /// What the run did to each bucket walked so far, the last one under way; its length
+    /// says which bucket the walk is in.
+    tallies: Vec<BucketTally>,
+    /// Where the walk of the bucket under way is.
     walk: Walk,
-    /// What the first bucket has lost so far.
-    bucket: BucketTally,
-    /// Each walked bucket's tally, applied to the caches when the run is done.
-    walked: Vec<(String, BucketTally)>,
-    /// What the run did, all buckets.
-    done: RangeDeletion,
 }
 
 /// Where a run is in a bucket: its long events are read first (few rows, through their own
@@ -122,18 +117,35 @@ enum Walk {
 /// What a run did to one bucket.
 #[derive(Debug, Default)]
 struct BucketTally {
-    done: RangeDeletion,
+    /// Events deleted (wholly inside the range).
+    deleted: u64,
+    /// Events cut at an edge.
+    cut: u64,
+    /// Event time removed.
     removed_ns: i128,
+    /// Where it changed events (`None`: it changed none, or the run is a dry run).
     extent: Option<Extent>,
-    gone: u64,
+    /// Events added by splitting one across both edges.
     added: u64,
+}
+
+impl BucketTally {
+    /// As the answer counts it.
+    fn deletion(&self) -> RangeDeletion {
+        RangeDeletion {
+            deleted: self.deleted,
+            cut: self.cut,
+            seconds: self.removed_ns as f64 / 1e9,
+            buckets: u64::from(self.deleted + self.cut > 0),
+        }
+    }
 }
 
 impl RangeDeletionRun {
     /// The buckets the run reads or changes (the worker keeps other requests for them
     /// waiting until it is done).
     pub(crate) fn buckets(&self) -> &[(String, i64)] {
-        &self.all
+        &self.buckets
     }
 
     /// Whether the run only counts.
@@ -154,7 +166,7 @@ impl Store {
         dry_run: bool,
         expect: Option<u64>,
     ) -> Result<RangeDeletionRun> {
-        let all: Vec<(String, i64)> = buckets
+        let buckets = buckets
             .iter()
             .map(|name| Ok((name.clone(), self.bucketrow(name)?)))
             .collect::<Result<_>>()?;
@@ -163,12 +175,9 @@ impl Store {
             hi,
             dry_run,
             expect,
-            buckets: all.iter().cloned().collect(),
-            all,
+            buckets,
+            tallies: vec![BucketTally::default()],
             walk: Walk::LongEvents,
-            bucket: BucketTally::default(),
-            walked: Vec::new(),
-            done: RangeDeletion::default(),
         })
     }
 
@@ -180,7 +189,7 @@ impl Store {
         run: &mut RangeDeletionRun,
         deadline: std::time::Instant,
     ) -> Result<bool> {
-        while let Some(&(_, bid)) = run.buckets.front() {
+        while let Some(&(_, bid)) = run.buckets.get(run.tallies.len() - 1) {
             let rows = self.touching_chunk(bid, run)?;
             let next = match (run.walk, rows.last()) {
                 (Walk::LongEvents, _) => Some(Walk::After(None)),
@@ -200,11 +209,7 @@ impl Store {
                 }
                 Some(walk) => run.walk = walk,
                 None => {
-                    if let Some((name, _)) = run.buckets.pop_front() {
-                        let tally = std::mem::take(&mut run.bucket);
-                        run.done.add(tally.done);
-                        run.walked.push((name, tally));
-                    }
+                    run.tallies.push(BucketTally::default());
                     run.walk = Walk::LongEvents;
                 }
             }
@@ -212,13 +217,16 @@ impl Store {
                 break;
             }
         }
-        Ok(run.buckets.is_empty())
+        Ok(run.tallies.len() > run.buckets.len())
     }
 
     /// Ends a run that walked every bucket: checks what it counted against what the
     /// preview counted (`expect`), and brings the caches and listeners up to date.
     pub(crate) fn finish_range_deletion(&mut self, run: RangeDeletionRun) -> Result<RangeDeletion> {
-        let done = run.done;
+        let mut done = RangeDeletion::default();
+        for tally in &run.tallies {
+            done.add(tally.deletion());
+        }
         if let Some(n) = run.expect.filter(|&n| n != done.deleted + done.cut) {
             return Err(crate::error::DatastoreError::Changed(format!(
                 "The range changed since it was previewed: it holds {} events to delete or \
@@ -226,16 +234,13 @@ impl Store {
                 done.deleted + done.cut
             )));
         }
-        if !run.dry_run {
-            for (name, tally) in run.walked {
-                let state = self.state(&name)?;
-                state.sub_count(tally.gone);
+        for ((name, bid), tally) in run.buckets.iter().zip(run.tallies) {
+            if let Some(extent) = tally.extent {
+                let state = self.state(name)?;
+                state.sub_count(tally.deleted);
                 state.add_count(tally.added);
-                if let Some(extent) = tally.extent {
-                    let bid = self.bucketrow(&name)?;
-                    self.last_heartbeat.remove(&bid);
-                    self.tell_events(&name, extent);
-                }
+                self.last_heartbeat.remove(bid);
+                self.tell_events(name, extent);
             }
         }
         Ok(done)
@@ -283,22 +288,21 @@ impl Store {
         run: &mut RangeDeletionRun,
     ) -> Result<()> {
         let (lo, hi) = (run.lo, run.hi);
-        let tally = &mut run.bucket;
+        let Some(tally) = run.tallies.last_mut() else {
+            return Ok(());
+        };
         let inside = start >= lo && end <= hi;
         tally.removed_ns += i128::from(end.min(hi)) - i128::from(start.max(lo));
-        tally.done.seconds = tally.removed_ns as f64 / 1e9;
-        tally.done.buckets = 1;
         if inside {
-            tally.done.deleted += 1;
+            tally.deleted += 1;
         } else {
-            tally.done.cut += 1;
+            tally.cut += 1;
         }
         if run.dry_run {
             return Ok(());
         }
         tally.extent.get_or_insert_with(Extent::new).add(start, end);
         if inside {
-            tally.gone += 1;
             batch.apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid })?;
         } else {
             self.cut_events.insert(id);
