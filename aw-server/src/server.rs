@@ -351,11 +351,11 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
             settings.db_path.display()
         )),
     })?;
+    crate::startup::mark("database");
     // Installed before the server can say it is listening, so a SIGTERM sent the moment it
     // does is acted on, never the default kill (see `shutdown.rs`). Until here (a long
     // database open or legacy import) a signal still stops the process at once; SQLite's
     // transactions keep the file whole.
-    crate::startup::mark("database");
     let signals = {
         let _runtime = runtime.enter();
         StopSignals::listen()

@@ -8,17 +8,19 @@
 //! zone was ever asked for or not — 1 MB of memory and a tenth of the server's start time
 //! (BENCHMARKS.md); jiff's copy is one block of bytes, read only when used.
 
-use chrono::{DateTime, Datelike, Duration, NaiveDateTime, TimeZone, Timelike, Utc};
+use chrono::{DateTime, Datelike, Duration, NaiveDateTime, Timelike, Utc};
+use jiff::tz::{Offset, TimeZone};
 
-/// A time zone asked for by a request.
+/// A time zone asked for by a request; all three are jiff zones, so one rule serves
+/// daylight-saving gaps and repeated hours everywhere.
 #[derive(Clone)]
 pub(crate) enum Zone {
     /// The server's local zone.
-    Local,
+    Local(TimeZone),
     /// A fixed offset from UTC (`+01:00`, `Z`).
-    Fixed(chrono::FixedOffset),
+    Fixed(TimeZone),
     /// An IANA zone (`Europe/Berlin`).
-    Named(jiff::tz::TimeZone),
+    Named(TimeZone),
 }
 
 impl Zone {
@@ -26,13 +28,16 @@ impl Zone {
     /// zone. `Err` says what a zone may be.
     pub(crate) fn parse(text: Option<&str>) -> Result<Zone, String> {
         let Some(text) = text else {
-            return Ok(Zone::Local);
+            return Ok(Zone::Local(TimeZone::system()));
         };
         let offset = if text == "Z" { "+00:00" } else { text };
         if let Ok(fixed) = offset.parse::<chrono::FixedOffset>() {
-            return Ok(Zone::Fixed(fixed));
+            let offset =
+                Offset::from_seconds(fixed.local_minus_utc()).map_err(|e| e.to_string())?;
+            return Ok(Zone::Fixed(TimeZone::fixed(offset)));
         }
-        // A name is a path into the database: no `..`, no absolute path.
+        // jiff only opens names it found in the database; this also keeps a request's text
+        // from reaching it as a path at all (no `..`, no absolute path).
         let plausible = !text.is_empty()
             && text.len() <= 64
             && !text.starts_with('/')
@@ -42,7 +47,7 @@ impl Zone {
             && text
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "/_-+".contains(c));
-        match plausible.then(|| jiff::tz::TimeZone::get(text)) {
+        match plausible.then(|| TimeZone::get(text)) {
             Some(Ok(tz)) => Ok(Zone::Named(tz)),
             _ => Err(format!(
                 "Unknown time zone '{text}': an IANA name (Europe/Berlin) or an offset (+01:00)"
@@ -50,64 +55,38 @@ impl Zone {
         }
     }
 
+    fn tz(&self) -> &TimeZone {
+        match self {
+            Zone::Local(tz) | Zone::Fixed(tz) | Zone::Named(tz) => tz,
+        }
+    }
+
     /// The local (wall-clock) time at the instant `at`.
     pub(crate) fn local(&self, at: DateTime<Utc>) -> NaiveDateTime {
-        match self {
-            Zone::Local => at.with_timezone(&chrono::Local).naive_local(),
-            Zone::Fixed(z) => at.with_timezone(z).naive_local(),
-            Zone::Named(tz) => {
-                let seconds = jiff::Timestamp::new(at.timestamp(), 0)
-                    .map(|t| tz.to_offset(t).seconds())
-                    .unwrap_or(0);
-                at.naive_utc() + Duration::seconds(i64::from(seconds))
-            }
-        }
+        let seconds = jiff::Timestamp::new(at.timestamp(), 0)
+            .map(|t| self.tz().to_offset(t).seconds())
+            .unwrap_or(0);
+        at.naive_utc() + Duration::seconds(i64::from(seconds))
     }
 
     /// The instant of the local time `local`: a time a daylight-saving change skips is
     /// taken at the end of the gap (as if the clock had not been put forward yet), a
-    /// repeated one at its first occurrence. `None` only where none can be found (a whole
-    /// day skipped when a zone moved across the date line, or a time out of range).
+    /// repeated one at its first occurrence (jiff's "compatible" rule). `None` only where
+    /// none can be found (a time out of range).
     pub(crate) fn instant(&self, local: NaiveDateTime) -> Option<DateTime<Utc>> {
-        match self {
-            Zone::Local => chrono_instant(&chrono::Local, local),
-            Zone::Fixed(z) => chrono_instant(z, local),
-            Zone::Named(tz) => {
-                let civil = jiff::civil::DateTime::new(
-                    i16::try_from(local.year()).ok()?,
-                    i8::try_from(local.month()).ok()?,
-                    i8::try_from(local.day()).ok()?,
-                    i8::try_from(local.hour()).ok()?,
-                    i8::try_from(local.minute()).ok()?,
-                    i8::try_from(local.second()).ok()?,
-                    0,
-                )
-                .ok()?;
-                let offset = match tz.to_ambiguous_timestamp(civil).offset() {
-                    jiff::tz::AmbiguousOffset::Unambiguous { offset } => offset,
-                    // In a gap, the offset before it: the wall-clock time read with the
-                    // clock not yet put forward, which lands at the end of the gap.
-                    jiff::tz::AmbiguousOffset::Gap { before, .. } => before,
-                    // A repeated time: its first occurrence, under the offset before.
-                    jiff::tz::AmbiguousOffset::Fold { before, .. } => before,
-                };
-                let seconds = local.and_utc().timestamp() - i64::from(offset.seconds());
-                DateTime::from_timestamp(seconds, 0)
-            }
-        }
+        let civil = jiff::civil::DateTime::new(
+            i16::try_from(local.year()).ok()?,
+            i8::try_from(local.month()).ok()?,
+            i8::try_from(local.day()).ok()?,
+            i8::try_from(local.hour()).ok()?,
+            i8::try_from(local.minute()).ok()?,
+            i8::try_from(local.second()).ok()?,
+            0,
+        )
+        .ok()?;
+        let instant = self.tz().to_ambiguous_timestamp(civil).compatible().ok()?;
+        DateTime::from_timestamp(instant.as_second(), 0)
     }
-}
-
-/// [`Zone::instant`] for a chrono zone: the earliest instant of `local`, else (in a gap)
-/// that of an hour later, the length of every gap of the server's zones but a few.
-fn chrono_instant<Z: TimeZone>(zone: &Z, local: NaiveDateTime) -> Option<DateTime<Utc>> {
-    zone.from_local_datetime(&local)
-        .earliest()
-        .or_else(|| {
-            zone.from_local_datetime(&(local + Duration::hours(1)))
-                .earliest()
-        })
-        .map(|t| t.with_timezone(&Utc))
 }
 
 #[cfg(test)]
@@ -158,7 +137,7 @@ mod tests {
         );
         assert!(matches!(Zone::parse(Some("Z")), Ok(Zone::Fixed(_))));
         assert!(matches!(Zone::parse(Some("UTC")), Ok(Zone::Named(_))));
-        assert!(matches!(Zone::parse(None), Ok(Zone::Local)));
+        assert!(matches!(Zone::parse(None), Ok(Zone::Local(_))));
         for bad in [
             "Mars/Olympus",
             "../../etc/passwd",

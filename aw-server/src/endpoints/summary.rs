@@ -63,11 +63,6 @@ pub(crate) struct Group {
     seconds: f64,
 }
 
-/// The time zone of `tz` (none: the server's), or 400.
-fn zone(text: Option<&str>) -> ApiResult<Zone> {
-    Zone::parse(text).map_err(ApiError::bad_request)
-}
-
 /// The most days or hours one summary is split into (a century of days, eleven years of
 /// hours): more is refused rather than cut short.
 const MAX_PERIODS: usize = 100_000;
@@ -85,9 +80,6 @@ fn boundaries(
         By::Hour => Duration::hours(1),
         _ => Duration::days(1),
     };
-    // A local time a DST change skips is taken at the end of the gap; a repeated one, at
-    // its first occurrence. `None` only where a whole day is skipped (a date-line move).
-    let instant = |naive| zone.instant(naive);
     let local = zone.local(start);
     // The first boundary at or before `start`, as a local time.
     let mut naive = match by {
@@ -98,12 +90,12 @@ fn boundaries(
         _ => local.date().and_time(day_start) - Duration::days(1),
     };
     // In a gap the boundary can land after `start`: the one before it, then.
-    if instant(naive).is_some_and(|t| t > start) {
+    if zone.instant(naive).is_some_and(|t| t > start) {
         naive -= step;
     }
     let mut out = Vec::new();
     loop {
-        if let Some(at) = instant(naive) {
+        if let Some(at) = zone.instant(naive) {
             let key = match by {
                 By::Hour => format!("{}", naive.format("%Y-%m-%dT%H:00")),
                 _ => format!("{}", naive.format("%Y-%m-%d")),
@@ -182,7 +174,7 @@ pub(crate) async fn summary(
             .filter(|n| (1..=MAX_LIMIT).contains(n))
             .ok_or_else(|| ApiError::bad_request(format!("limit must be 1 to {MAX_LIMIT}")))?,
     };
-    let zone = zone(single(&tz, "tz")?)?;
+    let zone = Zone::parse(single(&tz, "tz")?).map_err(ApiError::bad_request)?;
     let buckets: Vec<aw_models::Bucket> =
         state.datastore.get_buckets().await?.into_values().collect();
     let host = match single(&hostname, "hostname")? {

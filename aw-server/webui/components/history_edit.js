@@ -65,8 +65,7 @@ export function spanDeleter({ host, dayStart, dayEnd, onDeleted, onSpan = () => 
   const previewBtn = h('button', { type: 'submit', class: 'btn', id: 'tl-del-preview' }, 'Preview');
   // The span previewed and the events it would delete or cut: the run deletes that span
   // only while it still holds that many (`expect`; else 409 and nothing changes).
-  let previewed = null;
-  let previewedCount = 0;
+  let previewed = null; // { span, count }
 
   const span = () => {
     const s = dayTime(dayStart, from.value);
@@ -74,9 +73,9 @@ export function spanDeleter({ host, dayStart, dayEnd, onDeleted, onSpan = () => 
     if (!s || !e) return null;
     return [s, e > dayEnd ? dayEnd : e];
   };
-  const path = ([s, e], dryRun) => {
+  const path = ([s, e], dryRun, expect) => {
     const q = { start: s.toISOString(), end: e.toISOString(), hostname: host, dry_run: String(dryRun) };
-    if (!dryRun) q.expect = String(previewedCount);
+    if (!dryRun) q.expect = String(expect);
     return `events?${new URLSearchParams(q)}`;
   };
   const forget = () => {
@@ -87,7 +86,7 @@ export function spanDeleter({ host, dayStart, dayEnd, onDeleted, onSpan = () => 
   to.addEventListener('input', forget);
 
   const run = async (dryRun) => {
-    const chosen = dryRun ? span() : previewed;
+    const chosen = dryRun ? span() : previewed?.span;
     if (!chosen) return;
     if (chosen[0] >= chosen[1]) {
       replace(result, h('div', { class: 'alert error', role: 'alert' }, 'The span must end after it starts.'));
@@ -95,12 +94,11 @@ export function spanDeleter({ host, dayStart, dayEnd, onDeleted, onSpan = () => 
     }
     previewBtn.disabled = true;
     try {
-      const answer = await api.request('DELETE', path(chosen, dryRun));
+      const answer = await api.request('DELETE', path(chosen, dryRun, previewed?.count));
       if (dryRun) {
-        previewed = chosen;
-        previewedCount = answer.deleted + answer.cut;
+        previewed = { span: chosen, count: answer.deleted + answer.cut };
         onSpan(chosen[0], chosen[1]);
-        const nothing = answer.deleted + answer.cut === 0;
+        const nothing = previewed.count === 0;
         replace(result,
           h('p', { id: 'tl-del-summary' }, nothing
             ? `Nothing recorded between ${fmt.clock(chosen[0], true)} and ${fmt.clock(chosen[1], true)}.`
