@@ -48,18 +48,21 @@ fn fill(path: &Path) {
     let _ = file.sync_all();
 }
 
-/// A server on a fresh tmpfs of `size` (in `dir`) with bucket `w` and events `first`; the
-/// filler file that fills the disk when asked. `None` where mounting is not allowed.
+/// A server (started with `--no-legacy-import` and `args`) on a fresh tmpfs of `size` (in
+/// `dir`) with bucket `w` and events `first`; the filler file that fills the disk when
+/// asked. `None` where mounting is not allowed.
 fn server_on_tmpfs(
     dir: &Path,
     size: &str,
+    args: &[&str],
     first: impl IntoIterator<Item = usize>,
 ) -> Option<(Mount, PathBuf, TestServer)> {
     let mount = mount_tmpfs(dir, size)?;
-    let s = TestServer::start_in(
-        tempfile::TempDir::new_in(dir).unwrap(),
-        &["--no-legacy-import"],
-    );
+    let args: Vec<&str> = ["--no-legacy-import"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
+    let s = TestServer::start_in(tempfile::TempDir::new_in(dir).unwrap(), &args);
     let mut c = s.client();
     c.create_test_bucket("w");
     for n in first {
@@ -79,7 +82,7 @@ fn event(n: usize) -> String {
 #[test]
 fn a_full_disk_refuses_new_writes_with_500_keeps_every_acknowledged_one_and_recovers() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((_mount, filler, mut s)) = server_on_tmpfs(dir.path(), "16m", []) else {
+    let Some((_mount, filler, mut s)) = server_on_tmpfs(dir.path(), "16m", &[], []) else {
         return;
     };
     let mut c = s.client();
@@ -173,7 +176,7 @@ fn a_full_disk_refuses_new_writes_with_500_keeps_every_acknowledged_one_and_reco
 #[test]
 fn a_stop_on_a_full_disk_keeps_every_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((_mount, filler, mut s)) = server_on_tmpfs(dir.path(), "16m", 1..=20) else {
+    let Some((_mount, filler, mut s)) = server_on_tmpfs(dir.path(), "16m", &[], 1..=20) else {
         return;
     };
     let mut c = s.client();
@@ -219,7 +222,7 @@ fn a_stop_on_a_full_disk_keeps_every_acknowledged_write() {
 #[test]
 fn a_many_row_write_that_fails_part_way_stores_none_of_its_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((_mount, filler, mut s)) = server_on_tmpfs(dir.path(), "24m", 1..=5) else {
+    let Some((_mount, filler, mut s)) = server_on_tmpfs(dir.path(), "24m", &[], 1..=5) else {
         return;
     };
     let mut c = s.client();
@@ -267,28 +270,15 @@ fn a_many_row_write_that_fails_part_way_stores_none_of_its_rows() {
 #[test]
 fn a_range_deletion_on_a_full_disk_changes_nothing_until_space_returns() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(_mount) = mount_tmpfs(dir.path(), "16m") else {
-        return;
-    };
     let config = tempfile::tempdir().unwrap();
     let config_file = config.path().join("config.toml");
     std::fs::write(&config_file, "[backup]\nmin_free_mb = 0\n").unwrap();
-    let s = TestServer::start_in(
-        tempfile::TempDir::new_in(dir.path()).unwrap(),
-        &[
-            "--no-legacy-import",
-            "--config",
-            config_file.to_str().unwrap(),
-        ],
-    );
+    let args = ["--config", config_file.to_str().unwrap()];
+    let Some((_mount, filler, s)) = server_on_tmpfs(dir.path(), "16m", &args, 0..20) else {
+        return;
+    };
     let mut c = s.client();
-    c.create_test_bucket("w");
-    for n in 0..20 {
-        let r = c.post_json("/api/0/buckets/w/events", &event(n));
-        assert_eq!(r.status, 200, "{}", r.body);
-    }
     let count = |c: &mut aw_tests::Client| c.get("/api/0/buckets/w/events/count").body;
-    let filler = dir.path().join("filler");
     fill(&filler);
 
     let range = "start=2025-12-31T00:00:00Z&end=2026-01-02T00:00:00Z";
