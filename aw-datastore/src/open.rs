@@ -87,6 +87,14 @@ pub(crate) fn open_store(
     shared: Arc<Shared>,
     recover: bool,
 ) -> Result<Opened> {
+    // A file that does not exist yet (or is empty) holds nothing to lose: it is created
+    // with its syncs deferred to one round at the end (`schema::Durability::Creating`).
+    let durability = match std::fs::metadata(path) {
+        Ok(m) if m.len() > 0 => schema::Durability::Full,
+        Ok(_) => schema::Durability::Creating,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => schema::Durability::Creating,
+        Err(_) => schema::Durability::Full,
+    };
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -98,7 +106,7 @@ pub(crate) fn open_store(
     // The key (if any) before any other statement touches the file.
     encryption::unlock(&conn, options.password.as_ref(), path)?;
     conn.busy_timeout(Duration::from_secs(2))?;
-    schema::configure(&conn)?;
+    schema::configure_as(&conn, durability)?;
     if let Some(pages) = options.max_page_count {
         conn.pragma_update(
             None,
@@ -114,6 +122,9 @@ pub(crate) fn open_store(
         DatastoreError::Busy(_) => DatastoreError::Locked(path.display().to_string()),
         other => other,
     })?;
+    if durability == schema::Durability::Creating {
+        schema::finish_creation(&conn, path)?;
+    }
     schema::repair_id_sequence(&mut conn)?;
     let batch = if recover {
         let recovered = crate::lifecycle::recover(&conn, path)?;

@@ -55,7 +55,11 @@ pub(crate) struct Security {
     own_port: AtomicU16,
     /// Exact allowed origins besides the server's own.
     pub origins: Vec<String>,
-    /// Allowed origin patterns, each matching a whole origin.
+    /// Allowed origin prefixes: the built-in patterns (`moz-extension://.*`), matched as
+    /// the regex would (the rest holds no line break) without compiling one: two regexes
+    /// were half of the routes' share of startup (0.45 of 0.9 ms).
+    origin_prefixes: Vec<&'static str>,
+    /// Allowed origin patterns of the config (`cors_regex`), each matching a whole origin.
     pub origin_patterns: Vec<Regex>,
     /// The `Authorization` value every API request must carry (`Bearer <key>`), when an API
     /// key is configured.
@@ -77,15 +81,13 @@ impl Security {
         cors_regex: &[String],
         api_key: Option<String>,
     ) -> Result<Security, String> {
-        let mut origins = Vec::new();
-        let mut patterns = vec![
-            "chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi".to_string(),
-            "moz-extension://.*".to_string(),
-        ];
+        // The official browser watchers: Chrome's by its id, Firefox's by any.
+        let mut origins = vec!["chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi".to_string()];
+        let mut origin_prefixes = vec!["moz-extension://"];
         if testing {
             origins.push("http://127.0.0.1:27180".into());
             origins.push("http://localhost:27180".into());
-            patterns.push("chrome-extension://.*".into());
+            origin_prefixes.push("chrome-extension://");
         }
         origins.extend(cors.iter().cloned());
         for pattern in cors_regex {
@@ -96,8 +98,7 @@ impl Security {
                 );
             }
         }
-        patterns.extend(cors_regex.iter().cloned());
-        let origin_patterns = patterns
+        let origin_patterns = cors_regex
             .iter()
             .map(|p| {
                 Regex::new(&format!("^(?:{p})$"))
@@ -108,6 +109,7 @@ impl Security {
             own_port: AtomicU16::new(port),
             check_host: address == "127.0.0.1" || address == "localhost",
             origins,
+            origin_prefixes,
             origin_patterns,
             authorization: api_key
                 .filter(|k| !k.is_empty())
@@ -129,6 +131,11 @@ impl Security {
             });
         is_own
             || self.origins.iter().any(|o| o == origin)
+            || self.origin_prefixes.iter().any(|prefix| {
+                origin
+                    .strip_prefix(prefix)
+                    .is_some_and(|rest| !rest.contains('\n'))
+            })
             || self.origin_patterns.iter().any(|p| p.is_match(origin))
     }
 

@@ -1,7 +1,7 @@
 //! Startup: resolve settings from flags and config, open the datastore, build and run Rocket,
 //! and commit everything before the process exits.
 
-use aw_datastore::{Datastore, OpenOptions};
+use aw_datastore::{DatabaseFile, Datastore, OpenOptions};
 use aw_models::Info;
 use rocket::config::LogLevel;
 use rocket::data::{Limits, ToByteUnit};
@@ -18,7 +18,7 @@ use crate::endpoints;
 use crate::endpoints::webui::StaticFiles;
 use crate::normalize::NormalizePath;
 use crate::security::{self, Security};
-use crate::shutdown::{InFlight, StopSignals};
+use crate::shutdown::{InFlight, SignalSlot, StopSignals};
 use crate::state::AppState;
 use crate::{catchers, device_id, dirs};
 
@@ -139,11 +139,12 @@ fn shutdown_config() -> rocket::config::Shutdown {
     }
 }
 
-/// Builds the Rocket instance: routes, catchers, fairings and state. `signals` stop it.
+/// Builds the Rocket instance: routes, catchers, fairings and state. The handlers put in
+/// `signals` stop it.
 pub(crate) fn build(
     settings: &Settings,
     datastore: Datastore,
-    signals: StopSignals,
+    signals: SignalSlot,
 ) -> Result<rocket::Rocket<rocket::Build>, String> {
     let security = Security::new(
         &settings.address,
@@ -341,7 +342,7 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
         )),
         ..OpenOptions::default()
     };
-    let datastore = Datastore::open_with(&settings.db_path, options).map_err(|e| match e {
+    let open_failed = |e| match e {
         aw_datastore::DatastoreError::Locked(_) => Failure {
             message: crate::instance::in_use_message(&settings.db_path),
             exit_code: crate::instance::EXIT_IN_USE,
@@ -350,17 +351,25 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
             "cannot open the database {}: {e}",
             settings.db_path.display()
         )),
-    })?;
+    };
+    // The lock is taken here (a second start fails at once); the file is opened on the
+    // worker while the routes are built, and nothing listens before it is open.
+    let opening = DatabaseFile::claim(&settings.db_path)
+        .and_then(|file| file.open_in_background(options))
+        .map_err(open_failed)?;
+    let signals = SignalSlot::default();
+    let rocket = build(&settings, opening.handle(), signals.clone())?;
+    crate::startup::mark("routes");
+    let datastore = opening.wait().map_err(open_failed)?;
     crate::startup::mark("database");
     // Installed before the server can say it is listening, so a SIGTERM sent the moment it
     // does is acted on, never the default kill (see `shutdown.rs`). Until here (a long
     // database open or legacy import) a signal still stops the process at once; SQLite's
     // transactions keep the file whole.
-    let signals = {
+    signals.fill({
         let _runtime = runtime.enter();
         StopSignals::listen()
-    };
-    let rocket = build(&settings, datastore.clone(), signals)?;
+    });
     let sync = rocket.state::<AppState>().map(|s| s.sync.clone());
     if let Some(sync) = &sync {
         sync.start(datastore.clone(), aw_platform::hostname());
@@ -369,7 +378,7 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
     if let Some(backups) = &backups {
         backups.start(datastore.clone());
     }
-    crate::startup::mark("routes");
+    crate::startup::mark("background");
     let launched = match runtime.block_on(rocket.launch()) {
         Ok(_) => Ok(()),
         Err(e) if ended_after_a_stop(&e) => Ok(()),

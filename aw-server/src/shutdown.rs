@@ -28,7 +28,7 @@ use rocket::fairing::{Fairing, Info, Kind};
 use rocket::tokio::sync::Notify;
 use rocket::{Data, Request};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::error::ApiError;
@@ -44,15 +44,33 @@ pub(crate) struct InFlight {
     /// Told when the count falls to zero (the drain waits on it; no polling).
     idle: Arc<Notify>,
     stopping: Arc<AtomicBool>,
-    /// Taken by the stop task at liftoff.
-    signals: Mutex<Option<StopSignals>>,
+    /// Filled by the caller, taken by the stop task at liftoff.
+    signals: SignalSlot,
+}
+
+/// Where the caller puts the signal handlers once it has installed them (before the server
+/// can say it listens), for the stop task to take at liftoff. Installed only once the
+/// database is open: until then a signal stops the process at once, as the default action
+/// does (a long salvage or migration is stopped by Ctrl-C; SQLite keeps the file whole).
+#[derive(Clone, Default)]
+pub(crate) struct SignalSlot(Arc<Mutex<Option<StopSignals>>>);
+
+impl SignalSlot {
+    /// Hands over the installed handlers.
+    pub(crate) fn fill(&self, signals: StopSignals) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(signals);
+    }
+
+    fn take(&self) -> Option<StopSignals> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
 }
 
 impl InFlight {
-    /// A counter whose stop task waits on `signals` (installed earlier by the caller).
-    pub(crate) fn new(signals: StopSignals) -> InFlight {
+    /// A counter whose stop task waits on the signals put in `signals`.
+    pub(crate) fn new(signals: SignalSlot) -> InFlight {
         InFlight {
-            signals: Mutex::new(Some(signals)),
+            signals,
             ..InFlight::default()
         }
     }
@@ -101,7 +119,7 @@ impl Fairing for InFlight {
         let in_flight = self.count.clone();
         let idle = self.idle.clone();
         let stopping = self.stopping.clone();
-        let taken = self.signals.lock().ok().and_then(|mut s| s.take());
+        let taken = self.signals.take();
         // Without handlers installed by the caller, install them now (late, but working).
         let mut signals = taken.unwrap_or_else(StopSignals::listen);
         rocket::tokio::spawn(async move {

@@ -125,15 +125,29 @@ fn header(database_id: &str, base: u64) -> [u8; HEADER_LEN as usize] {
 }
 
 /// Reads the journal at `path`; `None` when there is none (or not even a whole header).
+/// Reads up to the first record that ends it, not the whole preallocated file: after a
+/// clean stop that is the header and one record head (a start read all 4 MiB before).
 pub(crate) fn read(path: &Path) -> std::io::Result<Option<Contents>> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    use std::io::{ErrorKind, Read};
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let Some(h) = bytes.get(..HEADER_LEN as usize) else {
-        return Ok(None);
+    let size = file.metadata()?.len();
+    let mut reader = std::io::BufReader::with_capacity(SCRATCH_KEPT, file);
+    // Fills `buf`, or says the file ended first.
+    let mut fill = |buf: &mut [u8]| -> std::io::Result<bool> {
+        match reader.read_exact(buf) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(false),
+            Err(e) => Err(e),
+        }
     };
+    let mut h = [0u8; HEADER_LEN as usize];
+    if !fill(&mut h)? {
+        return Ok(None);
+    }
     if h.iter().all(|&b| b == 0) {
         // Made, but its header never reached the disk (a power cut right after): empty.
         return Ok(None);
@@ -154,8 +168,9 @@ pub(crate) fn read(path: &Path) -> std::io::Result<Option<Contents>> {
     };
     // Provisional records by rewrite, until their done record.
     let mut provisional: std::collections::HashMap<u64, Vec<Change>> = Default::default();
-    let mut at = HEADER_LEN as usize;
-    while let Some(head) = bytes.get(at..at + RECORD_HEAD) {
+    let mut head = [0u8; RECORD_HEAD];
+    let mut payload = Vec::new();
+    while fill(&mut head)? {
         let word = |i: usize| {
             let mut w = [0u8; 4];
             w.copy_from_slice(&head[i..i + 4]);
@@ -165,13 +180,16 @@ pub(crate) fn read(path: &Path) -> std::io::Result<Option<Contents>> {
         let mut seq_bytes = [0u8; 8];
         seq_bytes.copy_from_slice(&head[8..16]);
         let seq = u64::from_le_bytes(seq_bytes);
-        let Some(payload) = bytes.get(at + RECORD_HEAD..at + RECORD_HEAD + len) else {
-            break;
-        };
-        if len == 0 || seq != contents.last + 1 || checksum(seq, payload) != crc {
+        let room = size.saturating_sub(contents.tail + RECORD_HEAD as u64);
+        if len == 0 || seq != contents.last + 1 || len as u64 > room {
             break;
         }
-        match serde_json::from_slice::<Payload>(payload) {
+        payload.clear();
+        payload.resize(len, 0);
+        if !fill(&mut payload)? || checksum(seq, &payload) != crc {
+            break;
+        }
+        match serde_json::from_slice::<Payload>(&payload) {
             Ok(Payload::Changes(changes)) => contents.records.push((seq, changes)),
             Ok(Payload::Provisional { rewrite, changes }) => {
                 provisional.entry(rewrite).or_default().extend(changes);
@@ -183,8 +201,7 @@ pub(crate) fn read(path: &Path) -> std::io::Result<Option<Contents>> {
             Err(_) => break,
         }
         contents.last = seq;
-        at += RECORD_HEAD + len;
-        contents.tail = at as u64;
+        contents.tail += (RECORD_HEAD + len) as u64;
     }
     Ok(Some(contents))
 }
@@ -219,7 +236,8 @@ impl Journal {
     ) -> std::io::Result<Journal> {
         let path = journal_path(db);
         let file = super::modes::create_file(&path, db)?;
-        let allocated = file.metadata()?.len().max(INITIAL_SIZE);
+        let had = file.metadata()?.len();
+        let allocated = had.max(INITIAL_SIZE);
         aw_platform::disk::preallocate(&file, allocated)?;
         let mut journal = Journal {
             file,
@@ -232,19 +250,29 @@ impl Journal {
             allocated,
             grow_failed: false,
         };
-        journal.remap();
         match contents {
             Some(c) if !c.records.is_empty() => {
                 journal.last = c.last;
                 journal.tail = c.tail;
             }
             _ => {
-                journal.write_header(base)?;
-                // Once per start: the header names the database it belongs to, and a
-                // journal whose header is lost is taken for an empty one.
-                journal.sync()?;
+                let wanted = header(database_id, base);
+                let mut found = [0u8; HEADER_LEN as usize];
+                let same = read_at(&journal.file, &mut found, 0).is_ok() && found == wanted;
+                // After a clean stop the header already says this: nothing to write.
+                if !same {
+                    // Written before the file is mapped (so one fdatasync syncs it, no
+                    // msync of the whole mapping): the header names the database the
+                    // records belong to. A file made just now needs no sync: if a power
+                    // cut took its header, it reads as empty, as it is.
+                    write_at(&journal.file, &wanted, 0)?;
+                    if had > 0 {
+                        journal.file.sync_data()?;
+                    }
+                }
             }
         }
+        journal.remap();
         Ok(journal)
     }
 
@@ -430,6 +458,28 @@ fn write_at(file: &File, bytes: &[u8], at: u64) -> std::io::Result<()> {
     }
 }
 
+fn read_at(file: &File, bytes: &mut [u8], at: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, bytes, at)
+    }
+    #[cfg(windows)]
+    {
+        let mut done = 0;
+        while done < bytes.len() {
+            match std::os::windows::fs::FileExt::seek_read(
+                file,
+                &mut bytes[done..],
+                at + done as u64,
+            )? {
+                0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                n => done += n,
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -475,6 +525,42 @@ mod tests {
         bytes[at] ^= 0xff;
         std::fs::write(journal_path(&db), bytes).unwrap();
         assert_eq!(read(&journal_path(&db)).unwrap().unwrap().records.len(), 1);
+    }
+
+    /// The journal is read record by record, not whole: records larger than the read
+    /// buffer come back whole, a length past the file's end ends it (no allocation of a
+    /// garbage length), and a start that finds the header it would write keeps the file as
+    /// it is.
+    #[test]
+    fn large_records_and_a_garbage_length_are_read_as_they_should_be() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let mut journal = Journal::open(&db, "abc", 0, None).unwrap();
+        let big: Vec<Change> = (0..20_000).map(change).collect();
+        journal.append(&big).unwrap();
+        journal.append(&[change(1)]).unwrap();
+        let read_back = read(&journal_path(&db)).unwrap().unwrap();
+        assert_eq!(read_back.records.len(), 2);
+        assert_eq!(read_back.records[0].1.len(), 20_000);
+        // A second record whose length runs past the end of the file.
+        let mut bytes = std::fs::read(journal_path(&db)).unwrap();
+        let second = HEADER_LEN as usize
+            + RECORD_HEAD
+            + u32::from_le_bytes(bytes[64..68].try_into().unwrap()) as usize;
+        bytes[second..second + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(journal_path(&db), &bytes).unwrap();
+        assert_eq!(read(&journal_path(&db)).unwrap().unwrap().records.len(), 1);
+        drop(journal);
+        // Emptied at base 2, then opened again at base 2: nothing to write.
+        let mut journal = Journal::open(&db, "abc", 2, None).unwrap();
+        journal.empty().unwrap();
+        drop(journal);
+        let before = std::fs::read(journal_path(&db)).unwrap();
+        let again = Journal::open(&db, "abc", 2, None).unwrap();
+        drop(again);
+        assert_eq!(std::fs::read(journal_path(&db)).unwrap(), before);
+        let read_back = read(&journal_path(&db)).unwrap().unwrap();
+        assert_eq!((read_back.base, read_back.records.len()), (2, 0));
     }
 
     #[test]
