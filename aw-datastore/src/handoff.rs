@@ -14,7 +14,10 @@
 //!   (`schedule::StreamGuess`) from one client at a time: a script or a watcher's queue
 //!   sending back to back. Watchers at one heartbeat a second never make it poll, and
 //!   neither do many connections at once: the async thread is then the bottleneck, and a
-//!   polling worker would only take a CPU from it (and from the clients).
+//!   polling worker would only take a CPU from it (and from the clients). And only while
+//!   polling has lately proven faster than sleeping on this machine, for this stream
+//!   (`schedule::PollTrial`): with one core kept busy by another program, the poll takes
+//!   the CPU the client and the async thread wait for.
 //! * **A caller** polls for its answer only when the worker is polling its queue as the
 //!   request is sent (so it starts on it at once) and no other request is waiting for an
 //!   answer: the async thread then has nothing else to do, while with other requests in
@@ -36,8 +39,10 @@ pub(crate) const ANSWER_POLL: Duration = Duration::from_micros(100);
 
 /// After polling this long, a poll gives its CPU to any other runnable thread between
 /// attempts (the load generator of a benchmark, the async thread, another program), so a
-/// poll never delays work that is ready to run.
-const YIELD_AFTER: Duration = Duration::from_micros(20);
+/// poll never delays work that is ready to run. (At 20 µs, a poll that shared its core with
+/// the async thread held each answer back that long: the trial then measured polling at 90
+/// µs a request, slower than sleeping, on an idle machine.)
+const YIELD_AFTER: Duration = Duration::from_micros(5);
 
 /// What the two sides of the hand-off tell each other (shared by the handles and the worker).
 #[derive(Debug, Default)]

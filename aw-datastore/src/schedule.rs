@@ -54,6 +54,175 @@ impl StreamGuess {
     }
 }
 
+/// Whether polling pays on this machine now, found by trying both ways on the stream
+/// itself: an absolute rule cannot tell. On an idle machine a poll saves each request two
+/// wake-ups (2-3.6x the reference's rate, at less CPU per request than sleeping, whose
+/// futex calls cost more than a short poll); with one core kept busy by another program the
+/// same poll takes the CPU the client and the async thread wait for (0.40-0.62x the
+/// reference's rate at 2.0-2.3x its CPU per request), and how busy "busy" is, or how a
+/// thread's CPU share shows it, depends on the machine and the scheduler.
+///
+/// So the worker measures: four counts of [`TRIAL_REQUESTS`] requests of a stream, with
+/// polling, without, without and with ([`TRIAL_ORDER`]), and then uses whichever took less
+/// time per request (polling only when it is at least a quarter faster: a count is noisy,
+/// and on an idle machine polling is 2-3x faster) for the next [`TRIAL_REQUESTS`] ×
+/// [`TRIAL_USES`] requests, then tries both again (every 8,704 requests: a quarter of a
+/// second at 35,000 a second; the counts without polling then cost such a stream about 5%
+/// of its rate). A stream's first
+/// count is not used (it measured its start: a first choice made on it parked an idle
+/// machine's stream at a third of its rate). A gap of [`TRIAL_GAP`] ends a count
+/// unfinished: requests at a watcher's pace decide nothing. While the worker does not poll,
+/// the stream guess is left as it was (`worker.rs`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PollTrial {
+    phase: TrialPhase,
+    /// When the current count of requests began, how many came since, and for how many of
+    /// them the worker was polling.
+    counting: Option<(std::time::Instant, u32, u32)>,
+    /// Whether the stream has had its first count, which is not used: it holds the start
+    /// of a client's work (a connection, a bucket, cold caches), not its pace.
+    warm: bool,
+    /// The last request's arrival.
+    last: Option<std::time::Instant>,
+    /// For how many counts the next choice not to poll holds: [`FIRST_PARK_USES`], doubled
+    /// by each such choice in a row up to [`TRIAL_USES`]. A stream's start can make the
+    /// poll look slow (on an idle machine the first trials chose not to poll in two runs
+    /// of three, at a third of the rate for the whole first minute's worth of requests);
+    /// a machine that stays busy soon tries the poll rarely.
+    park_uses: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum TrialPhase {
+    /// Counting step `step` of [`TRIAL_ORDER`], with the time per request the steps before
+    /// it measured with and without polling (summed).
+    Trying {
+        step: usize,
+        polling: Duration,
+        parking: Duration,
+    },
+    /// Using the choice (whether to poll) for this many more counts.
+    Using { poll: bool, left: u32 },
+}
+
+/// Whether each count of a trial polls: with, without, without, with, so that a machine
+/// getting busier or quieter during the trial weighs on both ways alike.
+const TRIAL_ORDER: [bool; 4] = [true, false, false, true];
+
+impl TrialPhase {
+    const START: TrialPhase = TrialPhase::Trying {
+        step: 0,
+        polling: Duration::ZERO,
+        parking: Duration::ZERO,
+    };
+}
+
+/// Requests counted per measurement.
+pub(crate) const TRIAL_REQUESTS: u32 = 128;
+
+/// Counts of [`TRIAL_REQUESTS`] a choice is used for before both ways are tried again.
+pub(crate) const TRIAL_USES: u32 = 64;
+
+/// Counts a first choice not to poll holds for.
+pub(crate) const FIRST_PARK_USES: u32 = 16;
+
+/// A gap between two requests this long ends a count: they are not one stream.
+pub(crate) const TRIAL_GAP: Duration = Duration::from_millis(5);
+
+impl Default for PollTrial {
+    fn default() -> Self {
+        PollTrial {
+            phase: TrialPhase::START,
+            counting: None,
+            warm: false,
+            last: None,
+            park_uses: FIRST_PARK_USES,
+        }
+    }
+}
+
+impl PollTrial {
+    /// Whether the worker may poll its queue now (when the stream guess says so too).
+    pub(crate) fn polls(&self) -> bool {
+        match self.phase {
+            TrialPhase::Trying { step, .. } => TRIAL_ORDER[step],
+            TrialPhase::Using { poll, .. } => poll,
+        }
+    }
+
+    /// Notes a request's arrival at `now`. `alone`: no other request was waiting for an
+    /// answer when it was sent (requests of several clients at once are not the stream the
+    /// trial measures, and start the count again). `polled`: the worker was polling when it
+    /// came. A count that tries the poll is used only if the worker polled for at least
+    /// three in four of its requests (the stream guess saw a stream); otherwise it is
+    /// counted again, so a client too slow for the guess never finishes a trial, and costs
+    /// none. (Counting only the requests polled for would keep the quick ones and choose
+    /// the poll on a busy machine.)
+    pub(crate) fn note_request(&mut self, now: std::time::Instant, alone: bool, polled: bool) {
+        let gap = self.last.map(|last| now.saturating_duration_since(last));
+        self.last = Some(now);
+        let (began, count, polled_for) = match (self.counting, gap) {
+            (Some((began, count, polled_for)), Some(gap)) if gap < TRIAL_GAP && alone => {
+                (began, count + 1, polled_for + u32::from(polled))
+            }
+            // A new stream (or the first request): a new count starts at this request.
+            _ => {
+                self.counting = Some((now, 0, 0));
+                self.warm = false;
+                return;
+            }
+        };
+        if count < TRIAL_REQUESTS {
+            self.counting = Some((began, count, polled_for));
+            return;
+        }
+        self.counting = Some((now, 0, 0));
+        if !std::mem::replace(&mut self.warm, true) {
+            return;
+        }
+        let trying_poll =
+            matches!(self.phase, TrialPhase::Trying { step, .. } if TRIAL_ORDER[step]);
+        if trying_poll && polled_for * 4 < count * 3 {
+            return;
+        }
+        let per_request = now.saturating_duration_since(began) / count;
+        self.phase = match self.phase {
+            TrialPhase::Trying {
+                step,
+                polling,
+                parking,
+            } => {
+                let (polling, parking) = if TRIAL_ORDER[step] {
+                    (polling + per_request, parking)
+                } else {
+                    (polling, parking + per_request)
+                };
+                if step + 1 < TRIAL_ORDER.len() {
+                    TrialPhase::Trying {
+                        step: step + 1,
+                        polling,
+                        parking,
+                    }
+                } else {
+                    let poll = polling * 4 <= parking * 3;
+                    let left = if poll { TRIAL_USES } else { self.park_uses };
+                    self.park_uses = if poll {
+                        FIRST_PARK_USES
+                    } else {
+                        (self.park_uses * 2).min(TRIAL_USES)
+                    };
+                    TrialPhase::Using { poll, left }
+                }
+            }
+            TrialPhase::Using { left: 0 | 1, .. } => TrialPhase::START,
+            TrialPhase::Using { poll, left } => TrialPhase::Using {
+                poll,
+                left: left - 1,
+            },
+        };
+    }
+}
+
 /// Quick requests this close together are a stream (a watcher's queue, a script): long jobs
 /// then run in [`BUSY_STEP_TIME`] steps instead of [`STEP_TIME`] ones.
 pub(crate) const QUICK_STREAM_GAP: Duration = Duration::from_millis(2);
@@ -208,6 +377,7 @@ pub(crate) fn step_time(since_quick: Option<Duration>) -> Duration {
 mod tests {
     use super::*;
     use crate::batch::Change;
+    use std::time::Instant;
 
     const MS: Duration = Duration::from_millis(1);
 
@@ -260,6 +430,124 @@ mod tests {
         assert!(!guess.is_stream(), "a watcher a second apart");
         guess.note_gap(Duration::from_micros(20));
         assert!(!guess.is_stream());
+    }
+
+    /// Feeds `n` requests `every` apart, starting at `t`; returns the time after them.
+    fn feed(trial: &mut PollTrial, t: Instant, n: u32, every: Duration) -> Instant {
+        let mut t = t;
+        for _ in 0..n {
+            t += every;
+            trial.note_request(t, true, trial.polls());
+        }
+        t
+    }
+
+    #[test]
+    fn the_trial_keeps_polling_only_where_it_is_faster() {
+        let us = Duration::from_micros(1);
+        let mut trial = PollTrial::default();
+        assert!(trial.polls(), "it starts by trying the poll");
+        // The stream's first count (after the request that starts it) decides nothing.
+        let t = feed(&mut trial, Instant::now(), TRIAL_REQUESTS + 1, 500 * us);
+        assert_eq!(trial.phase, TrialPhase::START);
+        // With, without, without, with: 40 µs a request polling, 80 without.
+        let t = feed(&mut trial, t, TRIAL_REQUESTS, 40 * us);
+        assert!(!trial.polls(), "then tries without");
+        let t = feed(&mut trial, t, TRIAL_REQUESTS, 80 * us);
+        assert!(!trial.polls(), "twice");
+        let t = feed(&mut trial, t, TRIAL_REQUESTS, 80 * us);
+        assert!(trial.polls(), "and with again");
+        let t = feed(&mut trial, t, TRIAL_REQUESTS, 40 * us);
+        assert_eq!(
+            trial.phase,
+            TrialPhase::Using {
+                poll: true,
+                left: TRIAL_USES
+            }
+        );
+        // It keeps the choice for its uses, then tries both again.
+        let t = feed(&mut trial, t, TRIAL_REQUESTS * (TRIAL_USES - 1), 40 * us);
+        assert!(trial.polls());
+        let t = feed(&mut trial, t, TRIAL_REQUESTS, 40 * us);
+        assert_eq!(trial.phase, TrialPhase::START);
+        // A busy machine now: polling is slower, so it stops, and tries again sooner than
+        // after a choice to poll, then later and later.
+        let mut t = t;
+        for uses in [FIRST_PARK_USES, FIRST_PARK_USES * 2, FIRST_PARK_USES * 4] {
+            t = feed_each(&mut trial, t, [100, 50, 50, 100]);
+            assert_eq!(
+                trial.phase,
+                TrialPhase::Using {
+                    poll: false,
+                    left: uses
+                }
+            );
+            t = feed(&mut trial, t, TRIAL_REQUESTS * uses, 50 * us);
+            assert_eq!(trial.phase, TrialPhase::START);
+        }
+        // Under a quarter faster is not enough to poll; and the order weighs a machine
+        // that gets quieter during the trial on both ways alike.
+        let mut close = PollTrial::default();
+        let t = feed(&mut close, t, TRIAL_REQUESTS + 1, 500 * us);
+        feed_each(&mut close, t, [80, 100, 100, 80]);
+        assert!(matches!(close.phase, TrialPhase::Using { poll: false, .. }));
+        let mut quieter = PollTrial::default();
+        let t = feed(&mut quieter, t, TRIAL_REQUESTS + 1, 500 * us);
+        feed_each(&mut quieter, t, [100, 70, 50, 60]);
+        assert!(matches!(
+            quieter.phase,
+            TrialPhase::Using { poll: false, .. }
+        ));
+    }
+
+    /// Feeds one count per entry, each with requests that many µs apart.
+    fn feed_each(trial: &mut PollTrial, mut t: Instant, each: [u64; 4]) -> Instant {
+        for us in each {
+            t = feed(trial, t, TRIAL_REQUESTS, Duration::from_micros(us));
+        }
+        t
+    }
+
+    #[test]
+    fn a_pause_in_the_stream_or_another_client_starts_the_count_again() {
+        let us = Duration::from_micros(1);
+        let mut trial = PollTrial::default();
+        let t = feed(&mut trial, Instant::now(), TRIAL_REQUESTS / 2, 40 * us);
+        // A watcher's pace: every gap ends the count, nothing is decided.
+        let t = feed(&mut trial, t, TRIAL_REQUESTS * 4, TRIAL_GAP);
+        assert_eq!(trial.phase, TrialPhase::START);
+        // Nor do requests of several clients at once.
+        let mut t = t;
+        for _ in 0..TRIAL_REQUESTS * 4 {
+            t += 40 * us;
+            trial.note_request(t, false, true);
+        }
+        assert_eq!(trial.phase, TrialPhase::START);
+        // Nor counts of requests the worker mostly did not poll for while it tries the
+        // poll; one in five not polled for is counted, at its time.
+        for i in 0..TRIAL_REQUESTS * 4 {
+            t += 40 * us;
+            trial.note_request(t, true, i % 2 == 0);
+        }
+        assert_eq!(trial.phase, TrialPhase::START);
+        for i in 0..TRIAL_REQUESTS + 1 {
+            t += if i % 5 == 0 { 200 * us } else { 40 * us };
+            trial.note_request(t, true, i % 5 != 0);
+        }
+        match trial.phase {
+            TrialPhase::Trying {
+                step: 1, polling, ..
+            } => {
+                assert!(polling > 60 * us, "{polling:?}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut trial = PollTrial::default();
+        feed(&mut trial, t, TRIAL_REQUESTS * 2 + 1, 40 * us);
+        assert!(
+            !trial.polls(),
+            "a whole count after the first moves the trial on"
+        );
     }
 
     #[test]

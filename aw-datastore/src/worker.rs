@@ -31,7 +31,7 @@ use crate::job::{Job, Stepped};
 use crate::lifecycle::DatabaseFile;
 use crate::range_read::RangeRead;
 use crate::request::{Reply, Request, RowSink};
-use crate::schedule::{self, Commit, Otherwise, Receive, Situation, StreamGuess};
+use crate::schedule::{self, Commit, Otherwise, PollTrial, Receive, Situation, StreamGuess};
 use crate::shared::Shared;
 use crate::store::Store;
 
@@ -61,6 +61,7 @@ pub(crate) fn run(
     // the gap from the last quick request's answer to the next request.
     let mut after_quick = false;
     let mut stream = StreamGuess::default();
+    let mut trial = PollTrial::default();
     loop {
         // A request of the last turn met a damaged page: salvage before the next one.
         if store.take_damage_met() {
@@ -80,7 +81,8 @@ pub(crate) fn run(
             job_waited: (!jobs.is_empty()).then(|| job_stepped.elapsed()),
             in_stream: std::mem::take(&mut after_quick)
                 && stream.is_stream()
-                && shared.handoff.one_client(),
+                && shared.handoff.one_client()
+                && trial.polls(),
             uncommitted_age: (!tx.batch().is_empty()).then(|| tx.age()),
             retry_in: tx.retry_in(),
         });
@@ -88,6 +90,7 @@ pub(crate) fn run(
             Receive::Skip => None,
             _ => fence.next_again(),
         };
+        let polled = again.is_none() && matches!(plan.receive, Receive::Poll(_));
         let request = match again {
             Some(held) => Some(held),
             None => match receive(&requests, plan.receive, shared) {
@@ -96,8 +99,13 @@ pub(crate) fn run(
             },
         };
         let jobs_before = jobs.len();
-        if let (Some(_), Some(at)) = (&request, last_quick) {
+        // Gaps are judged only while polling: without it they include the worker's own
+        // wake-up, and a stream would look like none when the trial tries polling again.
+        if let (Some(_), Some(at), true) = (&request, last_quick, trial.polls()) {
             stream.note_gap(at.elapsed());
+        }
+        if request.is_some() {
+            trial.note_request(Instant::now(), shared.handoff.one_client(), polled);
         }
         if request.is_some() && !jobs.is_empty() {
             shared.requests_between_steps.fetch_add(1, Ordering::AcqRel);
