@@ -127,7 +127,7 @@ pub(crate) fn open_store(
     }
     schema::repair_id_sequence(&mut conn)?;
     let batch = if recover {
-        let recovered = crate::lifecycle::recover(&conn, path)?;
+        let recovered = crate::lifecycle::recover(&conn, path, options.password.is_some())?;
         Batch::with_journal(recovered.journal, recovered.held)
     } else {
         crate::lifecycle::marker(&conn)?;

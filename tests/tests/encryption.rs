@@ -123,6 +123,52 @@ fn an_encrypted_database_is_unreadable_without_its_password() {
     assert_eq!(export(&s), before);
 }
 
+/// The journal of acknowledged writes (`sqlite.db.journal`, beside the database) holds
+/// every write until its commit: with an encrypted database its records are encrypted, so a
+/// title written and then cut off by a SIGKILL is nowhere on disk in the clear, and it is
+/// there after the restart.
+#[test]
+#[cfg(feature = "encrypted")]
+fn the_journal_of_an_encrypted_database_holds_no_text_and_survives_a_kill() {
+    let mut s = TestServer::start_with_password(Some(PASSWORD));
+    let marker = "a-title-only-the-journal-holds";
+    let r = s.client().post_json(
+        "/api/0/buckets/w",
+        r#"{"type":"currentwindow","client":"c","hostname":"h"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    for i in 0..20 {
+        let body = format!(
+            r#"{{"timestamp":"2024-05-01T10:00:{i:02}Z","duration":0,"data":{{"title":"{marker}-{i}"}}}}"#
+        );
+        let r = s
+            .client()
+            .post_json("/api/0/buckets/w/heartbeat?pulsetime=0", &body);
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    // Killed before the commit (15 s away): the 20 heartbeats are in the journal only.
+    s.kill();
+    let folder = s.db_path().parent().unwrap().to_path_buf();
+    let journal = std::fs::read(format!("{}.journal", s.db_path().display())).unwrap();
+    assert!(journal.len() > 64, "the journal holds the records");
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !bytes.windows(marker.len()).any(|w| w == marker.as_bytes()),
+                "{} holds the title in the clear",
+                path.display()
+            );
+        }
+    }
+    s.start_again();
+    let r = s.client().get("/api/0/buckets/w/events?limit=100");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json().as_array().map(Vec::len), Some(20), "{}", r.body);
+    assert!(r.body.contains(&format!("{marker}-19")));
+}
+
 /// `encrypt-db` and `decrypt-db` on the benchmark's generated year: every event survives
 /// both ways, and the files are what they claim to be.
 #[test]

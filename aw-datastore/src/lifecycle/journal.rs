@@ -29,9 +29,14 @@
 //!   follows (they are then applied where it stands); a rewrite cut short by a crash or a
 //!   failure leaves none of it.
 //!
+//! * **Encrypted with the database.** Each record's payload is then encrypted and
+//!   authenticated (`journal_cipher.rs`), under a key the database itself keeps: the
+//!   watchers' titles and URLs are never on disk in the clear beside an encrypted file.
+//!
 //! Format: a 64-byte header (`AWJRNL01`, the base sequence number, the database id, a
-//! CRC-32), then records `[payload length u32][CRC-32 of seq and payload u32][seq u64]
-//! [payload]`, little-endian, the payload being JSON: one request's row changes (an array),
+//! CRC-32), then records `[payload length u32, top bit: encrypted][CRC-32 of seq and
+//! payload u32][seq u64][payload]`, little-endian; an encrypted payload is a nonce, the
+//! ciphertext and a tag, and what it encrypts (like a plain payload) is JSON: one request's row changes (an array),
 //! `{"rewrite": n, "changes": [...]}` for a provisional record of rewrite `n`, or
 //! `{"rewrite_done": n}`. A record ends the journal when its CRC does not match, its
 //! length is zero, or its number is not the next one (records of before the last emptying
@@ -40,6 +45,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use super::journal_cipher::{JournalCipher, NONCE_LEN};
 use crate::batch::Change;
 use crate::files::with_suffix;
 
@@ -56,6 +62,10 @@ const HEADER_LEN: u64 = 64;
 const MAGIC: &[u8; 8] = b"AWJRNL01";
 /// Record framing: length, CRC, sequence number.
 const RECORD_HEAD: usize = 16;
+/// The length word's top bit: the payload is encrypted (`journal_cipher.rs`). A record says
+/// so itself, so a journal written by a version that did not encrypt (or before a
+/// database was encrypted) is still read.
+const ENCRYPTED: u32 = 1 << 31;
 
 /// `<database>.journal`.
 pub(crate) fn journal_path(db: &Path) -> PathBuf {
@@ -105,6 +115,8 @@ pub(crate) struct Journal {
     allocated: u64,
     /// A failure to grow was logged (not again until growing works).
     grow_failed: bool,
+    /// Encrypts each record: the database is encrypted.
+    cipher: Option<JournalCipher>,
 }
 
 fn io_error(text: String) -> std::io::Error {
@@ -127,7 +139,13 @@ fn header(database_id: &str, base: u64) -> [u8; HEADER_LEN as usize] {
 /// Reads the journal at `path`; `None` when there is none (or not even a whole header).
 /// Reads up to the first record that ends it, not the whole preallocated file: after a
 /// clean stop that is the header and one record head (a start read all 4 MiB before).
-pub(crate) fn read(path: &Path) -> std::io::Result<Option<Contents>> {
+/// Encrypted records are decrypted with `cipher`; one that is encrypted when there is none,
+/// or that does not decrypt with it, is an error (the journal is then kept aside, never
+/// applied).
+pub(crate) fn read(
+    path: &Path,
+    cipher: Option<&JournalCipher>,
+) -> std::io::Result<Option<Contents>> {
     use std::io::{ErrorKind, Read};
     let file = match File::open(path) {
         Ok(file) => file,
@@ -176,7 +194,11 @@ pub(crate) fn read(path: &Path) -> std::io::Result<Option<Contents>> {
             w.copy_from_slice(&head[i..i + 4]);
             u32::from_le_bytes(w)
         };
-        let (len, crc) = (word(0) as usize, word(4));
+        let (encrypted, len, crc) = (
+            word(0) & ENCRYPTED != 0,
+            (word(0) & !ENCRYPTED) as usize,
+            word(4),
+        );
         let mut seq_bytes = [0u8; 8];
         seq_bytes.copy_from_slice(&head[8..16]);
         let seq = u64::from_le_bytes(seq_bytes);
@@ -189,7 +211,24 @@ pub(crate) fn read(path: &Path) -> std::io::Result<Option<Contents>> {
         if !fill(&mut payload)? || checksum(seq, &payload) != crc {
             break;
         }
-        match serde_json::from_slice::<Payload>(&payload) {
+        let decrypted;
+        let text = if encrypted {
+            decrypted = cipher.and_then(|c| c.decrypt(&payload)).ok_or_else(|| {
+                io_error(format!(
+                    "{} holds encrypted records that {}",
+                    path.display(),
+                    if cipher.is_some() {
+                        "this database's key does not decrypt"
+                    } else {
+                        "only an encrypted database can read"
+                    }
+                ))
+            })?;
+            &decrypted[..]
+        } else {
+            &payload[..]
+        };
+        match serde_json::from_slice::<Payload>(text) {
             Ok(Payload::Changes(changes)) => contents.records.push((seq, changes)),
             Ok(Payload::Provisional { rewrite, changes }) => {
                 provisional.entry(rewrite).or_default().extend(changes);
@@ -228,11 +267,13 @@ impl std::fmt::Debug for Journal {
 impl Journal {
     /// Opens the journal of `db` for appending: empty with base `base` (`contents` `None`),
     /// or going on after the records of `contents`. The file is preallocated.
+    /// With `cipher`, every record it appends is encrypted.
     pub(crate) fn open(
         db: &Path,
         database_id: &str,
         base: u64,
         contents: Option<&Contents>,
+        cipher: Option<JournalCipher>,
     ) -> std::io::Result<Journal> {
         let path = journal_path(db);
         let file = super::modes::create_file(&path, db)?;
@@ -249,6 +290,7 @@ impl Journal {
             tail: HEADER_LEN,
             allocated,
             grow_failed: false,
+            cipher,
         };
         match contents {
             Some(c) if !c.records.is_empty() => {
@@ -279,6 +321,11 @@ impl Journal {
     /// The journal's file.
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Reads the journal's file back, with this journal's cipher.
+    pub(crate) fn read_back(&self) -> std::io::Result<Option<Contents>> {
+        read(&self.path, self.cipher.as_ref())
     }
 
     /// The number of the last record appended (what a commit now stores).
@@ -355,10 +402,15 @@ impl Journal {
     fn append_payload(&mut self, payload: &impl serde::Serialize) -> std::io::Result<()> {
         let mut record = std::mem::take(&mut self.scratch);
         record.clear();
-        record.resize(RECORD_HEAD, 0);
+        let encrypted = self.cipher.is_some();
+        record.resize(RECORD_HEAD + if encrypted { NONCE_LEN } else { 0 }, 0);
         let written = serde_json::to_writer(&mut record, payload)
             .map_err(std::io::Error::from)
-            .and_then(|()| self.append_record(&mut record));
+            .and_then(|()| match &mut self.cipher {
+                Some(cipher) => cipher.encrypt(&mut record, RECORD_HEAD),
+                None => Ok(()),
+            })
+            .and_then(|()| self.append_record(&mut record, encrypted));
         // Kept for the next append unless one large write made it large.
         if record.capacity() <= SCRATCH_KEPT {
             self.scratch = record;
@@ -367,10 +419,13 @@ impl Journal {
     }
 
     /// Frames the payload after `record`'s first [`RECORD_HEAD`] bytes and writes it.
-    fn append_record(&mut self, record: &mut [u8]) -> std::io::Result<()> {
+    fn append_record(&mut self, record: &mut [u8], encrypted: bool) -> std::io::Result<()> {
         let payload_len = record.len() - RECORD_HEAD;
         let len = u32::try_from(payload_len)
-            .map_err(|_| io_error("one request's changes exceed 4 GiB".into()))?;
+            .ok()
+            .filter(|len| len & ENCRYPTED == 0)
+            .ok_or_else(|| io_error("one request's changes exceed 2 GiB".into()))?;
+        let len = if encrypted { len | ENCRYPTED } else { len };
         let seq = self.last + 1;
         let crc = checksum(seq, &record[RECORD_HEAD..]);
         record[..4].copy_from_slice(&len.to_le_bytes());
@@ -492,7 +547,7 @@ mod tests {
     fn records_are_read_back_in_order_until_the_first_that_does_not_follow() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("sqlite.db");
-        let mut journal = Journal::open(&db, "abc", 7, None).unwrap();
+        let mut journal = Journal::open(&db, "abc", 7, None, None).unwrap();
         assert!(
             journal.map.is_some() || cfg!(not(unix)),
             "appends go through the map"
@@ -503,7 +558,7 @@ mod tests {
         );
         journal.append(&[change(1)]).unwrap();
         journal.append(&[change(2), change(3)]).unwrap();
-        let read_back = read(&journal_path(&db)).unwrap().unwrap();
+        let read_back = read(&journal_path(&db), None).unwrap().unwrap();
         assert_eq!((read_back.database_id.as_str(), read_back.base), ("abc", 7));
         assert_eq!(
             read_back.records,
@@ -512,19 +567,33 @@ mod tests {
         // Emptied: the old records stay behind the tail but do not follow the new base.
         journal.empty().unwrap();
         journal.append(&[change(4)]).unwrap();
-        let read_back = read(&journal_path(&db)).unwrap().unwrap();
+        let read_back = read(&journal_path(&db), None).unwrap().unwrap();
         assert_eq!(read_back.base, 9);
         assert_eq!(read_back.records, vec![(10, vec![change(4)])]);
         // Going on after a restart appends after the last record.
-        let mut again = Journal::open(&db, "abc", 9, Some(&read_back)).unwrap();
+        let mut again = Journal::open(&db, "abc", 9, Some(&read_back), None).unwrap();
         again.append(&[change(5)]).unwrap();
-        assert_eq!(read(&journal_path(&db)).unwrap().unwrap().records.len(), 2);
+        assert_eq!(
+            read(&journal_path(&db), None)
+                .unwrap()
+                .unwrap()
+                .records
+                .len(),
+            2
+        );
         // A torn record ends the journal.
         let mut bytes = std::fs::read(journal_path(&db)).unwrap();
         let at = read_back.tail as usize + RECORD_HEAD;
         bytes[at] ^= 0xff;
         std::fs::write(journal_path(&db), bytes).unwrap();
-        assert_eq!(read(&journal_path(&db)).unwrap().unwrap().records.len(), 1);
+        assert_eq!(
+            read(&journal_path(&db), None)
+                .unwrap()
+                .unwrap()
+                .records
+                .len(),
+            1
+        );
     }
 
     /// The journal is read record by record, not whole: records larger than the read
@@ -535,11 +604,11 @@ mod tests {
     fn large_records_and_a_garbage_length_are_read_as_they_should_be() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("sqlite.db");
-        let mut journal = Journal::open(&db, "abc", 0, None).unwrap();
+        let mut journal = Journal::open(&db, "abc", 0, None, None).unwrap();
         let big: Vec<Change> = (0..20_000).map(change).collect();
         journal.append(&big).unwrap();
         journal.append(&[change(1)]).unwrap();
-        let read_back = read(&journal_path(&db)).unwrap().unwrap();
+        let read_back = read(&journal_path(&db), None).unwrap().unwrap();
         assert_eq!(read_back.records.len(), 2);
         assert_eq!(read_back.records[0].1.len(), 20_000);
         // A second record whose length runs past the end of the file.
@@ -549,39 +618,101 @@ mod tests {
             + u32::from_le_bytes(bytes[64..68].try_into().unwrap()) as usize;
         bytes[second..second + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         std::fs::write(journal_path(&db), &bytes).unwrap();
-        assert_eq!(read(&journal_path(&db)).unwrap().unwrap().records.len(), 1);
+        assert_eq!(
+            read(&journal_path(&db), None)
+                .unwrap()
+                .unwrap()
+                .records
+                .len(),
+            1
+        );
         drop(journal);
         // Emptied at base 2, then opened again at base 2: nothing to write.
-        let mut journal = Journal::open(&db, "abc", 2, None).unwrap();
+        let mut journal = Journal::open(&db, "abc", 2, None, None).unwrap();
         journal.empty().unwrap();
         drop(journal);
         let before = std::fs::read(journal_path(&db)).unwrap();
-        let again = Journal::open(&db, "abc", 2, None).unwrap();
+        let again = Journal::open(&db, "abc", 2, None, None).unwrap();
         drop(again);
         assert_eq!(std::fs::read(journal_path(&db)).unwrap(), before);
-        let read_back = read(&journal_path(&db)).unwrap().unwrap();
+        let read_back = read(&journal_path(&db), None).unwrap().unwrap();
         assert_eq!((read_back.base, read_back.records.len()), (2, 0));
+    }
+
+    fn secret(value: &str) -> Change {
+        Change::SetKeyValue {
+            key: "k".into(),
+            value: value.into(),
+            modified: 0,
+        }
+    }
+
+    fn cipher(key: u8, prefix: u8) -> JournalCipher {
+        JournalCipher::new(
+            &zeroize::Zeroizing::new([key; super::super::journal_cipher::KEY_LEN]),
+            [prefix; 16],
+        )
+    }
+
+    /// With a cipher (an encrypted database) no record's text is in the file, the records
+    /// read back with the key only, and a journal begun plain goes on encrypted.
+    #[test]
+    fn an_encrypted_journal_holds_no_text_and_reads_with_its_key_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let mut plain = Journal::open(&db, "abc", 0, None, None).unwrap();
+        plain
+            .append(&[secret("written before the update")])
+            .unwrap();
+        drop(plain);
+        let before = read(&journal_path(&db), None).unwrap().unwrap();
+        let mut journal = Journal::open(&db, "abc", 0, Some(&before), Some(cipher(7, 1))).unwrap();
+        journal.append(&[secret("my secret window title")]).unwrap();
+        journal
+            .append_provisional(1, &[secret("a provisional secret")])
+            .unwrap();
+        journal.append_done(1).unwrap();
+        let bytes = std::fs::read(journal_path(&db)).unwrap();
+        for text in [&b"my secret window"[..], b"provisional secret"] {
+            assert!(!bytes.windows(text.len()).any(|w| w == text));
+        }
+        let read_back = read(&journal_path(&db), Some(&cipher(7, 2)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            read_back.records,
+            vec![
+                (1, vec![secret("written before the update")]),
+                (2, vec![secret("my secret window title")]),
+                (4, vec![secret("a provisional secret")]),
+            ]
+        );
+        assert!(read(&journal_path(&db), None).is_err(), "no key");
+        assert!(
+            read(&journal_path(&db), Some(&cipher(8, 1))).is_err(),
+            "another database's key"
+        );
     }
 
     #[test]
     fn a_rewrites_provisional_records_count_only_with_its_done_record() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("sqlite.db");
-        let mut journal = Journal::open(&db, "abc", 0, None).unwrap();
+        let mut journal = Journal::open(&db, "abc", 0, None, None).unwrap();
         journal
             .append_provisional(0, &[change(1), change(2)])
             .unwrap();
         journal.append(&[change(10)]).unwrap();
         journal.append_provisional(0, &[change(3)]).unwrap();
         // A rewrite cut short: none of it.
-        let cut_short = read(&journal_path(&db)).unwrap().unwrap();
+        let cut_short = read(&journal_path(&db), None).unwrap().unwrap();
         assert_eq!(cut_short.records, vec![(2, vec![change(10)])]);
         assert_eq!(cut_short.last, 3);
         journal.append_provisional(3, &[change(20)]).unwrap();
         journal.append_done(0).unwrap();
         // Done: all of its steps, where its done record stands; the other rewrite is
         // still cut short.
-        let read_back = read(&journal_path(&db)).unwrap().unwrap();
+        let read_back = read(&journal_path(&db), None).unwrap().unwrap();
         assert_eq!(
             read_back.records,
             vec![
@@ -590,9 +721,9 @@ mod tests {
             ]
         );
         // Going on after a restart numbers after the last record, provisional or not.
-        let mut again = Journal::open(&db, "abc", 0, Some(&read_back)).unwrap();
+        let mut again = Journal::open(&db, "abc", 0, Some(&read_back), None).unwrap();
         again.append(&[change(30)]).unwrap();
-        let records = read(&journal_path(&db)).unwrap().unwrap().records;
+        let records = read(&journal_path(&db), None).unwrap().unwrap().records;
         assert_eq!(records.last(), Some(&(6, vec![change(30)])));
     }
 
@@ -600,7 +731,7 @@ mod tests {
     fn a_journal_grows_ahead_of_need_and_gives_the_space_back_when_emptied() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("sqlite.db");
-        let mut journal = Journal::open(&db, "id", 0, None).unwrap();
+        let mut journal = Journal::open(&db, "id", 0, None, None).unwrap();
         let big = Change::SetKeyValue {
             key: "k".into(),
             value: "x".repeat(1 << 20),
@@ -610,7 +741,10 @@ mod tests {
             journal.append(std::slice::from_ref(&big)).unwrap();
         }
         assert!(journal.allocated - journal.tail >= HEADROOM);
-        assert_eq!(read(journal.path()).unwrap().unwrap().records.len(), 20);
+        assert_eq!(
+            read(journal.path(), None).unwrap().unwrap().records.len(),
+            20
+        );
         journal.empty().unwrap();
         assert_eq!(
             std::fs::metadata(journal.path()).unwrap().len(),

@@ -22,6 +22,7 @@
 
 mod backups;
 mod journal;
+mod journal_cipher;
 mod lock;
 mod modes;
 mod recovery;
@@ -220,7 +221,7 @@ impl DatabaseFile {
         crate::schema::configure(&conn)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version == crate::schema::SCHEMA_VERSION {
-            let recovered = recover(&conn, &self.path)?;
+            let recovered = recover(&conn, &self.path, password.is_some())?;
             if !recovered.held.is_empty() {
                 return Err(DatastoreError::Unavailable(
                     "the database cannot be written now".into(),

@@ -21,9 +21,11 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::journal::{self, Contents, Journal};
+use super::journal_cipher::{JournalCipher, KEY_LEN};
 use crate::batch::{Change, NEW_ROW};
 use crate::error::{DatastoreError, Result};
 use crate::files::with_suffix;
+use zeroize::Zeroizing;
 
 /// The database's id and its last committed journal number.
 const MARKER_SQL: &str = "CREATE TABLE IF NOT EXISTS aw_server_journal (
@@ -80,14 +82,71 @@ fn legacy_pending(db: &Path) -> std::path::PathBuf {
     with_suffix(db, ".pending.json")
 }
 
+/// The key that encrypts the journal's records of an encrypted database (`journal_cipher.rs`),
+/// kept in the database itself: made (random, by SQLite's generator) the first time.
+const JOURNAL_KEY_SQL: &str = "CREATE TABLE IF NOT EXISTS aw_server_journal_key (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    key BLOB NOT NULL
+)";
+
+/// The key of the journal of the encrypted database behind `conn` (made and stored the
+/// first time).
+fn journal_key(conn: &Connection) -> Result<Zeroizing<[u8; KEY_LEN]>> {
+    conn.execute_batch(JOURNAL_KEY_SQL)?;
+    conn.execute(
+        "INSERT OR IGNORE INTO aw_server_journal_key (id, key) VALUES (1, randomblob(?1))",
+        [KEY_LEN as i64],
+    )?;
+    let mut key = Zeroizing::new([0u8; KEY_LEN]);
+    let stored: Zeroizing<Vec<u8>> = Zeroizing::new(conn.query_row(
+        "SELECT key FROM aw_server_journal_key WHERE id = 1",
+        [],
+        |r| r.get(0),
+    )?);
+    if stored.len() != KEY_LEN {
+        return Err(DatastoreError::Damaged(
+            format!(
+                "the journal key stored in the database has {} bytes, not {KEY_LEN}",
+                stored.len()
+            )
+            .into(),
+        ));
+    }
+    key.copy_from_slice(&stored);
+    Ok(key)
+}
+
+/// A cipher with `key` and a nonce prefix of its own (random, by SQLite's generator): each
+/// journal opened gets one, so no two ever share a nonce.
+fn journal_cipher(conn: &Connection, key: &Zeroizing<[u8; KEY_LEN]>) -> Result<JournalCipher> {
+    let drawn: Vec<u8> = conn.query_row("SELECT randomblob(16)", [], |r| r.get(0))?;
+    let mut prefix = [0u8; 16];
+    for (to, from) in prefix.iter_mut().zip(drawn) {
+        *to = from;
+    }
+    Ok(JournalCipher::new(key, prefix))
+}
+
 /// Brings the journal of `db` (served through `conn`, schema current, no transaction open)
 /// into the database; see the module docs. Records that belong to another file are kept
-/// aside and reported.
-pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
+/// aside and reported. With `encrypted`, the journal's records are encrypted (and
+/// encrypted ones can be read).
+pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<Recovered> {
     let (id, committed) = marker(conn)?;
+    let key = if encrypted {
+        Some(journal_key(conn)?)
+    } else {
+        None
+    };
+    // A cipher for each journal opened (and one to read with).
+    let cipher = || -> Result<Option<JournalCipher>> {
+        key.as_ref()
+            .map(|key| journal_cipher(conn, key))
+            .transpose()
+    };
     let path = journal::journal_path(db);
     let opening = |e: std::io::Error| DatastoreError::io("open the journal", &path, &e);
-    let contents = match journal::read(&path) {
+    let contents = match journal::read(&path, cipher()?.as_ref()) {
         Ok(Some(c)) if c.records.is_empty() => None,
         Ok(Some(c)) if c.database_id == id && c.base <= committed => Some(c),
         Ok(Some(c)) => {
@@ -109,11 +168,11 @@ pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
     };
     let contents = match contents {
         Some(c) => c,
-        None => match adopt_legacy_pending(db, &id, committed)? {
+        None => match adopt_legacy_pending(db, &id, committed, cipher()?)? {
             Some(c) => c,
             None => {
                 return Ok(Recovered {
-                    journal: Journal::open(db, &id, committed, None).map_err(opening)?,
+                    journal: Journal::open(db, &id, committed, None, cipher()?).map_err(opening)?,
                     held: Vec::new(),
                 })
             }
@@ -126,7 +185,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
         .collect();
     let Some(last) = due.last().map(|(seq, _)| *seq) else {
         return Ok(Recovered {
-            journal: Journal::open(db, &id, committed, None).map_err(opening)?,
+            journal: Journal::open(db, &id, committed, None, cipher()?).map_err(opening)?,
             held: Vec::new(),
         });
     };
@@ -143,7 +202,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
                 path.display()
             );
             Ok(Recovered {
-                journal: Journal::open(db, &id, last, None).map_err(opening)?,
+                journal: Journal::open(db, &id, last, None, cipher()?).map_err(opening)?,
                 held: Vec::new(),
             })
         }
@@ -159,7 +218,8 @@ pub(crate) fn recover(conn: &Connection, db: &Path) -> Result<Recovered> {
             // Worked out again without writing, for the worker to apply when it can.
             let held = apply_remapped_dry(conn, changes)?;
             Ok(Recovered {
-                journal: Journal::open(db, &id, contents.base, Some(&contents)).map_err(opening)?,
+                journal: Journal::open(db, &id, contents.base, Some(&contents), cipher()?)
+                    .map_err(opening)?,
                 held,
             })
         }
@@ -186,7 +246,12 @@ fn keep_unmatched(path: &Path, why: &str) {
 /// An earlier version kept what a stop could not commit in `<database>.pending.json`: it
 /// becomes the first record of a new journal (synced), and the file is renamed
 /// `….applied`.
-fn adopt_legacy_pending(db: &Path, id: &str, committed: u64) -> Result<Option<Contents>> {
+fn adopt_legacy_pending(
+    db: &Path,
+    id: &str,
+    committed: u64,
+    cipher: Option<JournalCipher>,
+) -> Result<Option<Contents>> {
     let pending = legacy_pending(db);
     let Ok(bytes) = std::fs::read(&pending) else {
         return Ok(None);
@@ -206,12 +271,12 @@ fn adopt_legacy_pending(db: &Path, id: &str, committed: u64) -> Result<Option<Co
             &e,
         )
     };
-    let mut journal = Journal::open(db, id, committed, None).map_err(in_journal)?;
+    let mut journal = Journal::open(db, id, committed, None, cipher).map_err(in_journal)?;
     journal.append(&changes).map_err(in_journal)?;
     journal.sync().map_err(in_journal)?;
     std::fs::rename(&pending, with_suffix(&pending, ".applied"))
         .map_err(|e| DatastoreError::io("rename", &pending, &e))?;
-    journal::read(journal.path()).map_err(in_journal)
+    journal.read_back().map_err(in_journal)
 }
 
 /// Ids as the records name them → ids as applied.
@@ -429,7 +494,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (conn, db) = db_in(&dir);
         let (id, committed) = marker(&conn).unwrap();
-        let mut journal = Journal::open(&db, &id, committed, None).unwrap();
+        let mut journal = Journal::open(&db, &id, committed, None, None).unwrap();
         journal.append(&bucket_with_event(r#"{"ours":1}"#)).unwrap();
         journal
             .append(&[Change::ResizeEvent {
@@ -447,7 +512,7 @@ mod tests {
         )
         .unwrap();
 
-        let recovered = recover(&conn, &db).unwrap();
+        let recovered = recover(&conn, &db, false).unwrap();
         assert!(recovered.held.is_empty());
         assert_eq!(
             events(&conn),
@@ -460,7 +525,7 @@ mod tests {
         assert_eq!(marker(&conn).unwrap().1, 2);
         drop(recovered);
         // Again: nothing is applied twice.
-        recover(&conn, &db).unwrap();
+        recover(&conn, &db, false).unwrap();
         assert_eq!(events(&conn).len(), 2);
     }
 
@@ -472,7 +537,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (conn, db) = db_in(&dir);
         let (id, committed) = marker(&conn).unwrap();
-        let mut journal = Journal::open(&db, &id, committed, None).unwrap();
+        let mut journal = Journal::open(&db, &id, committed, None, None).unwrap();
         let mut changes = bucket_with_event(r#"{"n":1}"#);
         let columns = ["c", "t", "c", "h", "2026-01-01T00:00:00Z", "{}"].map(String::from);
         changes.push(Change::CreateBucket {
@@ -508,7 +573,7 @@ mod tests {
                 .unwrap();
             rows.map(std::result::Result::unwrap).collect()
         };
-        let recovered = recover(&conn, &db).unwrap();
+        let recovered = recover(&conn, &db, false).unwrap();
         assert!(recovered.held.is_empty());
         assert_eq!(
             buckets(&conn),
@@ -522,7 +587,7 @@ mod tests {
             ]
         );
         drop(recovered);
-        recover(&conn, &db).unwrap();
+        recover(&conn, &db, false).unwrap();
         assert_eq!(buckets(&conn).len(), 1);
         assert_eq!(events(&conn).len(), 2);
     }
@@ -534,11 +599,11 @@ mod tests {
         let (conn, db) = db_in(&dir);
         let held = bucket_with_event("{}");
         std::fs::write(legacy_pending(&db), serde_json::to_vec(&held).unwrap()).unwrap();
-        recover(&conn, &db).unwrap();
+        recover(&conn, &db, false).unwrap();
         assert_eq!(events(&conn).len(), 1);
         assert!(!legacy_pending(&db).exists());
         assert!(with_suffix(&legacy_pending(&db), ".applied").exists());
-        recover(&conn, &db).unwrap();
+        recover(&conn, &db, false).unwrap();
         assert_eq!(events(&conn).len(), 1, "applied once");
     }
 }

@@ -103,7 +103,8 @@ fn a_commit_that_meets_damage_is_noted() {
     let mut store = store_in(&dir);
     // With the journal, a commit also records the last journal record it holds (in the
     // table `aw_server_journal`), which is what meets the damage here.
-    let recovered = crate::lifecycle::recover(store.conn(), &dir.path().join("sqlite.db")).unwrap();
+    let recovered =
+        crate::lifecycle::recover(store.conn(), &dir.path().join("sqlite.db"), false).unwrap();
     let batch = Batch::with_journal(recovered.journal, recovered.held);
     let mut tx = GroupCommit::begin_with(&mut store, batch);
     store
