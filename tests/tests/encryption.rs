@@ -65,6 +65,18 @@ fn export(s: &TestServer) -> serde_json::Value {
     r.json()
 }
 
+/// A server on a new database encrypted with [`PASSWORD`], with a window bucket `w`.
+#[cfg(feature = "encrypted")]
+fn encrypted_server_with_bucket_w() -> TestServer {
+    let s = TestServer::start_with_password(Some(PASSWORD));
+    let r = s.client().post_json(
+        "/api/0/buckets/w",
+        r#"{"type":"currentwindow","client":"c","hostname":"h"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    s
+}
+
 #[test]
 #[cfg(not(feature = "encrypted"))]
 fn a_default_build_refuses_a_password() {
@@ -79,13 +91,8 @@ fn a_default_build_refuses_a_password() {
 #[test]
 #[cfg(feature = "encrypted")]
 fn an_encrypted_database_is_unreadable_without_its_password() {
-    let mut s = TestServer::start_with_password(Some(PASSWORD));
+    let mut s = encrypted_server_with_bucket_w();
     let marker = "a-window-title-nobody-else-writes";
-    let r = s.client().post_json(
-        "/api/0/buckets/w",
-        r#"{"type":"currentwindow","client":"c","hostname":"h"}"#,
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
     let body = format!(
         r#"[{{"timestamp":"2024-05-01T10:00:00Z","duration":5,"data":{{"title":"{marker}"}}}}]"#
     );
@@ -130,13 +137,8 @@ fn an_encrypted_database_is_unreadable_without_its_password() {
 #[test]
 #[cfg(feature = "encrypted")]
 fn the_journal_of_an_encrypted_database_holds_no_text_and_survives_a_kill() {
-    let mut s = TestServer::start_with_password(Some(PASSWORD));
+    let mut s = encrypted_server_with_bucket_w();
     let marker = "a-title-only-the-journal-holds";
-    let r = s.client().post_json(
-        "/api/0/buckets/w",
-        r#"{"type":"currentwindow","client":"c","hostname":"h"}"#,
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
     for i in 0..20 {
         let body = format!(
             r#"{{"timestamp":"2024-05-01T10:00:{i:02}Z","duration":0,"data":{{"title":"{marker}-{i}"}}}}"#

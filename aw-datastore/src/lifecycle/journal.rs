@@ -539,6 +539,15 @@ fn read_at(file: &File, bytes: &mut [u8], at: u64) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// How many records the journal of `db` reads back (without a cipher).
+    fn records_in(db: &Path) -> usize {
+        read(&journal_path(db), None)
+            .unwrap()
+            .unwrap()
+            .records
+            .len()
+    }
+
     fn change(id: i64) -> Change {
         Change::DeleteEvent { id, bucketrow: 1 }
     }
@@ -573,27 +582,13 @@ mod tests {
         // Going on after a restart appends after the last record.
         let mut again = Journal::open(&db, "abc", 9, Some(&read_back), None).unwrap();
         again.append(&[change(5)]).unwrap();
-        assert_eq!(
-            read(&journal_path(&db), None)
-                .unwrap()
-                .unwrap()
-                .records
-                .len(),
-            2
-        );
+        assert_eq!(records_in(&db), 2);
         // A torn record ends the journal.
         let mut bytes = std::fs::read(journal_path(&db)).unwrap();
         let at = read_back.tail as usize + RECORD_HEAD;
         bytes[at] ^= 0xff;
         std::fs::write(journal_path(&db), bytes).unwrap();
-        assert_eq!(
-            read(&journal_path(&db), None)
-                .unwrap()
-                .unwrap()
-                .records
-                .len(),
-            1
-        );
+        assert_eq!(records_in(&db), 1);
     }
 
     /// The journal is read record by record, not whole: records larger than the read
@@ -618,14 +613,7 @@ mod tests {
             + u32::from_le_bytes(bytes[64..68].try_into().unwrap()) as usize;
         bytes[second..second + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         std::fs::write(journal_path(&db), &bytes).unwrap();
-        assert_eq!(
-            read(&journal_path(&db), None)
-                .unwrap()
-                .unwrap()
-                .records
-                .len(),
-            1
-        );
+        assert_eq!(records_in(&db), 1);
         drop(journal);
         // Emptied at base 2, then opened again at base 2: nothing to write.
         let mut journal = Journal::open(&db, "abc", 2, None, None).unwrap();
