@@ -77,12 +77,21 @@ impl Request {
     /// Whether the request is a rewrite that runs in steps, all or nothing (see the
     /// module docs): it needs an open transaction to hold its rows.
     pub(crate) fn is_rewrite(&self) -> bool {
-        self.scope().is_some()
+        matches!(
+            self,
+            Request::DeleteRange { .. }
+                | Request::MergeBuckets { .. }
+                | Request::ApplyPrivacy { .. }
+        )
     }
 
     /// What the request holds back once it runs, if it is a rewrite: a deletion or a merge
-    /// the buckets it touches.
+    /// the buckets it touches. (Other requests are answered by [`Request::is_rewrite`]
+    /// without working out what they touch: that is on every heartbeat's path.)
     fn scope(&self) -> Option<Scope<'_>> {
+        if !self.is_rewrite() {
+            return None;
+        }
         match (self, self.touches()) {
             (Request::DeleteRange { .. } | Request::MergeBuckets { .. }, Touches::Buckets(b)) => {
                 Some(Scope::Buckets(b))
@@ -175,11 +184,12 @@ impl Fence {
     /// Whether `request` must wait (see the module docs), given the jobs in progress.
     pub(crate) fn must_wait(&self, request: &Request, jobs: &VecDeque<Job>, store: &Store) -> bool {
         let running = rewriting(jobs);
-        let mut waiting = self.held.iter().filter_map(Request::scope);
-        // The common case, on every request: no rewrite anywhere.
-        if !request.is_rewrite() && running.is_none() && waiting.clone().next().is_none() {
+        // The common case, on every request: no rewrite anywhere (nothing held, no scope
+        // worked out).
+        if !request.is_rewrite() && running.is_none() && self.held.is_empty() {
             return false;
         }
+        let mut waiting = self.held.iter().filter_map(Request::scope);
         if running.is_some_and(|r| r.scope().holds(request)) || waiting.any(|s| s.holds(request)) {
             return true;
         }

@@ -171,8 +171,7 @@ impl Job {
                 Job::from_rewrite(rewrite.step(store, batch, time))
             }
             Err(e) => {
-                store.note_error(&e);
-                let _ = reply.send(Err(e));
+                crate::worker::answer(store, reply, Err(e));
                 Stepped::done(Commit::Later)
             }
         }

@@ -18,6 +18,7 @@ use crate::batch::{Batch, Change};
 use crate::error::{DatastoreError, Result};
 use crate::request::Reply;
 use crate::store::{MergeRun, PrivacyRun, RangeDeletionRun, Store};
+use crate::worker::answer;
 
 /// What a rewrite does, and where its answer goes.
 pub(crate) enum Run {
@@ -180,10 +181,4 @@ impl Sealing {
         batch.put_back(self.changes);
         result.and_then(|value| batch.seal_rewrite(self.number).map(|()| value))
     }
-}
-
-/// Sends a rewrite's answer, noting first whether it met a damaged file.
-fn answer<T>(store: &mut Store, reply: Reply<T>, result: Result<T>) {
-    store.note(&result);
-    let _ = reply.send(result);
 }

@@ -99,14 +99,23 @@ pub(crate) fn run(
             },
         };
         let jobs_before = jobs.len();
-        // Gaps are judged only while polling: without it they include the worker's own
-        // wake-up, and a stream would look like none when the trial tries polling again.
-        if let (Some(_), Some(at), true) = (&request, last_quick, trial.polls()) {
-            stream.note_gap(at.elapsed());
-        }
         if request.is_some() {
-            trial.note_request(Instant::now(), shared.handoff.one_client(), polled);
+            let now = Instant::now();
+            // Gaps are judged only while polling: without it they include the worker's own
+            // wake-up, and a stream would look like none when the trial tries polling again.
+            if let (Some(at), true) = (last_quick, trial.polls()) {
+                stream.note_gap(now.saturating_duration_since(at));
+            }
+            trial.note_request(now, shared.handoff.one_client(), polled);
         }
+        let request = match request {
+            Some(held) if fence.must_wait(&held, &jobs, &store) => {
+                fence.hold(held);
+                continue;
+            }
+            other => other,
+        };
+        // Counted once it runs: a request the fence held did not run between the steps.
         if request.is_some() && !jobs.is_empty() {
             shared.requests_between_steps.fetch_add(1, Ordering::AcqRel);
         }
@@ -115,10 +124,6 @@ pub(crate) fn run(
         // What this turn's changes mean for the commit (a job step's: nothing counted).
         let mut commit = Commit::Later;
         match request {
-            Some(held) if fence.must_wait(&held, &jobs, &store) => {
-                fence.hold(held);
-                continue;
-            }
             Some(Request::ForceCommit(reply)) => {
                 let _ = reply.send(tx.commit(&mut store));
             }
@@ -292,7 +297,7 @@ fn step_job(job: Job, tx: &mut GroupCommit, store: &mut Store, step: Duration) -
 
 /// Sends a request's answer (a caller that went away is no error), noting first whether it
 /// met a damaged file: the worker salvages after the turn (`live_salvage.rs`).
-fn answer<T>(store: &mut Store, reply: crate::request::Reply<T>, result: Result<T>) {
+pub(crate) fn answer<T>(store: &mut Store, reply: crate::request::Reply<T>, result: Result<T>) {
     store.note(&result);
     let _ = reply.send(result);
 }
@@ -441,6 +446,14 @@ mod tests {
     use crate::new_event::NewEvent;
 
     /// `n` one-nanosecond events, one a second from the epoch.
+    /// The event rows the store's file holds (committed or in the open transaction).
+    fn event_rows(store: &Store) -> i64 {
+        store
+            .conn()
+            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+            .unwrap()
+    }
+
     pub(super) fn seconds(n: i64) -> Vec<NewEvent> {
         (0..n)
             .map(|i| NewEvent {
@@ -484,11 +497,7 @@ mod tests {
             answer.try_recv(),
             Ok(Err(DatastoreError::Unavailable(_)))
         ));
-        let written: i64 = store
-            .conn()
-            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(written, 0);
+        assert_eq!(event_rows(&store), 0);
     }
 
     /// A range deletion is between two steps when another request fails with rows it did
@@ -507,12 +516,6 @@ mod tests {
         store.insert_events(tx.writes(), "big", events).unwrap();
         tx.writes().seal().unwrap();
         tx.commit(&mut store).unwrap();
-        let count = |store: &Store| -> i64 {
-            store
-                .conn()
-                .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
-                .unwrap()
-        };
 
         let (reply, mut answer) = tokio::sync::oneshot::channel();
         let buckets = ["big".to_string()];
@@ -528,7 +531,10 @@ mod tests {
         let mut job = first.job.expect("5,000 rows are more than one step");
         job.began_in(tx.transaction().unwrap());
         tx.check(&mut store);
-        assert!(count(&store) < 5_000, "the first step deleted its chunk");
+        assert!(
+            event_rows(&store) < 5_000,
+            "the first step deleted its chunk"
+        );
 
         // Acknowledged between the steps.
         store
@@ -548,9 +554,9 @@ mod tests {
             matches!(answer.try_recv(), Ok(Err(DatastoreError::Unavailable(_)))),
             "the deletion must fail"
         );
-        assert_eq!(count(&store), 5_000);
+        assert_eq!(event_rows(&store), 5_000);
         tx.commit(&mut store).unwrap();
-        assert_eq!(count(&store), 5_000);
+        assert_eq!(event_rows(&store), 5_000);
         let buckets: Vec<String> = store
             .conn()
             .prepare("SELECT name FROM buckets ORDER BY name")
