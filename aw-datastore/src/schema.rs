@@ -58,22 +58,8 @@ pub(crate) fn configure_as(conn: &Connection, durability: Durability) -> Result<
 /// the folder's entries for both) and turns `synchronous=FULL` on: from here on it is like
 /// any other open file.
 pub(crate) fn finish_creation(conn: &Connection, path: &std::path::Path) -> Result<()> {
-    let sync = |file: &std::path::Path| -> Result<()> {
-        std::fs::File::open(file)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| DatastoreError::io("sync the new database", file, &e))
-    };
-    let wal = crate::files::with_suffix(path, "-wal");
-    if wal.exists() {
-        sync(&wal)?;
-    }
-    sync(path)?;
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    aw_platform::disk::sync_folder(folder)
-        .map_err(|e| DatastoreError::io("sync the database's folder", folder, &e))?;
+    crate::lifecycle::sync_new_database(path)
+        .map_err(|e| DatastoreError::io("sync the new database", path, &e))?;
     conn.execute_batch("PRAGMA synchronous=FULL;")?;
     Ok(())
 }

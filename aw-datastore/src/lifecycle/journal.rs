@@ -593,8 +593,8 @@ mod tests {
 
     /// The journal is read record by record, not whole: records larger than the read
     /// buffer come back whole, a length past the file's end ends it (no allocation of a
-    /// garbage length), and a start that finds the header it would write keeps the file as
-    /// it is.
+    /// garbage length), and a reopen at the same base (whose header write is skipped)
+    /// leaves an empty journal that reads back at that base.
     #[test]
     fn large_records_and_a_garbage_length_are_read_as_they_should_be() {
         let dir = tempfile::tempdir().unwrap();

@@ -40,6 +40,20 @@ pub(crate) use lock::Lock;
 pub(crate) use modes::{create_folder, match_database};
 pub(crate) use recovery::{marker, recover, store_committed};
 
+/// Makes a database file just made with its syncs deferred durable: its WAL (when there is
+/// one), the file, and the folder's entries for both (`schema::Durability::Creating`).
+pub(crate) fn sync_new_database(db: &Path) -> std::io::Result<()> {
+    let wal = crate::files::with_suffix(db, "-wal");
+    for file in [wal.as_path(), db] {
+        match std::fs::File::open(file) {
+            Ok(f) => f.sync_all()?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && file == wal => {}
+            Err(e) => return Err(e),
+        }
+    }
+    replace::sync_folder_of(db)
+}
+
 use crate::encryption::DbPassword;
 use crate::error::{DatastoreError, Result};
 use crate::salvage::{damage_marker, SalvageReport};

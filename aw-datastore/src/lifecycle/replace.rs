@@ -55,7 +55,9 @@ fn crash_point(step: u8) {
     }
 }
 
-fn sync_folder_of(path: &Path) -> std::io::Result<()> {
+/// Syncs the folder that holds `path` (its entries: a new or renamed file survives a
+/// power cut only once they are on disk).
+pub(super) fn sync_folder_of(path: &Path) -> std::io::Result<()> {
     match path.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(folder) => aw_platform::disk::sync_folder(folder),
         None => aw_platform::disk::sync_folder(Path::new(".")),
