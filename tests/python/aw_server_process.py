@@ -20,17 +20,17 @@ def free_port():
 
 
 class Server:
-    """Our server on `db` with private XDG directories (and the environment's
-    AW_DB_PASSWORD, if set), stopped with SIGTERM."""
+    """Our server (or `binary`: the reference beside it in a probe) on `db` with private XDG
+    directories (and the environment's AW_DB_PASSWORD, if set), stopped with SIGTERM."""
 
-    def __init__(self, tmp, db):
+    def __init__(self, tmp, db, binary=BIN):
         env = dict(os.environ)
         for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
             env[var] = os.path.join(tmp, sub)
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}/api/0"
         self.proc = subprocess.Popen(
-            [BIN, "--port", str(self.port), "--dbpath", db, "--no-legacy-import"],
+            [binary, "--port", str(self.port), "--dbpath", db, "--no-legacy-import"],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

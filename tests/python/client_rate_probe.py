@@ -20,7 +20,7 @@ import time
 from aw_client import ActivityWatchClient
 from aw_core.models import Event
 
-from aw_server_process import free_port
+from aw_server_process import Server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OURS = os.environ.get("AW_SERVER_BIN", os.path.join(HERE, "..", "..", "target", "release", "aw-server"))
@@ -55,29 +55,19 @@ def rows(client, bucket):
 def run(binary):
     tmp = tempfile.mkdtemp()
     try:
-        env = dict(os.environ, XDG_CONFIG_HOME=tmp + "/c", XDG_DATA_HOME=tmp + "/d", XDG_CACHE_HOME=tmp + "/k")
-        port = free_port()
-        proc = subprocess.Popen([binary, "--port", str(port), "--dbpath", tmp + "/sqlite.db", "--no-legacy-import"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = ActivityWatchClient("rate-probe", host="127.0.0.1", port=port)
-        for _ in range(600):
-            try:
-                client.get_info()
-                break
-            except Exception:
-                time.sleep(0.01)
+        server = Server(tmp, tmp + "/sqlite.db", binary)
+        client = ActivityWatchClient("rate-probe", host="127.0.0.1", port=server.port)
         client.create_bucket("probe", "currentwindow", queued=False)
         out = {}
         for name, send in rows(client, "probe"):
             for _ in range(100):  # warm-up, untimed
                 send()
-            cpu, t = cpu_seconds(proc.pid), time.perf_counter()
+            cpu, t = cpu_seconds(server.proc.pid), time.perf_counter()
             for _ in range(N):
                 send()
             took = time.perf_counter() - t
-            out[name] = (N / took, (cpu_seconds(proc.pid) - cpu) / N * 1e6)
-        proc.terminate()
-        proc.wait()
+            out[name] = (N / took, (cpu_seconds(server.proc.pid) - cpu) / N * 1e6)
+        server.stop()
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
