@@ -1,5 +1,5 @@
 //! How the files beside a database are named: `<database><suffix>` (`-wal`, `.lock`,
-//! `.journal`, `.damaged`, …), and the time stamp in the names of files kept aside. What is
+//! `.journal`, `.derived`, `.damaged`, …), and the time stamp in the names of files kept aside. What is
 //! done with them is `lifecycle/`'s.
 
 use std::path::{Path, PathBuf};

@@ -192,7 +192,13 @@ impl Datastore {
                         batch,
                         legacy,
                         backup_source,
+                        derived,
                     }) => {
+                        published
+                            .derived
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .opened(file.path(), derived.0, derived.1);
                         *published
                             .backup_source
                             .lock()
@@ -210,8 +216,20 @@ impl Datastore {
                         published.worker_alive.store(false, Ordering::Release);
                         // The lock is released only after the connection is closed (`run` has
                         // dropped the store), and `close` is answered only after both.
-                        drop(file);
                         if let Some((reply, result)) = closing {
+                            // With the connection closed and the lock still held: the
+                            // state is saved for the file exactly as this stop leaves it.
+                            let mut derived = published
+                                .derived
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                            if result.is_ok() {
+                                derived.save_at_stop();
+                            } else {
+                                crate::lifecycle::derived::discard(file.path());
+                            }
+                            drop(derived);
+                            drop(file);
                             let _ = reply.send(result);
                         }
                     }
@@ -271,6 +289,32 @@ impl Datastore {
             Ok(events) => log::info!("Legacy import done: {events} events"),
             Err(e) => log::error!("Legacy import failed: {e}"),
         }
+    }
+
+    /// The state saved beside the database at the last clean stop (by the producer given
+    /// to [`Datastore::keep_derived_state_at_stop`]), if the database is exactly as that stop
+    /// left it: no write since by any program, no journal replayed, no migration, no other
+    /// file put in its place. Once per open; `None` afterwards, before the open is done,
+    /// and whenever the state is not known to be valid (`lifecycle/derived.rs`).
+    pub fn take_derived_state(&self) -> Option<Vec<u8>> {
+        self.shared
+            .derived
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    /// Makes the clean stop ([`Datastore::close`], once everything is committed and the
+    /// connection closed) keep what `producer` makes, for the next open to hand back. The
+    /// producer gets the most bytes it may return: a twentieth of the database file. The
+    /// state must be worked out from the data as committed; it is encrypted with an
+    /// encrypted database's key, and never copied into backups or sync folders.
+    pub fn keep_derived_state_at_stop(&self, producer: Box<dyn FnOnce(usize) -> Vec<u8> + Send>) {
+        self.shared
+            .derived
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keep_at_stop(producer);
     }
 
     fn ask<T>(&self, make: impl FnOnce(request::Reply<T>) -> Request) -> Answer<T> {

@@ -51,6 +51,12 @@ pub(crate) struct Opened {
     pub legacy: Option<PathBuf>,
     /// A connection for backups, when asked for.
     pub backup_source: Option<BackupSource>,
+    /// The fingerprint the derived state must have been saved for to be handed back
+    /// (`None`: none may be), and an encrypted database's cipher for it.
+    pub derived: (
+        Option<crate::lifecycle::derived::Fingerprint>,
+        Option<crate::lifecycle::JournalCipher>,
+    ),
 }
 
 /// Takes a verified backup before a schema migration (the file as it was, whatever the
@@ -95,6 +101,11 @@ pub(crate) fn open_store(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => schema::Durability::Creating,
         Err(_) => schema::Durability::Full,
     };
+    // Before SQLite touches the file or its WAL: the derived state saved at the last stop
+    // is valid only for the files exactly as that stop left them.
+    let fingerprint = (recover && durability == schema::Durability::Full)
+        .then(|| crate::lifecycle::derived::fingerprint(path))
+        .flatten();
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -126,12 +137,17 @@ pub(crate) fn open_store(
         schema::finish_creation(&conn, path)?;
     }
     schema::repair_id_sequence(&mut conn)?;
-    let batch = if recover {
+    let (batch, derived) = if recover {
         let recovered = crate::lifecycle::recover(&conn, path, options.password.is_some())?;
-        Batch::with_journal(recovered.journal, recovered.held)
+        // Writes applied now, or a migration, changed the file after the fingerprint.
+        let unchanged = !recovered.replayed && found == schema::SCHEMA_VERSION;
+        (
+            Batch::with_journal(recovered.journal, recovered.held),
+            (fingerprint.filter(|_| unchanged), recovered.derived_cipher),
+        )
     } else {
         crate::lifecycle::marker(&conn)?;
-        Batch::default()
+        (Batch::default(), (None, None))
     };
     schema::ensure_long_events_index(&conn)?;
     let store = Store::new(conn, shared)?;
@@ -154,6 +170,11 @@ pub(crate) fn open_store(
     Ok(Opened {
         store,
         batch,
+        derived: if legacy.is_some() {
+            (None, derived.1)
+        } else {
+            derived
+        },
         legacy,
         backup_source,
     })

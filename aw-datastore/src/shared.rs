@@ -149,6 +149,8 @@ pub(crate) struct Shared {
     pub backup_source: std::sync::Mutex<Option<crate::BackupSource>>,
     /// What the last salvage while serving brought back (`live_salvage.rs`).
     pub salvaged: std::sync::Mutex<Option<crate::SalvageReport>>,
+    /// The derived state kept beside the database between runs (`lifecycle/derived.rs`).
+    pub derived: std::sync::Mutex<crate::lifecycle::derived::Slot>,
     /// The worker thread, joined by [`crate::Datastore::close`].
     pub worker: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
 }

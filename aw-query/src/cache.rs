@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::cache_file;
 use crate::recording::Read;
 
 /// The default memory budget of the server's cache: room for thousands of day results and
@@ -75,6 +76,10 @@ pub struct CacheStats {
     /// Results not stored: a write during their evaluation reached what they read, or they
     /// were larger than a quarter of the budget.
     pub not_stored: u64,
+    /// Results read back from the last run (`ResultCache::restore`).
+    pub restored: u64,
+    /// Whether the results kept from the last run are still being read back.
+    pub restoring: bool,
 }
 
 /// A cache of query results per (program, period); see the module docs.
@@ -121,6 +126,8 @@ struct Inner {
     /// Entries that read the bucket list.
     list_readers: HashSet<u64>,
     in_flight: HashMap<u64, Dirty>,
+    /// The restore tickets out.
+    restoring: usize,
     bytes: usize,
     stats: CacheStats,
 }
@@ -175,6 +182,7 @@ impl ResultCache {
         CacheStats {
             entries: inner.entries.len(),
             bytes: inner.bytes,
+            restoring: inner.restoring > 0,
             ..inner.stats
         }
     }
@@ -264,10 +272,22 @@ impl ResultCache {
     /// the ticket's watch (dropping it afterwards is a no-op).
     pub(crate) fn insert(&self, ticket: &Ticket<'_>, key: Key, reads: Vec<Read>, value: Arc<str>) {
         let mut inner = self.lock();
-        let dirty = inner.in_flight.remove(&ticket.id).unwrap_or(Dirty {
-            everything: true,
-            ..Dirty::default()
-        });
+        let dirty = inner.end_watch(ticket.id);
+        if !self.store(&mut inner, &dirty, key, reads, value) {
+            inner.stats.not_stored += 1;
+        }
+    }
+
+    /// Stores one result unless `dirty` (the writes since its data was read) reaches its
+    /// reads or it is too large; false when it is not stored.
+    fn store(
+        &self,
+        inner: &mut Inner,
+        dirty: &Dirty,
+        key: Key,
+        reads: Vec<Read>,
+        value: Arc<str>,
+    ) -> bool {
         let bytes = value.len()
             + key.code.len()
             + reads
@@ -278,17 +298,8 @@ impl ResultCache {
                 })
                 .sum::<usize>()
             + 256;
-        let stale = dirty.everything
-            || reads.iter().any(|r| match r {
-                Read::BucketList => dirty.bucket_list,
-                Read::Events { bucket, start, end } => dirty
-                    .events
-                    .get(bucket)
-                    .is_some_and(|&(s, e)| overlaps(s, e, *start, *end)),
-            });
-        if stale || bytes > self.budget / 4 {
-            inner.stats.not_stored += 1;
-            return;
+        if dirty.reaches(&reads) || bytes > self.budget / 4 {
+            return false;
         }
         // Two evaluations of the same key at once: the later result replaces the earlier.
         if let Some(&old) = inner.by_key.get(&key) {
@@ -341,10 +352,154 @@ impl ResultCache {
             inner.remove(oldest);
             inner.stats.evicted += 1;
         }
+        true
+    }
+
+    /// The results as bytes for [`ResultCache::restore`] (`cache_file.rs`), most recently
+    /// used first, compressed to at most `allowance` bytes (the least recently used that do
+    /// not fit are left out); `identity` names the engine's build beyond this crate's
+    /// version (results of another build are not read back). Empty when none fits.
+    pub fn export(&self, identity: &str, allowance: usize) -> Vec<u8> {
+        // How much plain text fits is known only once compressed: start from what a
+        // fifth-size compression would fit, and shrink the plain budget until it fits.
+        let mut plain_budget = allowance.saturating_mul(5);
+        for _ in 0..6 {
+            let Some(plain) = self.export_plain(identity, plain_budget) else {
+                return Vec::new();
+            };
+            let packed = cache_file::pack(&plain);
+            if packed.len() <= allowance {
+                return packed;
+            }
+            plain_budget = plain.len() / (packed.len() / allowance.max(1) + 1);
+        }
+        Vec::new()
+    }
+
+    /// The most recently used results that fit in `budget` bytes, not compressed; `None`
+    /// when none does.
+    fn export_plain(&self, identity: &str, budget: usize) -> Option<Vec<u8>> {
+        let inner = self.lock();
+        let mut writer = cache_file::Writer::new(identity);
+        let mut programs: HashMap<&str, u32> = HashMap::new();
+        let mut kept = 0;
+        for id in inner.lru.values().rev() {
+            let Some(entry) = inner.entries.get(id) else {
+                continue;
+            };
+            let code = &*entry.key.code;
+            let more = cache_file::Writer::entry_len(&entry.reads, &entry.value)
+                + if programs.contains_key(code) {
+                    0
+                } else {
+                    4 + code.len()
+                };
+            if writer.len() + more > budget {
+                continue;
+            }
+            let program = match programs.get(code) {
+                Some(&p) => p,
+                None => {
+                    let p = writer.program(code);
+                    programs.insert(code, p);
+                    p
+                }
+            };
+            writer.entry(
+                program,
+                &entry.key.start,
+                &entry.key.end,
+                &entry.reads,
+                &entry.value,
+            );
+            kept += 1;
+        }
+        (kept > 0).then(|| writer.finish())
+    }
+
+    /// Starts watching writes for a [`ResultCache::restore`]: take it before anything
+    /// could write to the data the saved results were computed from (when the datastore is
+    /// open, before it serves anyone), so a write before the restore still reaches them.
+    pub fn restore_ticket(self: &Arc<Self>) -> RestoreTicket {
+        let mut inner = self.lock();
+        inner.clock += 1;
+        let id = inner.clock;
+        inner.in_flight.insert(id, Dirty::default());
+        inner.restoring += 1;
+        RestoreTicket {
+            cache: self.clone(),
+            id,
+        }
+    }
+
+    /// Adds the results saved by [`ResultCache::export`] of the same engine `identity`
+    /// (computed from the data as it was when `ticket` was taken), except those a write
+    /// since then reached; returns how many were added. Bytes of another identity, or not
+    /// whole, add nothing.
+    pub fn restore(&self, ticket: RestoreTicket, bytes: &[u8], identity: &str) -> usize {
+        let stored = cache_file::read(bytes, identity);
+        let mut inner = self.lock();
+        let dirty = inner.end_watch(ticket.id);
+        let Some(stored) = stored else {
+            drop(inner);
+            return 0;
+        };
+        let mut added = 0;
+        // Oldest first, so the last added (the most recently used at the save) are the
+        // last to be evicted.
+        for s in stored.into_iter().rev() {
+            let key = Key::new(&s.code, s.start, s.end);
+            if self.store(&mut inner, &dirty, key, s.reads, s.value) {
+                added += 1;
+            }
+        }
+        inner.stats.restored += added as u64;
+        // The ticket ends (and `restoring` with it) once the results are in.
+        drop(inner);
+        drop(ticket);
+        added
+    }
+}
+
+/// Leave for [`ResultCache::restore`] to add saved results; see there. Dropping it unused
+/// ends the watch.
+#[derive(Debug)]
+pub struct RestoreTicket {
+    cache: Arc<ResultCache>,
+    id: u64,
+}
+
+impl Drop for RestoreTicket {
+    fn drop(&mut self) {
+        let mut inner = self.cache.lock();
+        inner.in_flight.remove(&self.id);
+        inner.restoring -= 1;
+    }
+}
+
+impl Dirty {
+    /// Whether these writes reach any of `reads`.
+    fn reaches(&self, reads: &[Read]) -> bool {
+        self.everything
+            || reads.iter().any(|r| match r {
+                Read::BucketList => self.bucket_list,
+                Read::Events { bucket, start, end } => self
+                    .events
+                    .get(bucket)
+                    .is_some_and(|&(s, e)| overlaps(s, e, *start, *end)),
+            })
     }
 }
 
 impl Inner {
+    /// Ends the watch of the ticket `id`: the writes it saw (all, if it is not known).
+    fn end_watch(&mut self, id: u64) -> Dirty {
+        self.in_flight.remove(&id).unwrap_or(Dirty {
+            everything: true,
+            ..Dirty::default()
+        })
+    }
+
     /// Drops the entries `ids` (duplicates allowed) because a write reached them.
     fn invalidate(&mut self, ids: Vec<u64>) {
         for id in ids {
@@ -537,6 +692,63 @@ mod tests {
         c.events_changed("w", 0, 0);
         assert!(c.lock().codes.is_empty());
         drop(held);
+    }
+
+    #[test]
+    fn saved_results_come_back_except_those_a_write_reached_since() {
+        let c = ResultCache::new(1 << 20);
+        store(&c, key("q", 0, 10), vec![events("w", 0, 10)], "a");
+        store(&c, key("q", 10, 20), vec![events("w", 10, 20)], "b");
+        store(&c, key("l", 0, 10), vec![Read::BucketList], "c");
+        let bytes = c.export("build", usize::MAX);
+        // A later run: its cache is new; a write lands before the restore.
+        let next = Arc::new(ResultCache::new(1 << 20));
+        let ticket = next.restore_ticket();
+        next.events_changed("w", 15 * S, 16 * S);
+        assert_eq!(next.restore(ticket, &bytes, "build"), 2);
+        assert_eq!(next.get(&key("q", 0, 10)).as_deref(), Some("a"));
+        assert!(next.get(&key("q", 10, 20)).is_none());
+        assert_eq!(next.get(&key("l", 0, 10)).as_deref(), Some("c"));
+        assert_eq!(next.stats().restored, 2);
+        // Restored entries are invalidated like any other.
+        next.bucket_changed("x");
+        assert!(next.get(&key("l", 0, 10)).is_none());
+        // Another build's results, or damaged bytes, add nothing; the watch ends either way.
+        let other = Arc::new(ResultCache::new(1 << 20));
+        assert_eq!(other.restore(other.restore_ticket(), &bytes, "build 2"), 0);
+        assert_eq!(
+            other.restore(other.restore_ticket(), &bytes[1..], "build"),
+            0
+        );
+        drop(other.restore_ticket());
+        assert!(other.lock().in_flight.is_empty());
+    }
+
+    #[test]
+    fn an_export_keeps_the_most_recently_used_within_its_allowance() {
+        let c = ResultCache::new(1 << 20);
+        for i in 0..10 {
+            store(
+                &c,
+                key("q", i, i + 1),
+                vec![events("w", i, i + 1)],
+                &"x".repeat(100),
+            );
+        }
+        assert!(c.get(&key("q", 3, 4)).is_some());
+        let all = c.export("b", usize::MAX);
+        let some = c.export("b", all.len() / 3);
+        assert!(
+            some.len() <= all.len() / 3,
+            "{} of {}",
+            some.len(),
+            all.len()
+        );
+        let next = Arc::new(ResultCache::new(1 << 20));
+        let n = next.restore(next.restore_ticket(), &some, "b");
+        assert!((1..10).contains(&n), "{n}");
+        assert!(next.get(&key("q", 3, 4)).is_some());
+        assert!(c.export("b", 10).is_empty());
     }
 
     #[test]

@@ -28,6 +28,7 @@ mod bounded_table;
 mod budget;
 mod builtin;
 mod cache;
+mod cache_file;
 mod data;
 mod data_text;
 mod datasource;
@@ -49,7 +50,7 @@ mod regex_cache;
 mod transforms;
 mod value;
 
-pub use cache::{CacheStats, ResultCache, DEFAULT_CACHE_BYTES};
+pub use cache::{CacheStats, RestoreTicket, ResultCache, DEFAULT_CACHE_BYTES};
 pub use datasource::{DataSource, DataSourceError, MemoryDataSource, RowChunks, StorageTrouble};
 pub use error::{BucketFailure, QueryError};
 pub use memory::MAX_QUERY_MEMORY;

@@ -112,10 +112,31 @@ enum Op {
     CreateBucket {
         b: usize,
     },
+    /// A clean stop and a start: the cache's results are kept beside the database and read
+    /// back.
+    Restart,
+    /// A stop, another program's write to the file (as the reference server makes it:
+    /// SQLite on the same tables), and a start.
+    ForeignWrite {
+        write: ForeignWrite,
+        pick: i64,
+        t: i64,
+        k: u8,
+    },
     Query {
         program: usize,
         periods: Vec<(i64, i64)>,
     },
+}
+
+/// What another program writes between two runs.
+#[derive(Debug, Clone, Copy)]
+enum ForeignWrite {
+    Insert,
+    Update,
+    Delete,
+    /// A change that keeps the file's length: one byte of an event's data.
+    SameLength,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -149,6 +170,19 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (prop::option::of(b.clone()), t.clone(), 1..DAY)
             .prop_map(|(b, t, len)| Op::DeleteRange { b, t, len }),
         1 => b.prop_map(|b| Op::CreateBucket { b }),
+        1 => Just(Op::Restart),
+        1 => (
+            prop_oneof![
+                Just(ForeignWrite::Insert),
+                Just(ForeignWrite::Update),
+                Just(ForeignWrite::Delete),
+                Just(ForeignWrite::SameLength),
+            ],
+            0..64i64,
+            t.clone(),
+            k.clone()
+        )
+            .prop_map(|(write, pick, t, k)| Op::ForeignWrite { write, pick, t, k }),
         8 => (0..PROGRAMS.len(), prop::collection::vec(period, 1..7))
             .prop_map(|(program, periods)| Op::Query { program, periods }),
     ]
@@ -157,12 +191,64 @@ fn op() -> impl Strategy<Value = Op> {
 /// A datastore in a fresh file with buckets "w" and "a", and a cache of `budget` bytes
 /// attached to it.
 fn setup(dir: &tempfile::TempDir, budget: u64) -> (Datastore, Arc<ResultCache>) {
-    let ds = Datastore::open(&dir.path().join("sqlite.db")).unwrap();
-    let cache = attach_cache(&ds, budget).unwrap();
+    let (ds, cache) = start(dir, budget);
     for b in ["w", "a"] {
         ds.create_bucket(&bucket(b, None)).wait().unwrap();
     }
     (ds, cache)
+}
+
+/// Opens the datastore in `dir` as a server starts: a cache of `budget` bytes attached,
+/// with the results the last run kept read back.
+fn start(dir: &tempfile::TempDir, budget: u64) -> (Datastore, Arc<ResultCache>) {
+    let ds = Datastore::open(&dir.path().join("sqlite.db")).unwrap();
+    let cache = attach_cache(&ds, budget).unwrap();
+    crate::query_source::restore_now(&ds, &cache, cache.restore_ticket());
+    (ds, cache)
+}
+
+/// Writes to the database file with SQLite, as another program (the reference server)
+/// would, while no server of ours has it open.
+fn foreign_write(db: &std::path::Path, write: ForeignWrite, pick: i64, t: i64, k: u8) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let ns = |s: i64| at(s).timestamp_nanos_opt().unwrap();
+    let picked: Option<i64> = conn
+        .query_row(
+            "SELECT id FROM events ORDER BY id LIMIT 1 OFFSET ?1 % max(1, (SELECT count(*) FROM events))",
+            [pick],
+            |r| r.get(0),
+        )
+        .ok();
+    match (write, picked) {
+        (ForeignWrite::Insert, _) => {
+            conn.execute(
+                "INSERT INTO events (bucketrow, starttime, endtime, data) \
+                 SELECT id, ?1, ?2, ?3 FROM buckets ORDER BY id LIMIT 1",
+                rusqlite::params![ns(t), ns(t + 600), format!("{{\"k\":\"{k}\"}}")],
+            )
+            .unwrap();
+        }
+        (ForeignWrite::Update, Some(id)) => {
+            conn.execute(
+                "UPDATE events SET endtime = endtime + 60000000000 WHERE id = ?1",
+                [id],
+            )
+            .unwrap();
+        }
+        (ForeignWrite::Delete, Some(id)) => {
+            conn.execute("DELETE FROM events WHERE id = ?1", [id])
+                .unwrap();
+        }
+        (ForeignWrite::SameLength, Some(id)) => {
+            // Every event's data is `{"k":"<digit>"}`: another digit keeps every length.
+            conn.execute(
+                "UPDATE events SET data = '{\"k\":\"7\"}' WHERE id = ?1",
+                [id],
+            )
+            .unwrap();
+        }
+        _ => {}
+    }
 }
 
 /// The answer with the cache and without it, as text (errors by their message).
@@ -182,7 +268,7 @@ fn both(
 /// Runs `ops`, checking every query's cached answer against a fresh evaluation.
 fn check(ops: Vec<Op>, budget: u64) {
     let dir = tempfile::tempdir().unwrap();
-    let (ds, cache) = setup(&dir, budget);
+    let (mut ds, mut cache) = setup(&dir, budget);
     let mut ids: Vec<Vec<i64>> = vec![Vec::new(); BUCKETS.len()];
     let mut newest = [DAY; BUCKETS.len()];
     for op in ops {
@@ -240,6 +326,15 @@ fn check(ops: Vec<Op>, budget: u64) {
             }
             Op::CreateBucket { b } => {
                 let _ = ds.create_bucket(&bucket(BUCKETS[b], None)).wait();
+            }
+            Op::Restart => {
+                ds.close().unwrap();
+                (ds, cache) = start(&dir, budget);
+            }
+            Op::ForeignWrite { write, pick, t, k } => {
+                ds.close().unwrap();
+                foreign_write(&dir.path().join("sqlite.db"), write, pick, t, k);
+                (ds, cache) = start(&dir, budget);
             }
             Op::Rename { b } => {
                 let other = BUCKETS[(b + 1) % BUCKETS.len()];

@@ -53,8 +53,9 @@ impl WriteListener for DropStaleResults {
     }
 }
 
-/// The query-result cache of `budget` bytes, kept correct by `datastore`'s writes; `None`
-/// when the budget is 0 (the cache is off).
+/// The query-result cache of `budget` bytes, kept correct by `datastore`'s writes and
+/// kept beside the database at a clean stop (`restore_cache` reads it back); `None` when
+/// the budget is 0 (the cache is off).
 pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<ResultCache>> {
     if budget == 0 {
         return None;
@@ -63,5 +64,67 @@ pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<Res
         usize::try_from(budget).unwrap_or(usize::MAX),
     ));
     datastore.add_write_listener(Arc::new(DropStaleResults(cache.clone())));
+    let saved = cache.clone();
+    datastore.keep_derived_state_at_stop(Box::new(move |allowance| {
+        saved.export(&build_identity(), allowance)
+    }));
     Some(cache)
+}
+
+/// Reads back the results the last run kept (when the database is exactly as that run
+/// left it: `Datastore::take_derived_state`), on a thread of its own so the server
+/// listens meanwhile. Call it once the datastore is open and before anything else can
+/// write: a write from then on still reaches the results it could change.
+pub(crate) fn restore_cache(datastore: &Datastore, cache: &Arc<ResultCache>) {
+    let ticket = cache.restore_ticket();
+    let (datastore, cache) = (datastore.clone(), cache.clone());
+    let spawned = std::thread::Builder::new()
+        .name("aw-cache-restore".into())
+        .spawn(move || {
+            let restored = restore_now(&datastore, &cache, ticket);
+            log::info!("Query results kept from the last run: {restored} read back");
+        });
+    if let Err(e) = spawned {
+        log::warn!("Cannot read back the kept query results: {e}");
+    }
+}
+
+/// [`restore_cache`]'s work, on the caller's thread: how many results were read back.
+pub(crate) fn restore_now(
+    datastore: &Datastore,
+    cache: &ResultCache,
+    ticket: aw_query::RestoreTicket,
+) -> usize {
+    match datastore.take_derived_state() {
+        Some(bytes) => cache.restore(ticket, &bytes, &build_identity()),
+        None => 0,
+    }
+}
+
+/// This build of the server, for the kept results (`aw_query::ResultCache::export`): a
+/// result is only as right as the engine that computed it, and a rebuilt engine may
+/// compute another, even at the same version. The executable's size and modification
+/// time stand for its build.
+fn build_identity() -> String {
+    let exe = std::env::current_exe().and_then(std::fs::metadata);
+    match exe {
+        Ok(meta) => {
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!(
+                "aw-server {} ({} bytes, {modified})",
+                env!("CARGO_PKG_VERSION"),
+                meta.len()
+            )
+        }
+        // Without the executable's identity nothing kept can be trusted to be this build's.
+        Err(_) => format!(
+            "aw-server {} (unknown build {})",
+            env!("CARGO_PKG_VERSION"),
+            std::process::id()
+        ),
+    }
 }

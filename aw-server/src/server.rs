@@ -362,6 +362,13 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
     crate::startup::mark("routes");
     let datastore = opening.wait().map_err(open_failed)?;
     crate::startup::mark("database");
+    // Before the sync thread or a client can write.
+    if let Some(cache) = rocket
+        .state::<AppState>()
+        .and_then(|s| s.query_cache.as_ref())
+    {
+        crate::query_source::restore_cache(&datastore, cache);
+    }
     // Installed before the server can say it is listening, so a SIGTERM sent the moment it
     // does is acted on, never the default kill (see `shutdown.rs`). Until here (a long
     // database open or legacy import) a signal still stops the process at once; SQLite's

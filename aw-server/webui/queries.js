@@ -230,6 +230,25 @@ export function desktopQuery({ limit = 100, activeEvents = true, ...ids }) {
 }
 
 /**
+ * What a week, month or year view shows of one piece of its period (`period-pieces.js`),
+ * to be added up with the other pieces': `{window: {app_events, title_events, cat_events,
+ * duration}, browser: {domains, duration}}`, each list the `limit` longest (every one with
+ * `limit` null).
+ */
+export function pieceQuery({ limit = null, ...ids }) {
+  const cut = (list) => (limit === null ? list : `limit_events(${list}, ${limit})`);
+  const q = activityStatements(ids);
+  q.push('title_events = sort_by_duration(merge_events_by_keys(events, ["app", "title"]));');
+  q.push(`app_events = ${cut('sort_by_duration(merge_events_by_keys(title_events, ["app"]))')};`);
+  q.push('cat_events = sort_by_duration(merge_events_by_keys(events, ["$category"]));');
+  q.push(`title_events = ${cut('title_events')};`);
+  q.push(`browser_domains = ${cut('sort_by_duration(merge_events_by_keys(browser_events, ["$domain"]))')};`);
+  q.push('RETURN = {"window": {"app_events": app_events, "title_events": title_events, "cat_events": cat_events, '
+    + '"duration": sum_durations(events)}, "browser": {"domains": browser_domains, "duration": sum_durations(browser_events)}};');
+  return q;
+}
+
+/**
  * A day's (or any period's) totals for the period views and trends, of one host or of
  * several (`hosts`: a list of `hostBuckets`-like ids): `{active, duration, cats}` — active
  * time (the union of not-AFK time, as the day view counts it, across the hosts), window time

@@ -1,35 +1,45 @@
-// The dashboard's periods in a real browser (issue 27): how long after navigation the year
-// view, a week and Trends are complete (every card and chart filled, the comparison
-// included: `main[data-complete]`), on the generated year, with the server's query cache
-// cold (a fresh server) and warm (the same view again), the browser's cache off both times.
+// The dashboard's periods in a real browser (issues 27 and 37): how long until a view is
+// complete (every card and chart filled, the comparison included: `main[data-complete]`) on
+// the generated year, which ends yesterday, as a user's morning goes:
+//
+// 1. the year imported, and the Year view opened at once (a year never evaluated since its
+//    data was written: a whole page load);
+// 2. Week, Month and Trends looked at too, then the server restarted (a clean stop: it keeps
+//    its cached query results beside the database), and a few minutes of today's
+//    heartbeats written by the window and AFK watchers;
+// 3. the first look after the restart: the day view loaded, then a click on Year, Week and
+//    Month and on Trends, each from the click to the last answer; then Year again.
 //
 //   cargo build --release -p aw-server && node tests/browser/bench.mjs [rounds]
 //
 // Prints the medians of `rounds` rounds (default 3) and writes them to
-// tests/artifacts/periods-bench.json. Not part of the test command: numbers, not assertions
-// (BENCHMARKS.md); a slow machine gives bigger numbers, never a failure. The speed goals that
-// used to be test assertions live here as goals only: on a busy day of the generated year, a
-// cold page load under 5 s, a cold query under 2 s and a day change under 1 s
-// (dashboard.test.mjs still reports those in tests/artifacts/timings.json).
+// tests/artifacts/periods-bench.json; `BENCH_DAY` (default 2025-11-27) is today. With
+// `AW_REFERENCE_BIN` (the reference aw-server) each round runs it too, right after ours,
+// serving this same dashboard (`--webpath`), so both columns come from the same run. Not part of
+// the test command: numbers, not assertions (BENCHMARKS.md); a slow machine gives bigger
+// numbers, never a failure. The browser's cache is off throughout.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { startServer } from './server.mjs';
+import { resolve } from 'node:path';
+import { serverBin, startServer } from './server.mjs';
 import { busyYear } from './seed.mjs';
-import { ARTIFACTS, CHROMIUM_ARGS, DAY_MS, HANG_MS } from './harness.mjs';
+import { ARTIFACTS, CHROMIUM_ARGS, HANG_MS } from './harness.mjs';
 
 const rounds = Number(process.argv[2] || 3);
-const DAY = '2025-03-04';
+const DAY = process.env.BENCH_DAY || '2025-11-27';
 const DAY0 = Date.parse(`${DAY}T00:00:00Z`);
-const NOW = DAY0 + 19 * 3_600_000;
+// A morning: the watchers have been writing since 09:20.
+const NOW = DAY0 + 9.5 * 3_600_000;
 const year = busyYear('busyhost', DAY0);
+const HOST = 'busyhost';
 
 /**
- * Milliseconds from navigating to `hash` (a whole page load: from a blank page, the
- * browser's cache off) until the view says it is complete.
+ * Milliseconds from navigating to `hash` (a whole page load: from a blank page) until the
+ * view says it is complete.
  */
-async function complete(page, url, hash, view) {
+async function load(page, url, hash, view) {
   await page.goto('about:blank');
   const t = performance.now();
   await page.goto(`${url}/${hash}`);
@@ -37,15 +47,43 @@ async function complete(page, url, hash, view) {
   return performance.now() - t;
 }
 
+/** Milliseconds from clicking `selector` until the view (`view`) says it is complete. */
+async function click(page, selector, view) {
+  await page.evaluate(() => { delete document.getElementById('view').dataset.complete; });
+  const t = performance.now();
+  await page.click(selector);
+  await page.waitForSelector(`main[data-complete="${view}"]`, { timeout: HANG_MS });
+  return performance.now() - t;
+}
+
+/** A few minutes of today's heartbeats, as aw-watcher-window and aw-watcher-afk send them. */
+async function morningHeartbeats(server) {
+  const start = NOW - 10 * 60_000;
+  for (let s = 0; s < 5 * 60; s += 5) {
+    const timestamp = new Date(start + s * 1000).toISOString();
+    const app = s < 150 ? 'Code' : 'Firefox';
+    await server.api('POST', `buckets/aw-watcher-window_${HOST}/heartbeat?pulsetime=6`,
+      { timestamp, duration: 0, data: { app, title: `${app} this morning` } });
+    await server.api('POST', `buckets/aw-watcher-afk_${HOST}/heartbeat?pulsetime=6`,
+      { timestamp, duration: 0, data: { status: 'not-afk' } });
+  }
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 mkdirSync(ARTIFACTS, { recursive: true });
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 const rows = {};
-const note = (name, ms) => { (rows[name] ||= []).push(ms); };
+const assembled = [];
+const restored = [];
+const servers = [['ours', serverBin, null]];
+if (process.env.AW_REFERENCE_BIN) {
+  servers.push(['reference', process.env.AW_REFERENCE_BIN, resolve(new URL('.', import.meta.url).pathname, '../../aw-server/webui')]);
+}
 try {
-  for (let round = 0; round < rounds; round += 1) {
-    const server = await startServer({ dashboard: true });
+  for (let round = 0; round < rounds; round += 1) for (const [who, binary, dashboardDir] of servers) {
+    const note = (name, ms) => { ((rows[name] ||= {})[who] ||= []).push(ms); };
+    const server = await startServer({ dashboard: true, binary, dashboardDir });
     try {
       await server.api('POST', 'import', year.json);
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC', locale: 'en-US' });
@@ -54,16 +92,23 @@ try {
       await page.clock.setFixedTime(NOW);
       const cdp = await context.newCDPSession(page);
       await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
-      const yearView = `#/activity?period=year&date=${DAY}&host=busyhost`;
-      note('year view, server cache cold', await complete(page, server.url, yearView, 'activity'));
-      note('year view, server cache warm', await complete(page, server.url, yearView, 'activity'));
-      // A week of last year that nothing has read yet.
-      const week = new Date(DAY0 - (280 + 7 * round) * DAY_MS).toISOString().slice(0, 10);
-      const weekView = `#/activity?period=week&date=${week}&host=busyhost`;
-      note('week view, server cache cold', await complete(page, server.url, weekView, 'activity'));
-      note('week view, server cache warm', await complete(page, server.url, weekView, 'activity'));
-      note('Trends (12 months), cold', await complete(page, server.url, '#/trends?host=busyhost', 'trends'));
-      note('Trends (12 months), warm', await complete(page, server.url, '#/trends?host=busyhost', 'trends'));
+      const view = (period) => `#/activity?${period ? `period=${period}&` : ''}date=${DAY}&host=${HOST}`;
+      note('Year, never evaluated (page load)', await load(page, server.url, view('year'), 'activity'));
+      if (who === 'ours') assembled.push(await page.getAttribute('main', 'data-assembled'));
+      await load(page, server.url, view('week'), 'activity');
+      await load(page, server.url, view('month'), 'activity');
+      await load(page, server.url, `#/trends?host=${HOST}`, 'trends');
+      await server.restart();
+      await morningHeartbeats(server);
+      await load(page, server.url, view(null), 'activity');
+      note('Year, first look after a restart', await click(page, '[data-period="year"]', 'activity'));
+      if (who === 'ours') assembled.push(await page.getAttribute('main', 'data-assembled'));
+      note('Week, first look after a restart', await click(page, '[data-period="week"]', 'activity'));
+      note('Month, first look after a restart', await click(page, '[data-period="month"]', 'activity'));
+      note('Trends, first look after a restart', await click(page, 'a[data-view="trends"]', 'trends'));
+      await load(page, server.url, view(null), 'activity');
+      note('Year, again', await click(page, '[data-period="year"]', 'activity'));
+      if (who === 'ours') restored.push((await server.api('GET', 'query/cache')).restored);
       await context.close();
     } finally {
       await server.stop();
@@ -72,6 +117,12 @@ try {
 } finally {
   await browser.close();
 }
-const out = Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, { median_ms: Math.round(median(v)), runs: v.map(Math.round) }]));
-for (const [k, v] of Object.entries(out)) console.log(`${k.padEnd(34)} ${String(v.median_ms).padStart(6)} ms   (${v.runs.join(', ')})`);
+const out = Object.fromEntries(Object.entries(rows).map(([k, byServer]) => [k, Object.fromEntries(Object.entries(byServer)
+  .map(([who, v]) => [who, { median_ms: Math.round(median(v)), runs: v.map(Math.round) }]))]));
+for (const [k, byServer] of Object.entries(out)) {
+  const cells = Object.entries(byServer).map(([who, v]) => `${who} ${String(v.median_ms).padStart(6)} ms (${v.runs.join(', ')})`);
+  const ratio = byServer.reference ? `   ${(byServer.ours.median_ms / byServer.reference.median_ms).toFixed(2)}x` : '';
+  console.log(`${k.padEnd(36)} ${cells.join('   ')}${ratio}`);
+}
+console.log(`Year views added up from: ${assembled.join(', ')}; query results read back at the restarts: ${restored.join(', ')}`);
 writeFileSync(join(ARTIFACTS, 'periods-bench.json'), `${JSON.stringify(out, null, 2)}\n`);

@@ -31,21 +31,23 @@ function freePort() {
  */
 export const devDashboardDir = process.env.AW_DASHBOARD_DIR ? resolve(process.env.AW_DASHBOARD_DIR) : null;
 
-function devWebpath(dir) {
+function devWebpath(dir, dashboardDir) {
   const web = join(dir, 'webpath');
   mkdirSync(web);
-  symlinkSync(join(devDashboardDir, 'index.html'), join(web, 'index.html'));
-  symlinkSync(devDashboardDir, join(web, 'static'));
+  symlinkSync(join(dashboardDir, 'index.html'), join(web, 'index.html'));
+  symlinkSync(dashboardDir, join(web, 'static'));
   return ['--webpath', web];
 }
 
 /**
- * `{url, port, api(method, path, body), stop()}` of a running server. `dashboard: true`
- * serves the dashboard from `AW_DASHBOARD_DIR` when that is set (see above).
+ * `{url, port, api(method, path, body), restart(), stop()}` of a running server.
+ * `dashboard: true` serves the dashboard from `dashboardDir` (`AW_DASHBOARD_DIR`) when that
+ * is set (see above); `binary` is another build or the reference server. `restart()` stops it with SIGTERM (a clean stop) and starts it again on the same
+ * database and port.
  */
-export async function startServer({ args = [], dashboard = false } = {}) {
+export async function startServer({ args = [], dashboard = false, binary = serverBin, dashboardDir = devDashboardDir } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'aw-browser-'));
-  if (dashboard && devDashboardDir) args = [...args, ...devWebpath(dir)];
+  if (dashboard && dashboardDir) args = [...args, ...devWebpath(dir, dashboardDir)];
   const port = await freePort();
   const env = {
     ...process.env,
@@ -53,13 +55,8 @@ export async function startServer({ args = [], dashboard = false } = {}) {
     XDG_DATA_HOME: join(dir, 'data'),
     XDG_CACHE_HOME: join(dir, 'cache'),
   };
-  const child = spawn(serverBin, ['--port', String(port), '--dbpath', join(dir, 'test.db'), '--no-legacy-import', ...args], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  let child;
   let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
   const url = `http://127.0.0.1:${port}`;
 
   async function api(method, path, body) {
@@ -73,22 +70,30 @@ export async function startServer({ args = [], dashboard = false } = {}) {
     return text ? JSON.parse(text) : null;
   }
 
-  const deadline = Date.now() + HANG_MS;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`aw-server exited with ${child.exitCode}:\n${log}`);
-    try {
-      await api('GET', 'info');
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill();
-        throw new Error(`aw-server did not start:\n${log}`);
+  async function spawnAndWait() {
+    child = spawn(binary, ['--port', String(port), '--dbpath', join(dir, 'test.db'), '--no-legacy-import', ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.on('data', (d) => { log += d; });
+    child.stderr.on('data', (d) => { log += d; });
+    const deadline = Date.now() + HANG_MS;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`aw-server exited with ${child.exitCode}:\n${log}`);
+      try {
+        await api('GET', 'info');
+        break;
+      } catch {
+        if (Date.now() > deadline) {
+          child.kill();
+          throw new Error(`aw-server did not start:\n${log}`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
       }
-      await new Promise((r) => setTimeout(r, 100));
     }
   }
 
-  async function stop() {
+  async function terminate() {
     if (child.exitCode === null) {
       child.kill('SIGTERM');
       await new Promise((r) => {
@@ -96,8 +101,18 @@ export async function startServer({ args = [], dashboard = false } = {}) {
         child.once('exit', () => { clearTimeout(t); r(); });
       });
     }
+  }
+
+  async function restart() {
+    await terminate();
+    await spawnAndWait();
+  }
+
+  async function stop() {
+    await terminate();
     rmSync(dir, { recursive: true, force: true });
   }
 
-  return { url, port, api, stop, log: () => log };
+  await spawnAndWait();
+  return { url, port, api, restart, stop, log: () => log };
 }

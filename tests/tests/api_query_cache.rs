@@ -14,7 +14,7 @@ const EVENTS: &str = r#"events = query_bucket("w");
 RETURN = {"events": events, "sum": sum_durations(events), "buckets": query_bucket_names()};"#;
 
 struct Fixture {
-    _server: TestServer,
+    server: TestServer,
     c: Client,
     /// Makes every fresh evaluation's program text unique (a different cache key).
     nonce: u32,
@@ -26,10 +26,14 @@ fn ev(ts: &str, dur: f64, app: &str) -> Value {
 
 impl Fixture {
     fn new() -> Fixture {
-        let server = TestServer::start();
+        Fixture::on(TestServer::start())
+    }
+
+    /// On a server with `server`'s database, "w" created and two events in it.
+    fn on(server: TestServer) -> Fixture {
         let mut f = Fixture {
             c: server.client(),
-            _server: server,
+            server,
             nonce: 0,
         };
         f.create_bucket("w");
@@ -87,6 +91,23 @@ impl Fixture {
         assert_eq!(self.query_text(EVENTS), first);
         assert_eq!(self.stats()["hits"].as_u64().unwrap(), hits + 1);
         first
+    }
+
+    /// Waits for the background read-back of the kept results after a start, and returns
+    /// how many came back.
+    fn restored(&mut self) -> u64 {
+        let mut restored = 0;
+        aw_tests::wait_until("the kept results are read back", || {
+            let stats = self.stats();
+            restored = stats["restored"].as_u64().unwrap_or(0);
+            stats["restoring"] == false
+        });
+        restored
+    }
+
+    /// A new client after the server started again.
+    fn reconnect(&mut self) {
+        self.c = self.server.client();
     }
 
     /// After `write` into the day, the answer changed and equals a fresh evaluation.
@@ -237,4 +258,85 @@ fn the_stats_route_needs_the_api_key_like_the_rest_of_the_api() {
     assert_eq!(r.status, 200, "{}", r.body);
     // The default `query_cache_bytes`: 64 MiB.
     assert_eq!(r.json()["budget"], 64 << 20);
+}
+
+/// The first look after a restart is answered from the results the last run kept: a clean
+/// stop writes them beside the database (with its file mode), the next start reads them
+/// back.
+#[test]
+fn the_first_look_after_a_restart_is_answered_from_the_kept_results() {
+    let mut f = Fixture::new();
+    let before = f.cached();
+    let db = f.server.db_path();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    f.server.restart();
+    f.reconnect();
+    assert!(f.restored() >= 1, "{}", f.server.output_tail());
+    let hits = f.stats()["hits"].as_u64().unwrap();
+    assert_eq!(f.query_text(EVENTS), before);
+    assert_eq!(f.stats()["hits"].as_u64().unwrap(), hits + 1);
+    let kept = aw_tests::with_suffix(&db, ".derived");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    // No bigger than a twentieth of the database (an encrypted build's is encrypted:
+    // `encryption.rs`).
+    let db_len = std::fs::metadata(&db).unwrap().len();
+    assert!(std::fs::metadata(&kept).unwrap().len() <= db_len / 20);
+    // A write after the start still reaches the kept result.
+    f.check_write("insert after a restart", |f| {
+        f.insert(&[ev("2024-01-10T18:00:00Z", 10.0, "after")]);
+    });
+}
+
+/// A write acknowledged and then lost to a kill comes back from the journal at the next
+/// start; the results kept at the clean stop before it must not come back with it.
+#[test]
+fn results_kept_before_a_killed_run_are_not_read_back() {
+    let mut f = Fixture::new();
+    let before = f.cached();
+    f.server.restart();
+    f.reconnect();
+    assert!(f.restored() >= 1);
+    f.heartbeat(ev("2024-01-10T19:00:00Z", 0.0, "lost"));
+    f.server.kill();
+    f.server.start_again();
+    f.reconnect();
+    assert_eq!(f.restored(), 0);
+    let after = f.query_text(EVENTS);
+    assert_ne!(after, before);
+    assert!(after.contains("lost"), "{after}");
+    assert_eq!(after, f.fresh(EVENTS));
+}
+
+/// Another program (the reference server can open the same file) writes between two runs:
+/// nothing kept from before is read back, also when the write keeps the file's length.
+/// On a plain database, the only kind the reference server (or any SQLite tool) can write.
+#[test]
+fn results_kept_before_another_program_wrote_are_not_read_back() {
+    let mut f = Fixture::on(TestServer::start_with_password(None));
+    let before = f.cached();
+    assert!(f.server.stop());
+    let conn = rusqlite::Connection::open(f.server.db_path()).unwrap();
+    let changed = conn
+        .execute(
+            r#"UPDATE events SET data = '{"app":"b"}' WHERE data = '{"app":"a"}'"#,
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 2);
+    drop(conn);
+    f.server.start_again();
+    f.reconnect();
+    assert_eq!(f.restored(), 0);
+    let after = f.query_text(EVENTS);
+    assert_ne!(after, before);
+    assert_eq!(after, f.fresh(EVENTS));
 }

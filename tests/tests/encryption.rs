@@ -171,6 +171,39 @@ fn the_journal_of_an_encrypted_database_holds_no_text_and_survives_a_kill() {
     assert!(r.body.contains(&format!("{marker}-19")));
 }
 
+/// The query results kept beside an encrypted database between runs (`<db>.derived`) are
+/// encrypted too: the answer holds a title, the file does not; the next start reads them
+/// back with the database's key.
+#[test]
+#[cfg(feature = "encrypted")]
+fn the_kept_query_results_of_an_encrypted_database_hold_no_text() {
+    let mut s = encrypted_server_with_bucket_w();
+    let marker = "a-title-only-the-answer-holds";
+    let body = format!(
+        r#"[{{"timestamp":"2024-05-01T10:00:00Z","duration":60,"data":{{"title":"{marker}"}}}}]"#
+    );
+    let r = s.client().post_json("/api/0/buckets/w/events", &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let query = serde_json::json!({
+        "timeperiods": ["2024-05-01T00:00:00Z/2024-05-02T00:00:00Z"],
+        "query": ["RETURN = query_bucket(\"w\");"],
+    })
+    .to_string();
+    let answer = s.client().post_json("/api/0/query/", &query);
+    assert!(answer.body.contains(marker), "{}", answer.body);
+    assert!(s.stop());
+    let kept = std::fs::read(format!("{}.derived", s.db_path().display())).unwrap();
+    assert!(!kept.windows(marker.len()).any(|w| w == marker.as_bytes()));
+    s.start_again();
+    let mut c = s.client();
+    aw_tests::wait_until("the kept results are read back", || {
+        c.get("/api/0/query/cache").json()["restoring"] == false
+    });
+    assert_eq!(c.get("/api/0/query/cache").json()["restored"], 1);
+    assert_eq!(c.post_json("/api/0/query/", &query).body, answer.body);
+    assert_eq!(c.get("/api/0/query/cache").json()["hits"], 1);
+}
+
 /// `encrypt-db` and `decrypt-db` on the benchmark's generated year: every event survives
 /// both ways, and the files are what they claim to be.
 #[test]

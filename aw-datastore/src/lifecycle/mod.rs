@@ -3,7 +3,9 @@
 //! Every operation on the database file and the files beside it goes through the owner:
 //! opening and migrating it (with the backup before), salvaging it (at start, while
 //! serving, by command), backing it up (names, space, rotation), restoring a backup over it, keeping acknowledged writes that are
-//! not committed yet (the journal), announcing the running server, and replacing the file.
+//! not committed yet (the journal), announcing the running server, replacing the file, and
+//! keeping state derived from it between runs (`derived.rs`: valid only for the exact file
+//! a clean stop left).
 //! The invariants it keeps:
 //!
 //! * **No file is replaced without the lock.** The lock (`<database>.lock`, never itself
@@ -21,6 +23,7 @@
 //!   database's folder is (`modes.rs`).
 
 mod backups;
+pub(crate) mod derived;
 mod journal;
 mod journal_cipher;
 mod lock;
@@ -36,6 +39,7 @@ pub use backups::{
     KEEP_BEFORE_REWRITE,
 };
 pub(crate) use journal::Journal;
+pub(crate) use journal_cipher::JournalCipher;
 pub(crate) use lock::Lock;
 pub(crate) use modes::{create_folder, match_database};
 pub(crate) use recovery::{marker, recover, store_committed};

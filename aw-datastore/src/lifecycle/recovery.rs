@@ -75,6 +75,13 @@ pub(crate) struct Recovered {
     /// still full): the worker holds them as its open batch and commits them when it can.
     /// They are in the journal already.
     pub held: Vec<Change>,
+    /// Whether acknowledged writes of the last run were found and applied (or held): then
+    /// no state derived from the file as the last run left it is valid
+    /// (`derived.rs`).
+    pub replayed: bool,
+    /// For the derived state of an encrypted database: the journal key with a nonce prefix
+    /// of its own.
+    pub derived_cipher: Option<JournalCipher>,
 }
 
 /// `<database>.pending.json`: what a stop of an earlier version could not commit.
@@ -174,6 +181,8 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
                 return Ok(Recovered {
                     journal: Journal::open(db, &id, committed, None, cipher()?).map_err(opening)?,
                     held: Vec::new(),
+                    replayed: false,
+                    derived_cipher: cipher()?,
                 })
             }
         },
@@ -187,6 +196,8 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
         return Ok(Recovered {
             journal: Journal::open(db, &id, committed, None, cipher()?).map_err(opening)?,
             held: Vec::new(),
+            replayed: false,
+            derived_cipher: cipher()?,
         });
     };
     let changes: Vec<Change> = due.iter().flat_map(|(_, c)| c.iter().cloned()).collect();
@@ -204,6 +215,8 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
             Ok(Recovered {
                 journal: Journal::open(db, &id, last, None, cipher()?).map_err(opening)?,
                 held: Vec::new(),
+                replayed: true,
+                derived_cipher: cipher()?,
             })
         }
         Err(e) => {
@@ -221,6 +234,8 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
                 journal: Journal::open(db, &id, contents.base, Some(&contents), cipher()?)
                     .map_err(opening)?,
                 held,
+                replayed: true,
+                derived_cipher: cipher()?,
             })
         }
     }

@@ -29,6 +29,7 @@ const FILES: &[Embedded] = embed![
     "default-classes.js",
     "browsers.js",
     "period.js",
+    "period-pieces.js",
     "components/barlist.js",
     "components/daychart.js",
     "components/importer.js",

@@ -1,6 +1,7 @@
 // Activity: a day, week, month, year or custom range of one host or of all devices, computed
 // by the server's query engine with the web UI's canonical desktop query (window, AFK and
-// browser buckets, categories) over the whole period, the day query (`dailyQuery`) over each
+// browser buckets, categories) over the whole period (or, for a period that reaches today,
+// over its pieces, added up here: `period-pieces.js`), the day query (`dailyQuery`) over each
 // of its days (active time per day and per category; the server caches every past day on its
 // own), and the same over the period before, to compare against.
 
@@ -8,7 +9,8 @@ import * as api from '../api.js';
 import { h, replace, notice } from '../dom.js';
 import * as fmt from '../format.js';
 import * as period from '../period.js';
-import { ALL_HOSTS, dailyQuery, desktopQuery, hostBuckets, queryable, unwritableClasses, windowHosts } from '../queries.js';
+import { ALL_HOSTS, dailyQuery, desktopQuery, hostBuckets, pieceQuery, queryable, unwritableClasses, windowHosts } from '../queries.js';
+import { MONTHS_LIMIT, combinePieces, pieces } from '../period-pieces.js';
 import { barList } from '../components/barlist.js';
 import { dayChart } from '../components/daychart.js';
 import { stackBar } from '../components/stackbar.js';
@@ -144,6 +146,33 @@ export function activityHosts(ctx) {
   return { hosts, leftOut };
 }
 
+/** How many entries each top list of a view shows (`desktopQuery`'s default limit). */
+const SHOWN = 100;
+
+/**
+ * The desktop result of a week, month, year or custom range: for a period that reaches
+ * today, added up from pieces the server keeps cached (`period-pieces.js`: the months
+ * before this one, then each day), so today's writes leave all but one day's piece cached;
+ * otherwise, or when the pieces cannot be added up exactly, `whole()`. Returns `{result,
+ * from}`, `from` saying which (`'pieces'` or `'whole'`).
+ */
+async function periodResult(ctx, ids, today, whole) {
+  const asWhole = () => whole().then((result) => ({ result, from: 'whole' }));
+  const split = pieces(ctx.period, today);
+  if (!split) return asWhole();
+  const range = (p) => period.range(p, ctx.startOfDay);
+  const asked = ids.flatMap((x) => {
+    const statements = (limit) => pieceQuery({ ...x, classes: ctx.classes, limit });
+    return [
+      split.months ? api.query([range(split.months)], statements(MONTHS_LIMIT)).then(([r]) => [{ result: r, limit: MONTHS_LIMIT }]) : [],
+      api.query(split.days.map(range), statements(null)).then((rs) => rs.map((r) => ({ result: r, limit: null }))),
+    ];
+  });
+  const parts = (await Promise.all(asked)).flat();
+  const result = combinePieces(parts, SHOWN);
+  return result ? { result, from: 'pieces' } : asWhole();
+}
+
 /** A change as text: `+1h 05m (+12 %) vs the week before`. */
 function change(now, before, what) {
   if (!before && !now) return null;
@@ -175,15 +204,16 @@ export async function render(root, ctx) {
   const today = fmt.today(ctx.startOfDay);
   const elapsed = period.days(ctx.period).filter((d) => d <= today);
   const started = performance.now();
-  const [results, perDay, [previous]] = await Promise.all([
-    Promise.all(perHost.map((statements) => api.query([ctx.range], statements).then(([r]) => r))),
+  const whole = () => Promise.all(perHost.map((statements) => api.query([ctx.range], statements).then(([r]) => r)))
+    .then((results) => (results.length === 1 ? results[0] : combine(results)));
+  const [{ result, from }, perDay, [previous]] = await Promise.all([
+    isDay ? whole().then((r) => ({ result: r, from: 'whole' })) : periodResult(ctx, ids, today, whole),
     isDay || !elapsed.length ? [] : api.query(elapsed.map((d) => fmt.dayRange(d, ctx.startOfDay)), daily),
     api.query([period.range(before, ctx.startOfDay)], daily),
   ]);
   const queryMs = Math.round(performance.now() - started);
   if (!ctx.isCurrent()) return;
   const all = ctx.host === ALL_HOSTS;
-  const result = all ? combine(results) : results[0];
   const used = {
     window: ids.map((x) => x.window).join(', '),
     afk: ids.map((x) => x.afk).filter(Boolean).join(', '),
@@ -194,7 +224,9 @@ export async function render(root, ctx) {
   const compare = { previous, name: period.previousName(ctx.period) };
   if (isDay) show(root, ctx, result, used, queryMs, { label, statements, notices, compare });
   else showPeriod(root, ctx, result, perDay, used, queryMs, { label, statements, notices, compare });
-  // Every card and chart is filled: for the browser benchmark (`tests/browser/bench.mjs`) and the tests.
+  // Every card and chart is filled: for the browser benchmark (`tests/browser/bench.mjs`) and the tests,
+  // which also see whether the period was added up from its pieces or asked for whole.
+  root.dataset.assembled = from;
   root.dataset.complete = 'activity';
   performance.mark('aw-activity-complete');
 }
