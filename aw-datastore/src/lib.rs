@@ -304,6 +304,17 @@ impl Datastore {
             .take()
     }
 
+    /// Whether [`Datastore::take_derived_state`] may have state to hand back: the open
+    /// found the database exactly as the last clean stop left it (the state itself is
+    /// read and checked only when taken).
+    pub fn has_derived_state(&self) -> bool {
+        self.shared
+            .derived
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_pending()
+    }
+
     /// Makes the clean stop ([`Datastore::close`], once everything is committed and the
     /// connection closed) keep what `producer` makes, for the next open to hand back. The
     /// producer gets the most bytes it may return: a twentieth of the database file. The

@@ -72,11 +72,14 @@ pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<Res
 }
 
 /// Reads back the results the last run kept (when the database is exactly as that run
-/// left it: `Datastore::take_derived_state`), on a thread of its own so the server
-/// listens meanwhile. Call it once the datastore is open and before anything else can
-/// write: a write from then on still reaches the results it could change.
-pub(crate) fn restore_cache(datastore: &Datastore, cache: &Arc<ResultCache>) {
-    let ticket = cache.restore_ticket();
+/// left it: `Datastore::take_derived_state`), on a thread of its own. `ticket` must have
+/// been taken once the datastore was open and before anything else could write: a write
+/// from then on still reaches the results it could change.
+pub(crate) fn restore_cache(
+    datastore: &Datastore,
+    cache: &Arc<ResultCache>,
+    ticket: aw_query::RestoreTicket,
+) {
     let (datastore, cache) = (datastore.clone(), cache.clone());
     let spawned = std::thread::Builder::new()
         .name("aw-cache-restore".into())

@@ -219,6 +219,18 @@ pub(crate) fn build(
         .attach(AdHoc::on_liftoff("startup", move |rocket| {
             // The bound port (which differs from the configured one with `--port 0`).
             let port = rocket.config().port;
+            // The results the last run kept are read back once the server listens, so
+            // the start does not wait for them (`query_source::restore_cache`).
+            if let Some(state) = rocket.state::<AppState>() {
+                let ticket = state
+                    .cache_restore
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take();
+                if let (Some(ticket), Some(cache)) = (ticket, &state.query_cache) {
+                    crate::query_source::restore_cache(&state.datastore, cache, ticket);
+                }
+            }
             Box::pin(async move {
                 crate::instance::announce(&db_path, &address, port);
                 crate::startup::mark("listener");
@@ -234,6 +246,7 @@ pub(crate) fn build(
                 &datastore,
                 settings.config.query_cache_bytes,
             ),
+            cache_restore: std::sync::Mutex::new(None),
             datastore,
             info,
             query_timeout: settings.config.query_budget(),
@@ -362,12 +375,15 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
     crate::startup::mark("routes");
     let datastore = opening.wait().map_err(open_failed)?;
     crate::startup::mark("database");
-    // Before the sync thread or a client can write.
-    if let Some(cache) = rocket
-        .state::<AppState>()
-        .and_then(|s| s.query_cache.as_ref())
-    {
-        crate::query_source::restore_cache(&datastore, cache);
+    // Watched from before the sync thread or a client can write; read back once the
+    // server listens (the liftoff above).
+    if let Some(state) = rocket.state::<AppState>() {
+        if let (Some(cache), true) = (&state.query_cache, datastore.has_derived_state()) {
+            *state
+                .cache_restore
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(cache.restore_ticket());
+        }
     }
     // Installed before the server can say it is listening, so a SIGTERM sent the moment it
     // does is acted on, never the default kill (see `shutdown.rs`). Until here (a long

@@ -14,6 +14,9 @@ pub(crate) struct AppState {
     pub query_timeout: Option<std::time::Duration>,
     /// Query results per (program, period), dropped by the datastore's writes (`None`: off).
     pub query_cache: Option<std::sync::Arc<aw_query::ResultCache>>,
+    /// The watch for the results the last run kept, from the open until the server listens
+    /// and reads them back (`query_source::restore_cache`).
+    pub cache_restore: std::sync::Mutex<Option<aw_query::RestoreTicket>>,
     /// The sync with other devices built into the server (see `builtin_sync.rs`; off without a
     /// `[sync]` folder).
     pub sync: std::sync::Arc<crate::builtin_sync::BackgroundSync>,

@@ -8,7 +8,9 @@
 //    its cached query results beside the database), and a few minutes of today's
 //    heartbeats written by the window and AFK watchers;
 // 3. the first look after the restart: the day view loaded, then a click on Year, Week and
-//    Month and on Trends, each from the click to the last answer; then Year again.
+//    Month and on Trends, each from the click to the last answer; then Year again;
+// 4. the next morning: another restart, the browser's clock a day later, a few minutes of
+//    that day's heartbeats, and a click on Year.
 //
 //   cargo build --release -p aw-server && node tests/browser/bench.mjs [rounds]
 //
@@ -19,7 +21,7 @@
 // the test command: numbers, not assertions (BENCHMARKS.md); a slow machine gives bigger
 // numbers, never a failure. The browser's cache is off throughout.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { resolve } from 'node:path';
@@ -56,9 +58,9 @@ async function click(page, selector, view) {
   return performance.now() - t;
 }
 
-/** A few minutes of today's heartbeats, as aw-watcher-window and aw-watcher-afk send them. */
-async function morningHeartbeats(server) {
-  const start = NOW - 10 * 60_000;
+/** A few minutes of heartbeats before `now`, as aw-watcher-window and aw-watcher-afk send them. */
+async function morningHeartbeats(server, now = NOW) {
+  const start = now - 10 * 60_000;
   for (let s = 0; s < 5 * 60; s += 5) {
     const timestamp = new Date(start + s * 1000).toISOString();
     const app = s < 150 ? 'Code' : 'Firefox';
@@ -76,6 +78,7 @@ const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', arg
 const rows = {};
 const assembled = [];
 const restored = [];
+const sizes = [];
 const servers = [['ours', serverBin, null]];
 if (process.env.AW_REFERENCE_BIN) {
   servers.push(['reference', process.env.AW_REFERENCE_BIN, resolve(new URL('.', import.meta.url).pathname, '../../aw-server/webui')]);
@@ -108,7 +111,19 @@ try {
       note('Trends, first look after a restart', await click(page, 'a[data-view="trends"]', 'trends'));
       await load(page, server.url, view(null), 'activity');
       note('Year, again', await click(page, '[data-period="year"]', 'activity'));
-      if (who === 'ours') restored.push((await server.api('GET', 'query/cache')).restored);
+      // The next morning: a new day, so yesterday's piece is new too.
+      const tomorrow = NOW + 24 * 3_600_000;
+      await server.restart();
+      await page.clock.setFixedTime(tomorrow);
+      await morningHeartbeats(server, tomorrow);
+      await load(page, server.url, `#/activity?date=${new Date(tomorrow).toISOString().slice(0, 10)}&host=${HOST}`, 'activity');
+      note('Year, the next morning', await click(page, '[data-period="year"]', 'activity'));
+      if (who === 'ours') {
+        restored.push((await server.api('GET', 'query/cache')).restored);
+        // What the kept results add to the database's files (at the last restart's stop).
+        const kept = `${server.db}.derived`;
+        if (existsSync(kept)) sizes.push(`${(statSync(kept).size / 1e6).toFixed(2)} of ${(statSync(server.db).size / 1e6).toFixed(1)} MB`);
+      }
       await context.close();
     } finally {
       await server.stop();
@@ -124,5 +139,5 @@ for (const [k, byServer] of Object.entries(out)) {
   const ratio = byServer.reference ? `   ${(byServer.ours.median_ms / byServer.reference.median_ms).toFixed(2)}x` : '';
   console.log(`${k.padEnd(36)} ${cells.join('   ')}${ratio}`);
 }
-console.log(`Year views added up from: ${assembled.join(', ')}; query results read back at the restarts: ${restored.join(', ')}`);
+console.log(`Year views added up from: ${assembled.join(', ')}; query results read back at the restarts: ${restored.join(', ')}; kept results file: ${sizes.join(', ')}`);
 writeFileSync(join(ARTIFACTS, 'periods-bench.json'), `${JSON.stringify(out, null, 2)}\n`);

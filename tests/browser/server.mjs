@@ -40,7 +40,8 @@ function devWebpath(dir, dashboardDir) {
 }
 
 /**
- * `{url, port, api(method, path, body), restart(), stop()}` of a running server.
+ * `{url, port, api(method, path, body), restart(), stop(), db}` of a running server (`db`:
+ * its database file).
  * `dashboard: true` serves the dashboard from `dashboardDir` (`AW_DASHBOARD_DIR`) when that
  * is set (see above); `binary` is another build or the reference server. `restart()` stops it with SIGTERM (a clean stop) and starts it again on the same
  * database and port.
@@ -114,5 +115,5 @@ export async function startServer({ args = [], dashboard = false, binary = serve
   }
 
   await spawnAndWait();
-  return { url, port, api, restart, stop, log: () => log };
+  return { url, port, api, restart, stop, log: () => log, db: join(dir, 'test.db') };
 }

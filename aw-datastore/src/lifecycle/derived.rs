@@ -256,6 +256,11 @@ impl Slot {
         self.cipher = cipher;
     }
 
+    /// Whether the open found the file as the state was saved for (not yet taken).
+    pub(crate) fn is_pending(&self) -> bool {
+        self.valid_for.is_some()
+    }
+
     /// The state saved for the file as this open found it, once.
     pub(crate) fn take(&mut self) -> Option<Vec<u8>> {
         let fingerprint = self.valid_for.take()?;
