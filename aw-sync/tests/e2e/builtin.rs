@@ -98,10 +98,19 @@ fn servers_sync_by_themselves_and_with_the_aw_sync_binary() {
     );
     assert_eq!(status["last_error"], Value::Null);
 
+    // Both hold query results, which a clean stop keeps beside their own databases, never
+    // in the sync folder.
+    let query = r#"{"timeperiods": ["2000-01-01T00:00:00Z/2100-01-01T00:00:00Z"], "query": ["RETURN = query_bucket_names();"]}"#;
+    for d in [&a, &b] {
+        let r = d.server.client().post_json("/api/0/query/", query);
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+
     // A stops cleanly mid-interval, then B (which otherwise goes on publishing, through a
     // temporary file, while the folder is walked): no side files in the folder.
     assert!(a.server.stop(), "aw-server with sync did not stop cleanly");
     assert!(b.server.stop(), "aw-server with sync did not stop cleanly");
+    assert!(aw_tests::with_suffix(&a.server.db_path(), ".derived").exists());
     for path in crate::common::files_under(f) {
         assert!(
             path.extension().is_some_and(|e| e == "db"),
