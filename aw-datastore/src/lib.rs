@@ -198,7 +198,7 @@ impl Datastore {
                             .derived
                             .lock()
                             .unwrap_or_else(std::sync::PoisonError::into_inner)
-                            .opened(file.path(), derived.0, derived.1);
+                            .opened(file.path(), derived);
                         *published
                             .backup_source
                             .lock()

@@ -12,6 +12,7 @@ use crate::backup::{self, BackupSource};
 use crate::batch::Batch;
 use crate::encryption::{self, DbPassword};
 use crate::error::{DatastoreError, Result};
+use crate::lifecycle::derived::Found;
 use crate::schema;
 use crate::shared::Shared;
 use crate::store::Store;
@@ -51,12 +52,8 @@ pub(crate) struct Opened {
     pub legacy: Option<PathBuf>,
     /// A connection for backups, when asked for.
     pub backup_source: Option<BackupSource>,
-    /// The fingerprint the derived state must have been saved for to be handed back
-    /// (`None`: none may be), and an encrypted database's cipher for it.
-    pub derived: (
-        Option<crate::lifecycle::derived::Fingerprint>,
-        Option<crate::lifecycle::JournalCipher>,
-    ),
+    /// What the open found for the state kept beside the database (`lifecycle/derived.rs`).
+    pub derived: crate::lifecycle::derived::Found,
 }
 
 /// Takes a verified backup before a schema migration (the file as it was, whatever the
@@ -143,11 +140,14 @@ pub(crate) fn open_store(
         let unchanged = !recovered.replayed && found == schema::SCHEMA_VERSION;
         (
             Batch::with_journal(recovered.journal, recovered.held),
-            (fingerprint.filter(|_| unchanged), recovered.derived_cipher),
+            Found {
+                valid_for: fingerprint.filter(|_| unchanged),
+                cipher: recovered.derived_cipher,
+            },
         )
     } else {
         crate::lifecycle::marker(&conn)?;
-        (Batch::default(), (None, None))
+        (Batch::default(), Found::default())
     };
     schema::ensure_long_events_index(&conn)?;
     let store = Store::new(conn, shared)?;
@@ -170,8 +170,12 @@ pub(crate) fn open_store(
     Ok(Opened {
         store,
         batch,
+        // An import is about to write (`lib.rs`): nothing kept can be valid.
         derived: if legacy.is_some() {
-            (None, derived.1)
+            Found {
+                valid_for: None,
+                ..derived
+            }
         } else {
             derived
         },

@@ -340,3 +340,39 @@ fn results_kept_before_another_program_wrote_are_not_read_back() {
     assert_ne!(after, before);
     assert_eq!(after, f.fresh(EVENTS));
 }
+
+/// The same against the reference server itself, which can open our file: it writes an
+/// event into the queried day between two of our runs. It needs the reference's binary,
+/// which the test command does not build (`scripts/build-reference.sh` prints its path):
+///
+/// `AW_REFERENCE_BIN=… cargo test -p aw-tests --test api_query_cache -- --ignored`
+#[test]
+#[ignore = "needs the reference server's binary in AW_REFERENCE_BIN"]
+fn results_kept_before_the_reference_server_wrote_are_not_read_back() {
+    let Some(reference) = std::env::var_os("AW_REFERENCE_BIN") else {
+        panic!("set AW_REFERENCE_BIN to the reference aw-server binary");
+    };
+    let mut f = Fixture::on(TestServer::start_with_password(None));
+    let before = f.cached();
+    assert!(f.server.stop());
+    // The reference on our file: a heartbeat into the day, then a new bucket, which makes
+    // it commit (it commits on bucket changes; its stop does not).
+    f.server.binary = Some(reference.into());
+    f.server.start_again();
+    f.reconnect();
+    let r = f.c.post_json(
+        "/api/0/buckets/w/heartbeat?pulsetime=0",
+        &ev("2024-01-10T20:00:00Z", 5.0, "written-by-the-reference").to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    f.create_bucket("made-by-the-reference");
+    assert!(f.server.stop());
+    f.server.binary = None;
+    f.server.start_again();
+    f.reconnect();
+    assert_eq!(f.restored(), 0);
+    let after = f.query_text(EVENTS);
+    assert!(after.contains("written-by-the-reference"), "{after}");
+    assert_ne!(after, before);
+    assert_eq!(after, f.fresh(EVENTS));
+}

@@ -216,6 +216,15 @@ fn decode(
     }
 }
 
+/// What an open found for the derived state: the fingerprint the saved state must have
+/// been saved for to be handed back (`None`: none may be), and an encrypted database's
+/// cipher for the file.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    pub valid_for: Option<Fingerprint>,
+    pub cipher: Option<JournalCipher>,
+}
+
 /// Makes the bytes of the derived state at a clean stop; gets the most it may return (see
 /// [`Slot::allowance`]).
 pub(crate) type Producer = Box<dyn FnOnce(usize) -> Vec<u8> + Send>;
@@ -243,17 +252,11 @@ impl std::fmt::Debug for Slot {
 }
 
 impl Slot {
-    /// What the open of `db` found: the fingerprint the state must have been saved for
-    /// (`None`: none may be handed back), and the cipher of an encrypted database.
-    pub(crate) fn opened(
-        &mut self,
-        db: &Path,
-        valid_for: Option<Fingerprint>,
-        cipher: Option<JournalCipher>,
-    ) {
+    /// What the open of `db` found.
+    pub(crate) fn opened(&mut self, db: &Path, found: Found) {
         self.db = db.to_path_buf();
-        self.valid_for = valid_for;
-        self.cipher = cipher;
+        self.valid_for = found.valid_for;
+        self.cipher = found.cipher;
     }
 
     /// Whether the open found the file as the state was saved for (not yet taken).

@@ -39,7 +39,6 @@ pub use backups::{
     KEEP_BEFORE_REWRITE,
 };
 pub(crate) use journal::Journal;
-pub(crate) use journal_cipher::JournalCipher;
 pub(crate) use lock::Lock;
 pub(crate) use modes::{create_folder, match_database};
 pub(crate) use recovery::{marker, recover, store_committed};
