@@ -65,9 +65,11 @@ pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<Res
     ));
     datastore.add_write_listener(Arc::new(DropStaleResults(cache.clone())));
     let saved = cache.clone();
-    datastore.keep_derived_state_at_stop(Box::new(move |allowance| {
-        saved.export(&build_identity(), allowance)
-    }));
+    // Worked out now: at the stop the executable may be a newer one a package manager put
+    // in its place, whose engine did not compute these results.
+    let identity = build_identity();
+    datastore
+        .keep_derived_state_at_stop(Box::new(move |allowance| saved.export(identity, allowance)));
     Some(cache)
 }
 
@@ -99,7 +101,7 @@ pub(crate) fn restore_now(
     ticket: aw_query::RestoreTicket,
 ) -> usize {
     match datastore.take_derived_state() {
-        Some(bytes) => cache.restore(ticket, &bytes, &build_identity()),
+        Some(bytes) => cache.restore(ticket, &bytes, build_identity()),
         None => 0,
     }
 }
@@ -107,8 +109,13 @@ pub(crate) fn restore_now(
 /// This build of the server, for the kept results (`aw_query::ResultCache::export`): a
 /// result is only as right as the engine that computed it, and a rebuilt engine may
 /// compute another, even at the same version. The executable's size and modification
-/// time stand for its build.
-fn build_identity() -> String {
+/// time stand for its build, as they were when the process first asked (at its start).
+fn build_identity() -> &'static str {
+    static IDENTITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    IDENTITY.get_or_init(identify_build)
+}
+
+fn identify_build() -> String {
     let exe = std::env::current_exe().and_then(std::fs::metadata);
     match exe {
         Ok(meta) => {

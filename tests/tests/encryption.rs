@@ -77,6 +77,16 @@ fn encrypted_server_with_bucket_w() -> TestServer {
     s
 }
 
+/// Inserts one event titled `title` into "w" on 2024-05-01.
+#[cfg(feature = "encrypted")]
+fn insert_titled(s: &TestServer, title: &str) {
+    let body = format!(
+        r#"[{{"timestamp":"2024-05-01T10:00:00Z","duration":5,"data":{{"title":"{title}"}}}}]"#
+    );
+    let r = s.client().post_json("/api/0/buckets/w/events", &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
 #[test]
 #[cfg(not(feature = "encrypted"))]
 fn a_default_build_refuses_a_password() {
@@ -93,15 +103,7 @@ fn a_default_build_refuses_a_password() {
 fn an_encrypted_database_is_unreadable_without_its_password() {
     let mut s = encrypted_server_with_bucket_w();
     let marker = "a-window-title-nobody-else-writes";
-    let body = format!(
-        r#"[{{"timestamp":"2024-05-01T10:00:00Z","duration":5,"data":{{"title":"{marker}"}}}}]"#
-    );
-    assert_eq!(
-        s.client()
-            .post_json("/api/0/buckets/w/events", &body)
-            .status,
-        200
-    );
+    insert_titled(&s, marker);
     let before = export(&s);
     assert!(s.stop());
 
@@ -179,11 +181,7 @@ fn the_journal_of_an_encrypted_database_holds_no_text_and_survives_a_kill() {
 fn the_kept_query_results_of_an_encrypted_database_hold_no_text() {
     let mut s = encrypted_server_with_bucket_w();
     let marker = "a-title-only-the-answer-holds";
-    let body = format!(
-        r#"[{{"timestamp":"2024-05-01T10:00:00Z","duration":60,"data":{{"title":"{marker}"}}}}]"#
-    );
-    let r = s.client().post_json("/api/0/buckets/w/events", &body);
-    assert_eq!(r.status, 200, "{}", r.body);
+    insert_titled(&s, marker);
     let query = serde_json::json!({
         "timeperiods": ["2024-05-01T00:00:00Z/2024-05-02T00:00:00Z"],
         "query": ["RETURN = query_bucket(\"w\");"],

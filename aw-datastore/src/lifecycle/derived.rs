@@ -327,12 +327,17 @@ mod tests {
         db
     }
 
+    /// A database with the plain state "cache" saved for it as it is.
+    fn saved(dir: &Path) -> PathBuf {
+        let db = database(dir);
+        save(&db, fingerprint(&db).unwrap(), b"cache", None).unwrap();
+        db
+    }
+
     #[test]
     fn the_state_comes_back_for_the_same_files_only() {
         let dir = tempfile::tempdir().unwrap();
-        let db = database(dir.path());
-        let fp = fingerprint(&db).unwrap();
-        save(&db, fp, b"cache", None).unwrap();
+        let db = saved(dir.path());
         assert_eq!(
             load(&db, fingerprint(&db).unwrap(), None).as_deref(),
             Some(&b"cache"[..])
@@ -346,9 +351,7 @@ mod tests {
     #[test]
     fn a_write_that_keeps_the_length_is_seen() {
         let dir = tempfile::tempdir().unwrap();
-        let db = database(dir.path());
-        let fp = fingerprint(&db).unwrap();
-        save(&db, fp, b"cache", None).unwrap();
+        let db = saved(dir.path());
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(&db, b"DATABASE").unwrap();
         assert_eq!(load(&db, fingerprint(&db).unwrap(), None), None);
