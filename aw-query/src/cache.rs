@@ -371,7 +371,11 @@ impl ResultCache {
             if packed.len() <= allowance {
                 return packed;
             }
-            plain_budget = plain.len() / (packed.len() / allowance.max(1) + 1);
+            // As much plain text as this compression ratio fits, less 5 %.
+            let fits = plain.len() as u128 * allowance as u128 * 95 / (packed.len() as u128 * 100);
+            plain_budget = usize::try_from(fits)
+                .unwrap_or(0)
+                .min(plain.len().saturating_sub(1));
         }
         Vec::new()
     }
