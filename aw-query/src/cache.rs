@@ -20,6 +20,13 @@
 //! **Bounded.** Entries are charged by the bytes of their JSON text, key and read list;
 //! past the budget the least recently used go. [`ResultCache::stats`] tells the size and
 //! hit rate.
+//!
+//! **Kept across restarts.** [`ResultCache::export`] writes the entries with their reads
+//! (`cache_file.rs`), and [`ResultCache::restore`] adds them to the next run's cache under a
+//! [`RestoreTicket`] taken before anything could write, so a write in between still
+//! reaches them. Whether the data is still what they were computed from is the caller's to
+//! know: the server keeps them beside the database, which hands them back only for the
+//! very file they were saved with.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
