@@ -147,6 +147,9 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
         Direction::Encrypt => (None, Some(password)),
         Direction::Decrypt => (Some(password), None),
     };
+    // Writes the last run acknowledged but did not commit go in first: the converted file
+    // could not read a journal written under the other encryption.
+    file.settle(source_key)?;
     let target = sibling(path, "converting");
     remove_with_side_files(&target)?;
     let expected = {
@@ -215,6 +218,12 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
             .into(),
         )
     })?;
+    if let Err(e) = file.forget_side_state() {
+        log::warn!(
+            "Cannot remove the old side files of '{}': {e}",
+            path.display()
+        );
+    }
     drop(file);
     Ok(Converted {
         buckets: expected.buckets,

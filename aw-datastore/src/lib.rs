@@ -216,7 +216,12 @@ impl Datastore {
                         published.worker_alive.store(false, Ordering::Release);
                         // The lock is released only after the connection is closed (`run` has
                         // dropped the store), and `close` is answered only after both.
-                        if let Some((reply, result)) = closing {
+                        if let Some(worker::Closed {
+                            reply,
+                            result,
+                            data_version,
+                        }) = closing
+                        {
                             // With the connection closed and the lock still held: the
                             // state is saved for the file exactly as this stop leaves it.
                             let mut derived = published
@@ -224,7 +229,7 @@ impl Datastore {
                                 .lock()
                                 .unwrap_or_else(std::sync::PoisonError::into_inner);
                             if result.is_ok() {
-                                derived.save_at_stop();
+                                derived.save_at_stop(data_version);
                             } else {
                                 crate::lifecycle::derived::discard(file.path());
                             }
@@ -320,7 +325,7 @@ impl Datastore {
     /// producer gets the most bytes it may return: a twentieth of the database file. The
     /// state must be worked out from the data as committed; it is encrypted with an
     /// encrypted database's key, and never copied into backups or sync folders.
-    pub fn keep_derived_state_at_stop(&self, producer: Box<dyn FnOnce(usize) -> Vec<u8> + Send>) {
+    pub fn keep_derived_state_at_stop(&self, producer: crate::lifecycle::derived::Producer) {
         self.shared
             .derived
             .lock()

@@ -143,6 +143,7 @@ pub(crate) fn open_store(
             Found {
                 valid_for: fingerprint.filter(|_| unchanged),
                 cipher: recovered.derived_cipher,
+                data_version: conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok(),
             },
         )
     } else {

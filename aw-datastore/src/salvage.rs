@@ -221,8 +221,10 @@ pub fn salvage(
         },
     )?;
     report.lost.extend(lost);
-    // The same database, as far as the journal is concerned: its held writes apply here.
+    // The same database, as far as the journal is concerned: its held writes apply here
+    // (and can be read: an encrypted journal's key comes along).
     crate::lifecycle::marker(&tx)?;
+    crate::lifecycle::copy_journal_key(&source, &tx)?;
     if let Ok((id, committed)) = source.query_row(
         "SELECT database, committed FROM aw_server_journal WHERE id = 1",
         [],

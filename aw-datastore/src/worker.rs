@@ -35,9 +35,19 @@ use crate::schedule::{self, Commit, Otherwise, PollTrial, Receive, Situation, St
 use crate::shared::Shared;
 use crate::store::Store;
 
+/// What a [`Request::Close`] leaves for the thread to finish once the store is dropped.
+pub(crate) struct Closed {
+    /// The caller of `close`, answered once the file's lock is released.
+    pub reply: Reply<()>,
+    /// The final commit's result.
+    pub result: Result<()>,
+    /// SQLite's `data_version` of the connection just before it closed (`lifecycle/derived.rs`).
+    pub data_version: Option<i64>,
+}
+
 /// Runs until `Close` arrives or every handle is dropped; commits before returning. Returns
-/// the `Close` request's reply channel with the final commit's result, to be answered once
-/// the connection and the file lock are released.
+/// what the `Close` leaves ([`Closed`]), to be answered once the connection and the file
+/// lock are released.
 ///
 /// Each turn asks [`schedule::plan`] what to do next and carries it out: receive a request
 /// (and answer it, or start a long job), give a job its next step, or commit.
@@ -48,7 +58,7 @@ pub(crate) fn run(
     file: &DatabaseFile,
     batch: Batch,
     salvager: Option<&crate::live_salvage::Salvager>,
-) -> Option<(Reply<()>, Result<()>)> {
+) -> Option<Closed> {
     let mut tx = GroupCommit::begin_with(&mut store, batch);
     let mut jobs: VecDeque<Job> = VecDeque::new();
     // Requests that wait for a rewrite (`fence.rs`).
@@ -151,7 +161,17 @@ pub(crate) fn run(
                     .err()
                     .map_or(String::new(), ToString::to_string);
                 keep_held(&tx, &format!("before the stop: {why}"));
-                return Some((reply, result));
+                // Whether another connection committed while this one served: the state
+                // kept beside the file must not outlive a write no cache of ours heard of.
+                let data_version = store
+                    .conn()
+                    .query_row("PRAGMA data_version", [], |r| r.get(0))
+                    .ok();
+                return Some(Closed {
+                    reply,
+                    result,
+                    data_version,
+                });
             }
             Some(other) => {
                 if other.is_write() {
@@ -445,7 +465,6 @@ mod tests {
     use crate::group_commit::tests::{bucket, store_in, unrecoverable_rollback};
     use crate::new_event::NewEvent;
 
-    /// `n` one-nanosecond events, one a second from the epoch.
     /// The event rows the store's file holds (committed or in the open transaction).
     fn event_rows(store: &Store) -> i64 {
         store
@@ -454,6 +473,7 @@ mod tests {
             .unwrap()
     }
 
+    /// `n` one-nanosecond events, one a second from the epoch.
     pub(super) fn seconds(n: i64) -> Vec<NewEvent> {
         (0..n)
             .map(|i| NewEvent {

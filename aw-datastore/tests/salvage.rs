@@ -162,3 +162,35 @@ fn every_event_reachable_by_id_comes_back_whatever_pages_are_damaged() {
         "[1,2,3]"
     );
 }
+
+/// A salvaged copy keeps the journal's key: an encrypted database's journal records are
+/// sealed with it, and the copy takes the original's held writes (its marker is copied),
+/// so with a new key they could not be read and would be kept aside unapplied.
+#[test]
+fn a_salvaged_copy_keeps_the_journal_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original.db");
+    let ds = Datastore::open(&original).unwrap();
+    ds.create_bucket(&bucket("window")).wait().unwrap();
+    ds.close().unwrap();
+    // The table an encrypted database's first open makes; written by hand here.
+    let conn = Connection::open(&original).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE aw_server_journal_key (id INTEGER PRIMARY KEY CHECK (id = 1), key BLOB NOT NULL);
+         INSERT INTO aw_server_journal_key VALUES (1, randomblob(32));",
+    )
+    .unwrap();
+    let key_of = |conn: &Connection| -> Vec<u8> {
+        conn.query_row(
+            "SELECT key FROM aw_server_journal_key WHERE id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let key = key_of(&conn);
+    drop(conn);
+    let fresh = dir.path().join("fresh.db");
+    aw_datastore::salvage(&original, &fresh, None).unwrap();
+    assert_eq!(key_of(&Connection::open(&fresh).unwrap()), key);
+}

@@ -24,7 +24,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::journal_cipher::{JournalCipher, NONCE_LEN, TAG_LEN};
+use super::journal_cipher::{JournalCipher, NONCE_LEN};
 use crate::files::with_suffix;
 
 /// The file's first bytes: what it is, and the layout's version.
@@ -34,8 +34,11 @@ const MAGIC: &[u8; 12] = b"aw-derived 1";
 /// CRC-32.
 const ENCRYPTED: u8 = 1;
 
+/// Where a save writes before it renames the file into place.
+const TEMPORARY: &str = ".derived.new";
+
 /// `<database>.derived`.
-pub(crate) fn derived_path(db: &Path) -> PathBuf {
+fn derived_path(db: &Path) -> PathBuf {
     with_suffix(db, ".derived")
 }
 
@@ -156,7 +159,7 @@ pub(crate) fn save(
         }
     }
     let path = derived_path(db);
-    let temporary = with_suffix(db, ".derived.new");
+    let temporary = with_suffix(db, TEMPORARY);
     crate::files::remove_if_there(&temporary)?;
     let mut file = super::modes::create_file(&temporary, db)?;
     file.write_all(&out)?;
@@ -201,12 +204,7 @@ fn decode(
     }
     let (&flag, payload) = rest.split_first()?;
     match (flag, cipher) {
-        (ENCRYPTED, Some(cipher)) => {
-            if payload.len() < NONCE_LEN + TAG_LEN {
-                return None;
-            }
-            cipher.decrypt(payload)
-        }
+        (ENCRYPTED, Some(cipher)) => cipher.decrypt(payload),
         (0, None) => {
             let (state, crc) = payload.split_at_checked(payload.len().checked_sub(4)?)?;
             (crc32fast::hash(state).to_le_bytes().as_slice() == crc).then(|| state.to_vec())
@@ -217,35 +215,34 @@ fn decode(
 }
 
 /// What an open found for the derived state: the fingerprint the saved state must have
-/// been saved for to be handed back (`None`: none may be), and an encrypted database's
-/// cipher for the file.
+/// been saved for to be handed back (`None`: none may be), an encrypted database's cipher
+/// for the file, and SQLite's `data_version` of the worker's connection then.
 #[derive(Debug, Default)]
 pub(crate) struct Found {
     pub valid_for: Option<Fingerprint>,
     pub cipher: Option<JournalCipher>,
+    pub data_version: Option<i64>,
 }
 
 /// Makes the bytes of the derived state at a clean stop; gets the most it may return (see
 /// [`Slot::allowance`]).
 pub(crate) type Producer = Box<dyn FnOnce(usize) -> Vec<u8> + Send>;
 
-/// The derived state between the worker and the handles: what the open found valid (read
-/// when a handle takes it), and what makes the state to save at the stop.
+/// The derived state between the worker and the handles: what the open found (the state
+/// it may hand back is read when a handle takes it), and what makes the state to save at
+/// the stop.
 #[derive(Default)]
 pub(crate) struct Slot {
     /// The database.
     db: PathBuf,
-    /// The fingerprint taken at the open, when the state saved for it may be handed back.
-    valid_for: Option<Fingerprint>,
-    /// An encrypted database's cipher for the file (decrypting needs only its key).
-    cipher: Option<JournalCipher>,
+    found: Found,
     producer: Option<Producer>,
 }
 
 impl std::fmt::Debug for Slot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Slot")
-            .field("valid_for", &self.valid_for)
+            .field("found", &self.found)
             .field("producer", &self.producer.is_some())
             .finish_non_exhaustive()
     }
@@ -255,19 +252,18 @@ impl Slot {
     /// What the open of `db` found.
     pub(crate) fn opened(&mut self, db: &Path, found: Found) {
         self.db = db.to_path_buf();
-        self.valid_for = found.valid_for;
-        self.cipher = found.cipher;
+        self.found = found;
     }
 
     /// Whether the open found the file as the state was saved for (not yet taken).
     pub(crate) fn is_pending(&self) -> bool {
-        self.valid_for.is_some()
+        self.found.valid_for.is_some()
     }
 
     /// The state saved for the file as this open found it, once.
     pub(crate) fn take(&mut self) -> Option<Vec<u8>> {
-        let fingerprint = self.valid_for.take()?;
-        load(&self.db, fingerprint, self.cipher.as_ref())
+        let fingerprint = self.found.valid_for.take()?;
+        load(&self.db, fingerprint, self.found.cipher.as_ref())
     }
 
     /// Makes the clean stop save what `producer` makes.
@@ -282,32 +278,46 @@ impl Slot {
     }
 
     /// At a clean stop, with the database closed: saves the producer's state for the file
-    /// as it is now; without a producer or with nothing to keep, removes any older state.
-    pub(crate) fn save_at_stop(&mut self) {
-        let Some(producer) = self.producer.take() else {
+    /// as it is now; without a producer, with nothing to keep, or when `data_version` (the
+    /// worker connection's just before it closed) says another connection committed while
+    /// this one served (a write no cache of ours heard of), removes any older state. (The
+    /// worker holds a write transaction nearly all the time, so another program's write
+    /// mostly waits until the server stops; a real-binary attempt waited over a minute.
+    /// The check covers the instants it does not.)
+    pub(crate) fn save_at_stop(&mut self, data_version: Option<i64>) {
+        // Not handed back from now on: the file is about to be replaced.
+        self.found.valid_for = None;
+        let db = self.db.as_path();
+        let producer = self.producer.take();
+        let unwritten = data_version.is_some() && data_version == self.found.data_version;
+        // The fingerprint first: the shorter the time from the close, the less another
+        // program can slip in unseen.
+        let (Some(producer), Some(fp), true) = (producer, fingerprint(db), unwritten) else {
+            discard(db);
             return;
         };
-        let db = self.db.as_path();
         let state = producer(Slot::allowance(db));
-        let saved = match fingerprint(db) {
-            Some(fp) if !state.is_empty() => save(db, fp, &state, self.cipher.as_mut()),
-            _ => {
-                discard(db);
-                return;
-            }
+        let saved = if state.is_empty() {
+            Err(std::io::Error::other("nothing to keep"))
+        } else {
+            save(db, fp, &state, self.found.cipher.as_mut())
         };
         if let Err(e) = saved {
-            log::warn!("Cannot keep the derived state beside {}: {e}", db.display());
+            if !state.is_empty() {
+                log::warn!("Cannot keep the derived state beside {}: {e}", db.display());
+            }
             discard(db);
         }
     }
 }
 
-/// Removes the derived state of `db` (it may be out of date).
+/// Removes the derived state of `db` (it may be out of date), and a temporary copy a
+/// save left (a full disk, a kill before the rename).
 pub(crate) fn discard(db: &Path) {
-    let path = derived_path(db);
-    if let Err(e) = crate::files::remove_if_there(&path) {
-        log::warn!("Cannot remove {}: {e}", path.display());
+    for path in [derived_path(db), with_suffix(db, TEMPORARY)] {
+        if let Err(e) = crate::files::remove_if_there(&path) {
+            log::warn!("Cannot remove {}: {e}", path.display());
+        }
     }
 }
 

@@ -41,7 +41,7 @@ pub use backups::{
 pub(crate) use journal::Journal;
 pub(crate) use lock::Lock;
 pub(crate) use modes::{create_folder, match_database};
-pub(crate) use recovery::{marker, recover, store_committed};
+pub(crate) use recovery::{copy_journal_key, marker, recover, store_committed};
 
 /// Makes a database file just made with its syncs deferred durable: its WAL (when there is
 /// one), the file, and the folder's entries for both (`schema::Durability::Creating`).
@@ -232,7 +232,7 @@ impl DatabaseFile {
     }
 
     /// Applies what the journal holds to the database, and closes it.
-    fn settle(&self, password: Option<&DbPassword>) -> Result<()> {
+    pub(crate) fn settle(&self, password: Option<&DbPassword>) -> Result<()> {
         let conn = rusqlite::Connection::open(&self.path)?;
         crate::encryption::unlock(&conn, password, &self.path)?;
         crate::schema::configure(&conn)?;
@@ -246,6 +246,17 @@ impl DatabaseFile {
             }
         }
         conn.close().map_err(|(_, e)| DatastoreError::from(e))
+    }
+}
+
+impl DatabaseFile {
+    /// After the file was put in place encrypted or decrypted (its journal settled first):
+    /// the journal's records, all committed, and the state kept for the old file are
+    /// removed, since they may hold the watchers' text in the clear beside an encrypted
+    /// file, or be sealed with a key the new file does not have.
+    pub(crate) fn forget_side_state(&self) -> std::io::Result<()> {
+        derived::discard(&self.path);
+        crate::files::remove_if_there(&journal::journal_path(&self.path))
     }
 }
 

@@ -96,6 +96,26 @@ const JOURNAL_KEY_SQL: &str = "CREATE TABLE IF NOT EXISTS aw_server_journal_key 
     key BLOB NOT NULL
 )";
 
+/// Copies the journal key of `source` (if it has one) into `target`: a salvaged copy is the
+/// same database as far as the journal is concerned (its marker is copied too), and the
+/// journal's records are encrypted with that key; a new key would leave them unreadable.
+pub(crate) fn copy_journal_key(source: &Connection, target: &Connection) -> Result<()> {
+    let Ok(key) = source.query_row(
+        "SELECT key FROM aw_server_journal_key WHERE id = 1",
+        [],
+        |r| r.get::<_, Vec<u8>>(0),
+    ) else {
+        return Ok(());
+    };
+    let key = Zeroizing::new(key);
+    target.execute_batch(JOURNAL_KEY_SQL)?;
+    target.execute(
+        "INSERT OR REPLACE INTO aw_server_journal_key (id, key) VALUES (1, ?1)",
+        [key.as_slice()],
+    )?;
+    Ok(())
+}
+
 /// The key of the journal of the encrypted database behind `conn` (made and stored the
 /// first time).
 fn journal_key(conn: &Connection) -> Result<Zeroizing<[u8; KEY_LEN]>> {
