@@ -22,7 +22,7 @@
 //! hit rate.
 //!
 //! **Kept across restarts.** [`ResultCache::export`] writes the entries with their reads
-//! (`cache_file.rs`), and [`ResultCache::restore`] adds them to the next run's cache under a
+//! (`cache_file.rs`), and [`RestoreTicket::restore`] adds them to the next run's cache under a
 //! [`RestoreTicket`] taken before anything could write, so a write in between still
 //! reaches them. Whether the data is still what they were computed from is the caller's to
 //! know: the server keeps them beside the database, which hands them back only for the
@@ -83,7 +83,7 @@ pub struct CacheStats {
     /// Results not stored: a write during their evaluation reached what they read, or they
     /// were larger than a quarter of the budget.
     pub not_stored: u64,
-    /// Results read back from the last run (`ResultCache::restore`).
+    /// Results read back from the last run (`RestoreTicket::restore`).
     pub restored: u64,
     /// Whether the results kept from the last run are still being read back.
     pub restoring: bool,
@@ -362,7 +362,7 @@ impl ResultCache {
         true
     }
 
-    /// The results as bytes for [`ResultCache::restore`] (`cache_file.rs`), most recently
+    /// The results as bytes for [`RestoreTicket::restore`] (`cache_file.rs`), most recently
     /// used first, compressed to at most `allowance` bytes (the least recently used that do
     /// not fit are left out); `identity` names the engine's build beyond this crate's
     /// version (results of another build are not read back). Empty when none fits.
@@ -428,7 +428,7 @@ impl ResultCache {
         (kept > 0).then(|| writer.finish())
     }
 
-    /// Starts watching writes for a [`ResultCache::restore`]: take it before anything
+    /// Starts watching writes for a [`RestoreTicket::restore`]: take it before anything
     /// could write to the data the saved results were computed from (when the datastore is
     /// open, before it serves anyone), so a write before the restore still reaches them.
     pub fn restore_ticket(self: &Arc<Self>) -> RestoreTicket {
@@ -442,42 +442,39 @@ impl ResultCache {
             id,
         }
     }
-
-    /// Adds the results saved by [`ResultCache::export`] of the same engine `identity`
-    /// (computed from the data as it was when `ticket` was taken), except those a write
-    /// since then reached; returns how many were added. Bytes of another identity, or not
-    /// whole, add nothing.
-    pub fn restore(&self, ticket: RestoreTicket, bytes: &[u8], identity: &str) -> usize {
-        let stored = cache_file::read(bytes, identity);
-        let mut inner = self.lock();
-        let dirty = inner.end_watch(ticket.id);
-        let Some(stored) = stored else {
-            drop(inner);
-            return 0;
-        };
-        let mut added = 0;
-        // Oldest first, so the last added (the most recently used at the save) are the
-        // last to be evicted.
-        for s in stored.into_iter().rev() {
-            let key = Key::new(&s.code, s.start, s.end);
-            if self.store(&mut inner, &dirty, key, s.reads, s.value) {
-                added += 1;
-            }
-        }
-        inner.stats.restored += added as u64;
-        // The ticket ends (and `restoring` with it) once the results are in.
-        drop(inner);
-        drop(ticket);
-        added
-    }
 }
 
-/// Leave for [`ResultCache::restore`] to add saved results; see there. Dropping it unused
-/// ends the watch.
+/// Leave to add saved results to the cache it was taken from ([`RestoreTicket::restore`]).
+/// Dropping it unused ends the watch.
 #[derive(Debug)]
 pub struct RestoreTicket {
     cache: Arc<ResultCache>,
     id: u64,
+}
+
+impl RestoreTicket {
+    /// Adds the results saved by [`ResultCache::export`] of the same engine `identity`
+    /// (computed from the data as it was when this ticket was taken) to its cache, except
+    /// those a write since then reached; returns how many were added. Bytes of another
+    /// identity, or not whole, add nothing. The watch (and `restoring`) ends with it.
+    pub fn restore(self, bytes: &[u8], identity: &str) -> usize {
+        let stored = cache_file::read(bytes, identity);
+        let cache = &*self.cache;
+        let mut inner = cache.lock();
+        let dirty = inner.end_watch(self.id);
+        let mut added = 0;
+        // Oldest first, so the last added (the most recently used at the save) are the
+        // last to be evicted.
+        for s in stored.into_iter().flatten().rev() {
+            let key = Key::new(&s.code, s.start, s.end);
+            if cache.store(&mut inner, &dirty, key, s.reads, s.value) {
+                added += 1;
+            }
+        }
+        inner.stats.restored += added as u64;
+        drop(inner);
+        added
+    }
 }
 
 impl Drop for RestoreTicket {
@@ -716,7 +713,7 @@ mod tests {
         let next = Arc::new(ResultCache::new(1 << 20));
         let ticket = next.restore_ticket();
         next.events_changed("w", 15 * S, 16 * S);
-        assert_eq!(next.restore(ticket, &bytes, "build"), 2);
+        assert_eq!(ticket.restore(&bytes, "build"), 2);
         assert_eq!(next.get(&key("q", 0, 10)).as_deref(), Some("a"));
         assert!(next.get(&key("q", 10, 20)).is_none());
         assert_eq!(next.get(&key("l", 0, 10)).as_deref(), Some("c"));
@@ -726,11 +723,8 @@ mod tests {
         assert!(next.get(&key("l", 0, 10)).is_none());
         // Another build's results, or damaged bytes, add nothing; the watch ends either way.
         let other = Arc::new(ResultCache::new(1 << 20));
-        assert_eq!(other.restore(other.restore_ticket(), &bytes, "build 2"), 0);
-        assert_eq!(
-            other.restore(other.restore_ticket(), &bytes[1..], "build"),
-            0
-        );
+        assert_eq!(other.restore_ticket().restore(&bytes, "build 2"), 0);
+        assert_eq!(other.restore_ticket().restore(&bytes[1..], "build"), 0);
         drop(other.restore_ticket());
         assert!(other.lock().in_flight.is_empty());
     }
@@ -756,7 +750,7 @@ mod tests {
             all.len()
         );
         let next = Arc::new(ResultCache::new(1 << 20));
-        let n = next.restore(next.restore_ticket(), &some, "b");
+        let n = next.restore_ticket().restore(&some, "b");
         assert!((1..10).contains(&n), "{n}");
         assert!(next.get(&key("q", 3, 4)).is_some());
         assert!(c.export("b", 10).is_empty());

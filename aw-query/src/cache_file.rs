@@ -1,5 +1,5 @@
 //! The result cache written out as bytes and read back ([`crate::ResultCache::export`],
-//! [`crate::ResultCache::restore`]): what a server keeps beside its database between runs,
+//! [`crate::RestoreTicket::restore`]): what a server keeps beside its database between runs,
 //! so the first look after a restart is answered from the cache.
 //!
 //! The bytes say which engine made them (the *identity*: this crate's version and whatever

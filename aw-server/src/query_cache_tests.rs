@@ -203,7 +203,7 @@ fn setup(dir: &tempfile::TempDir, budget: u64) -> (Datastore, Arc<ResultCache>) 
 fn start(dir: &tempfile::TempDir, budget: u64) -> (Datastore, Arc<ResultCache>) {
     let ds = Datastore::open(&dir.path().join("sqlite.db")).unwrap();
     let cache = attach_cache(&ds, budget).unwrap();
-    crate::query_source::restore_now(&ds, &cache, cache.restore_ticket());
+    crate::query_source::restore_now(&ds, cache.restore_ticket());
     (ds, cache)
 }
 

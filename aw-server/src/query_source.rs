@@ -68,25 +68,29 @@ pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<Res
     // Worked out now: at the stop the executable may be a newer one a package manager put
     // in its place, whose engine did not compute these results.
     let identity = build_identity();
-    datastore
-        .keep_derived_state_at_stop(Box::new(move |allowance| saved.export(identity, allowance)));
+    datastore.keep_derived_state_at_stop(Box::new(move |allowance| {
+        // A stop right after the start: the results of the last run are still being
+        // read back, and an export now would keep only part of them (a few ms; bounded).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while saved.stats().restoring && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        saved.export(identity, allowance)
+    }));
     Some(cache)
 }
 
-/// Reads back the results the last run kept (when the database is exactly as that run
-/// left it: `Datastore::take_derived_state`), on a thread of its own. `ticket` must have
-/// been taken once the datastore was open and before anything else could write: a write
-/// from then on still reaches the results it could change.
-pub(crate) fn restore_cache(
-    datastore: &Datastore,
-    cache: &Arc<ResultCache>,
-    ticket: aw_query::RestoreTicket,
-) {
-    let (datastore, cache) = (datastore.clone(), cache.clone());
+/// Reads back into the cache `ticket` was taken from the results the last run kept (when
+/// the database is exactly as that run left it: `Datastore::take_derived_state`), on a
+/// thread of its own. `ticket` must have been taken once the datastore was open and
+/// before anything else could write: a write from then on still reaches the results it
+/// could change.
+pub(crate) fn restore_cache(datastore: &Datastore, ticket: aw_query::RestoreTicket) {
+    let datastore = datastore.clone();
     let spawned = std::thread::Builder::new()
         .name("aw-cache-restore".into())
         .spawn(move || {
-            let restored = restore_now(&datastore, &cache, ticket);
+            let restored = restore_now(&datastore, ticket);
             log::info!("Query results kept from the last run: {restored} read back");
         });
     if let Err(e) = spawned {
@@ -95,13 +99,9 @@ pub(crate) fn restore_cache(
 }
 
 /// [`restore_cache`]'s work, on the caller's thread: how many results were read back.
-pub(crate) fn restore_now(
-    datastore: &Datastore,
-    cache: &ResultCache,
-    ticket: aw_query::RestoreTicket,
-) -> usize {
+pub(crate) fn restore_now(datastore: &Datastore, ticket: aw_query::RestoreTicket) -> usize {
     match datastore.take_derived_state() {
-        Some(bytes) => cache.restore(ticket, &bytes, build_identity()),
+        Some(bytes) => ticket.restore(&bytes, build_identity()),
         None => 0,
     }
 }

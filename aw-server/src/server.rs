@@ -227,8 +227,8 @@ pub(crate) fn build(
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .take();
-                if let (Some(ticket), Some(cache)) = (ticket, &state.query_cache) {
-                    crate::query_source::restore_cache(&state.datastore, cache, ticket);
+                if let Some(ticket) = ticket {
+                    crate::query_source::restore_cache(&state.datastore, ticket);
                 }
             }
             Box::pin(async move {
