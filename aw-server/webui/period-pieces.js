@@ -72,22 +72,28 @@ export function addUp(lists, keyOf, shown) {
 }
 
 /**
- * One desktop result (`desktopQuery`'s shape, without `active_events`) from the pieces'
- * results of every host: `results` is a list of `{result, limit}`. `null` when a top list
- * cannot be known exactly.
+ * One desktop result (`desktopQuery`'s shape) from the results of several pieces or hosts:
+ * `results` is a list of `{result, limit}` (`limit` null: its lists are complete). Each top
+ * list is added up by its key (`addUp`); not-AFK events are put together. `null` when a
+ * top list cannot be known exactly.
  */
 export function combinePieces(results, shown) {
   const lists = (pick) => results.map(({ result, limit }) => ({ events: pick(result), limit }));
-  const complete = (pick) => results.map(({ result }) => ({ events: pick(result), limit: null }));
   const apps = addUp(lists((r) => r.window.app_events), (e) => e.data.app, shown);
   const titles = addUp(lists((r) => r.window.title_events), (e) => JSON.stringify([e.data.app, e.data.title]), shown);
   // Categories are never cut by the query: every one is added up.
-  const cats = addUp(complete((r) => r.window.cat_events), (e) => JSON.stringify(e.data.$category), Infinity);
+  const cats = addUp(results.map(({ result }) => ({ events: result.window.cat_events, limit: null })), (e) => JSON.stringify(e.data.$category), Infinity);
   const domains = addUp(lists((r) => r.browser.domains), (e) => e.data.$domain, shown);
   if (!apps || !titles || !cats || !domains) return null;
   const total = (pick) => results.reduce((s, { result }) => s + pick(result), 0);
   return {
-    window: { app_events: apps, title_events: titles, cat_events: cats, active_events: [], duration: total((r) => r.window.duration) },
+    window: {
+      app_events: apps,
+      title_events: titles,
+      cat_events: cats,
+      active_events: results.flatMap(({ result }) => result.window.active_events || []),
+      duration: total((r) => r.window.duration),
+    },
     browser: { domains, duration: total((r) => r.browser.duration) },
   };
 }

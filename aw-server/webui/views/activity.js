@@ -80,41 +80,6 @@ function hourChart(hours) {
       h('div', { class: 'hour-label' }, x.start.getHours() % 3 === 0 ? String(x.start.getHours()) : ''))));
 }
 
-/** Adds up event lists by key: one event per key with the summed duration, longest first. */
-function sumBy(lists, keyOf) {
-  const byKey = new Map();
-  for (const list of lists) {
-    for (const e of list) {
-      const key = keyOf(e);
-      const seen = byKey.get(key);
-      if (seen) seen.duration += e.duration;
-      else byKey.set(key, { ...e, duration: e.duration });
-    }
-  }
-  return [...byKey.values()].sort((a, b) => b.duration - a.duration);
-}
-
-/**
- * One day of several devices from each device's desktop query result: applications,
- * titles, categories and domains summed; active time is the union of every device's
- * (an hour active on two devices at once counts once).
- */
-function combine(results) {
-  const win = results.map((r) => r.window);
-  const browser = results.map((r) => r.browser);
-  const total = (xs) => xs.reduce((s, x) => s + x.duration, 0);
-  return {
-    window: {
-      app_events: sumBy(win.map((w) => w.app_events), (e) => e.data.app),
-      title_events: sumBy(win.map((w) => w.title_events), (e) => JSON.stringify([e.data.app, e.data.title])),
-      cat_events: sumBy(win.map((w) => w.cat_events), (e) => JSON.stringify(e.data.$category)),
-      active_events: win.flatMap((w) => w.active_events),
-      duration: total(win),
-    },
-    browser: { domains: sumBy(browser.map((b) => b.domains), (e) => e.data.$domain), duration: total(browser) },
-  };
-}
-
 /**
  * Notices for what data left out of the queries: bucket ids and categories that end with a
  * backslash cannot be written into a query2 string, so they are not read.
@@ -205,7 +170,8 @@ export async function render(root, ctx) {
   const elapsed = period.days(ctx.period).filter((d) => d <= today);
   const started = performance.now();
   const whole = () => Promise.all(perHost.map((statements) => api.query([ctx.range], statements).then(([r]) => r)))
-    .then((results) => (results.length === 1 ? results[0] : combine(results)));
+    // Several devices: every list added up in full (each device's top list as it came).
+    .then((results) => (results.length === 1 ? results[0] : combinePieces(results.map((result) => ({ result, limit: null })), Infinity)));
   const [{ result, from }, perDay, [previous]] = await Promise.all([
     isDay ? whole().then((r) => ({ result: r, from: 'whole' })) : periodResult(ctx, ids, today, whole),
     isDay || !elapsed.length ? [] : api.query(elapsed.map((d) => fmt.dayRange(d, ctx.startOfDay)), daily),
