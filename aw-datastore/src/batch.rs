@@ -99,6 +99,22 @@ pub(crate) enum Change {
         /// New data text.
         data: String,
     },
+    /// An event's data was redacted by the privacy rules applied to the past
+    /// (`store/privacy_past.rs`): changed only if it still holds the text the rules judged.
+    /// Such a run goes on in steps while heartbeats and edits are answered, and its changes
+    /// count from its end (a replay applies them after the writes answered between its
+    /// steps); a conditional change of the data alone commutes with those writes, where a
+    /// whole row read at a step would put back an end a heartbeat moved since, or undo an
+    /// edit.
+    RedactEvent {
+        /// The event's id.
+        id: i64,
+        /// Its bucket's row id.
+        bucketrow: i64,
+        /// The data text the rules judged, then the text they leave (boxed, as
+        /// [`Change::CreateBucket`]'s columns).
+        texts: Box<[String; 2]>,
+    },
     /// An event's span changed (a heartbeat merged into it).
     ResizeEvent {
         /// The event's id.
@@ -172,6 +188,7 @@ impl Change {
             Change::SetKeyValue { key, value, .. } => key.len() + value.len(),
             Change::DeleteKeyValue { key } => key.len(),
             Change::RenameBucket { name, hostname, .. } => name.len() + hostname.len(),
+            Change::RedactEvent { texts, .. } => texts.iter().map(String::len).sum(),
             Change::MergeBuckets { .. } | Change::MoveEvent { .. } => 0,
             Change::DeleteBucket { .. }
             | Change::ResizeEvent { .. }
@@ -236,6 +253,17 @@ impl Change {
                     "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
                 )?
                 .execute(params![start, end, data, id])?
+            }
+            Change::RedactEvent {
+                id,
+                bucketrow,
+                texts,
+            } => {
+                let [judged, left] = &**texts;
+                conn.prepare_cached(
+                    "UPDATE events SET data = ?1 WHERE bucketrow = ?2 AND id = ?3 AND data = ?4",
+                )?
+                .execute(params![left, bucketrow, id, judged])?
             }
             Change::ResizeEvent {
                 id,
@@ -330,9 +358,16 @@ impl Batch {
         self.sealed
     }
 
-    /// The journal's last record number: what a commit of this batch stores.
+    /// The journal's last record number.
     pub(crate) fn journal_last(&self) -> Option<u64> {
         self.journal.as_ref().map(Journal::last)
+    }
+
+    /// The journal number a commit must store with this batch (see `Journal::unstored`):
+    /// `Some` whenever records were appended since the last commit, even if the batch is
+    /// empty.
+    pub(crate) fn journal_unstored(&self) -> Option<u64> {
+        self.journal.as_ref().and_then(Journal::unstored)
     }
 
     /// The journal (for the log: where held writes are).
@@ -468,14 +503,14 @@ impl Batch {
         apply_all(&self.changes, conn)
     }
 
-    /// Forgets everything after a commit that stored [`Batch::journal_last`], and empties
-    /// the journal.
-    pub(crate) fn clear(&mut self) {
+    /// Forgets everything after a commit, which stored `stored` as the journal's number
+    /// when it had to ([`Batch::journal_unstored`]); the journal is then emptied.
+    pub(crate) fn clear(&mut self, stored: Option<u64>) {
         let journal = self.journal.take();
         *self = Batch::default();
         self.journal = journal;
-        if let Some(journal) = &mut self.journal {
-            if let Err(e) = journal.empty() {
+        if let (Some(journal), Some(stored)) = (&mut self.journal, stored) {
+            if let Err(e) = journal.committed(stored) {
                 // Harmless: its records are all committed, so none is applied again.
                 log::warn!("Cannot empty {}: {e}", journal.path().display());
             }
@@ -655,7 +690,7 @@ mod tests {
         assert!(batch.bytes() > size + 1000);
         batch.truncate(mark);
         assert_eq!((batch.len(), batch.bytes()), (1, size));
-        batch.clear();
+        batch.clear(None);
         assert!(batch.is_empty());
         assert_eq!(batch.bytes(), 0);
     }

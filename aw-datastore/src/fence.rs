@@ -70,7 +70,8 @@ impl Request {
             | Request::SetKeyValue(..)
             | Request::DeleteKeyValue(..)
             | Request::GetKeyValues(..)
-            | Request::Close(..) => Touches::Nothing,
+            | Request::Close(..)
+            | Request::Hold(..) => Touches::Nothing,
         }
     }
 
@@ -137,7 +138,8 @@ impl Scope<'_> {
                 | Request::CountEvents(..)
                 | Request::GetKeyValue(..)
                 | Request::GetKeyValues(..)
-                | Request::Close(..) => false,
+                | Request::Close(..)
+                | Request::Hold(..) => false,
                 Request::SetKeyValue(key, ..) | Request::DeleteKeyValue(key, _) => {
                     key == PRIVACY_FILTERS_KEY
                 }

@@ -39,9 +39,10 @@ pub(crate) struct GroupCommit {
     /// When the oldest uncommitted write could have been made (the commit interval counts
     /// from here; a restored transaction keeps its original age).
     started: Instant,
-    /// Whether a transaction is open. `false` after `BEGIN` failed (requests then run in
-    /// autocommit mode, each statement durable at once: slower, but it loses nothing) and
-    /// while `unsaved` is set (writes are then refused, see [`GroupCommit::writable`]).
+    /// Whether a transaction is open. When it is not, `unsaved` says why and writes are
+    /// refused ([`GroupCommit::writable`]) until one could be begun: a write is never
+    /// made in autocommit mode, where it would be durable before its journal record
+    /// counts, and the next start would apply it a second time.
     open: bool,
     /// The batch holds acknowledged writes that are not in any transaction: SQLite dropped
     /// it and applying them again failed.
@@ -62,7 +63,7 @@ impl GroupCommit {
     #[cfg(test)]
     pub(crate) fn begin(store: &Store) -> GroupCommit {
         let mut tx = GroupCommit::unopened(Batch::default());
-        tx.open = tx.try_begin(store).is_ok();
+        tx.renew(store);
         tx
     }
 
@@ -78,7 +79,7 @@ impl GroupCommit {
                 "the last run's acknowledged writes wait to be applied",
             );
         } else {
-            tx.open = tx.try_begin(store).is_ok();
+            tx.renew(store);
         }
         tx
     }
@@ -222,17 +223,9 @@ impl GroupCommit {
         if self.unsaved.is_some() {
             self.restore(store)?;
         }
-        let last = self.batch.journal_last().filter(|_| !self.batch.is_empty());
-        if !self.open {
-            // `BEGIN` had failed: what the batch records ran in autocommit mode, durable.
-            // (Should the number not be stored, recovery finds those rows there already.)
-            if let Some(last) = last {
-                let _ = crate::lifecycle::store_committed(store.conn(), last);
-            }
-            self.batch.clear();
-            self.renew(store);
-            return Ok(());
-        }
+        // Stored whenever the journal moved, even with no change to commit (a dry run's
+        // done record): its header may only name a number the database holds.
+        let last = self.batch.journal_unstored();
         let stored = match last {
             Some(last) => crate::lifecycle::store_committed(store.conn(), last),
             None => Ok(()),
@@ -249,7 +242,7 @@ impl GroupCommit {
                     );
                     self.disk_full = false;
                 }
-                self.batch.clear();
+                self.batch.clear(last);
                 self.renew(store);
                 Ok(())
             }
@@ -297,10 +290,19 @@ impl GroupCommit {
         Ok(busy? == 0)
     }
 
+    /// Begins the next transaction. When `BEGIN` fails (another program holds the write
+    /// lock past the busy timeout), writes are refused until a later try succeeds.
     fn renew(&mut self, store: &Store) {
         self.started = Instant::now();
         self.retry_at = None;
-        self.open = self.try_begin(store).is_ok();
+        match self.try_begin(store) {
+            Ok(()) => self.open = true,
+            Err(e) => {
+                self.open = false;
+                self.unsaved = Some(format!("no transaction could be begun: {e}"));
+                self.retry_at = Some(Instant::now() + RETRY_DELAY);
+            }
+        }
     }
 
     /// Begins a transaction and applies the whole batch again; the caches are rebuilt from

@@ -64,6 +64,7 @@ mod backup;
 mod batch;
 mod encryption;
 mod error;
+mod faults;
 mod fence;
 mod files;
 mod group_commit;
@@ -94,6 +95,7 @@ pub use encryption::{
     convert, Converted, DbPassword, Direction, AVAILABLE as ENCRYPTION_AVAILABLE,
 };
 pub use error::{DatastoreError, Failure, Result};
+pub use faults::Faults;
 pub use files::{with_suffix, FILE_TIME_FORMAT};
 pub use import_document::{parse_import_document, ImportDocument, ImportProblem, MAX_PROBLEMS};
 pub use lifecycle::{
@@ -125,6 +127,13 @@ use request::{Request, RowSink};
 use shared::{BucketMap, Shared};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+/// The worker held by [`Datastore::hold_worker`]: it goes on when this is dropped.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct WorkerHold {
+    _release: crossbeam_channel::Sender<()>,
+}
 
 /// The parts of [`Datastore::stream_events`], a step of the read at a time.
 pub struct TextParts(crossbeam_channel::Receiver<Result<TextRows>>);
@@ -682,6 +691,18 @@ impl Datastore {
     /// Commits everything written so far; answers after the commit.
     pub fn force_commit(&self) -> Answer<()> {
         self.ask(Request::ForceCommit)
+    }
+
+    /// Holds the worker between two of its turns until the returned [`WorkerHold`] is
+    /// dropped: nothing runs meanwhile, so the database's files (and the journal beside
+    /// them) are exactly what a kill at this instant would leave, and a copy of them is
+    /// that kill's outcome. For tests of the file's life (`tests/file_life.rs`); a long
+    /// hold stalls every request.
+    #[doc(hidden)]
+    pub fn hold_worker(&self) -> Result<WorkerHold> {
+        let (release, held) = crossbeam_channel::bounded(0);
+        self.ask(|r| Request::Hold(r, held)).wait()?;
+        Ok(WorkerHold { _release: release })
     }
 
     /// Commits and stops the worker; returns once the final commit is done, the file's

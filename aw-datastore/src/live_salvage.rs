@@ -130,6 +130,16 @@ pub(crate) fn salvage_now(
             ..
         }) => {
             *store = opened;
+            // The copy is the journal's database, whatever could be read of the damaged
+            // file's own identity rows: later kills must find the journal matching it.
+            if let Some(journal) = tx.batch().journal() {
+                if let Err(e) = crate::lifecycle::adopt_identity(store.conn(), journal) {
+                    log::error!(
+                        "Cannot give the salvaged copy of {} the journal's identity: {e}",
+                        path.display()
+                    );
+                }
+            }
             if backup_source.is_some() {
                 *shared
                     .backup_source

@@ -39,6 +39,8 @@ pub struct OpenOptions {
     /// keeps the password in the worker's memory while it runs: reopening the salvaged
     /// copy needs it.
     pub salvage_on_damage: bool,
+    /// Faults a test switches on while the datastore runs (`faults.rs`); none by default.
+    pub faults: crate::Faults,
 }
 
 /// What opening a database gives the worker.
@@ -138,8 +140,10 @@ pub(crate) fn open_store(
         let recovered = crate::lifecycle::recover(&conn, path, options.password.is_some())?;
         // Writes applied now, or a migration, changed the file after the fingerprint.
         let unchanged = !recovered.replayed && found == schema::SCHEMA_VERSION;
+        let mut journal = recovered.journal;
+        journal.set_faults(options.faults.clone());
         (
-            Batch::with_journal(recovered.journal, recovered.held),
+            Batch::with_journal(journal, recovered.held),
             Found {
                 valid_for: fingerprint.filter(|_| unchanged),
                 cipher: recovered.derived_cipher,

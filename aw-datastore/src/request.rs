@@ -113,6 +113,10 @@ pub(crate) enum Request {
     ForceCommit(Reply<()>),
     /// Commit and stop; answered after the final commit.
     Close(Reply<()>),
+    /// Holds the worker between two turns: answered at once, then nothing runs until the
+    /// receiver's sender is dropped ([`crate::WorkerHold`]). The files are then as a kill
+    /// at this instant would leave them.
+    Hold(Reply<()>, crossbeam_channel::Receiver<()>),
 }
 
 /// Reads and inserts of at most this many events are quick requests.
@@ -146,7 +150,8 @@ impl Request {
             | Request::DeleteBucket(..)
             | Request::GetKeyValues(..)
             | Request::ForceCommit(..)
-            | Request::Close(..) => false,
+            | Request::Close(..)
+            | Request::Hold(..) => false,
         }
     }
 }
@@ -174,7 +179,8 @@ impl Request {
             | Request::GetKeyValue(..)
             | Request::GetKeyValues(..)
             | Request::ForceCommit(..)
-            | Request::Close(..) => Commit::Later,
+            | Request::Close(..)
+            | Request::Hold(..) => Commit::Later,
         }
     }
 
@@ -202,7 +208,8 @@ impl Request {
             | Request::GetKeyValue(..)
             | Request::GetKeyValues(..)
             | Request::ForceCommit(..)
-            | Request::Close(..) => false,
+            | Request::Close(..)
+            | Request::Hold(..) => false,
         }
     }
 
@@ -216,7 +223,8 @@ impl Request {
             | Request::SetKeyValue(_, _, r)
             | Request::DeleteKeyValue(_, r)
             | Request::ForceCommit(r)
-            | Request::Close(r) => {
+            | Request::Close(r)
+            | Request::Hold(r, _) => {
                 let _ = r.send(Err(error));
             }
             Request::InsertEvents(_, _, r) => {

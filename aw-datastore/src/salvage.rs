@@ -223,17 +223,10 @@ pub fn salvage(
     report.lost.extend(lost);
     // The same database, as far as the journal is concerned: its held writes apply here
     // (and can be read: an encrypted journal's key comes along).
-    crate::lifecycle::marker(&tx)?;
     crate::lifecycle::copy_journal_key(&source, &tx)?;
-    if let Ok((id, committed)) = source.query_row(
-        "SELECT database, committed FROM aw_server_journal WHERE id = 1",
-        [],
-        |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
-    ) {
-        tx.execute(
-            "UPDATE aw_server_journal SET database = ?1, committed = ?2 WHERE id = 1",
-            rusqlite::params![id, committed],
-        )?;
+    match crate::lifecycle::salvage_identity(&source, damaged) {
+        Some((id, committed)) => crate::lifecycle::set_identity(&tx, &id, committed)?,
+        None => drop(crate::lifecycle::marker(&tx)?),
     }
     // Ids of lost events are never handed out again.
     if let Ok(seq) = source.query_row(

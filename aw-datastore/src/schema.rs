@@ -57,10 +57,26 @@ pub(crate) fn configure_as(conn: &Connection, durability: Durability) -> Result<
 /// Makes a file created under [`Durability::Creating`] durable (the database, its WAL and
 /// the folder's entries for both) and turns `synchronous=FULL` on: from here on it is like
 /// any other open file.
+///
+/// SQLite syncs its own files here: with `synchronous=FULL` a checkpoint syncs the WAL,
+/// copies it into the database and syncs that. The database file is never opened through
+/// a descriptor of ours while the connection is open: on POSIX, closing *any* descriptor of
+/// a file drops every lock the process holds on it, SQLite's included, and another
+/// program's clean close (`sqlite3 db 'select …'`) would then take the database as
+/// unused and delete the live WAL, with every write committed since.
 pub(crate) fn finish_creation(conn: &Connection, path: &std::path::Path) -> Result<()> {
-    crate::lifecycle::sync_new_database(path)
-        .map_err(|e| DatastoreError::io("sync the new database", path, &e))?;
     conn.execute_batch("PRAGMA synchronous=FULL;")?;
+    let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(FULL)", [], |r| r.get(0))?;
+    if busy != 0 {
+        // Another program reads the new file already: its WAL is synced by the first
+        // commit (`synchronous=FULL`), and nothing was acknowledged before that.
+        log::warn!(
+            "The new database {} could not be checkpointed at once",
+            path.display()
+        );
+    }
+    crate::lifecycle::sync_folder_of(path)
+        .map_err(|e| DatastoreError::io("sync the folder of the new database", path, &e))?;
     Ok(())
 }
 

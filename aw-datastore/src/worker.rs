@@ -137,6 +137,12 @@ pub(crate) fn run(
             Some(Request::ForceCommit(reply)) => {
                 let _ = reply.send(tx.commit(&mut store));
             }
+            Some(Request::Hold(reply, release)) => {
+                let _ = reply.send(Ok(()));
+                // Until the holder lets go (its sender dropped).
+                let _ = release.recv();
+                continue;
+            }
             Some(Request::Scrub(reply)) => {
                 let scrubbed = tx.scrub(&mut store).map(|emptied| {
                     if !emptied {
@@ -448,7 +454,10 @@ fn handle(store: &mut Store, batch: &mut Batch, request: Request, step: Duration
             return Job::apply_privacy(store, batch, dry_run, reply, step)
         }
         // Taken by the loop (they need the transaction); never handled here.
-        Request::ForceCommit(reply) | Request::Close(reply) | Request::Scrub(reply) => {
+        Request::ForceCommit(reply)
+        | Request::Close(reply)
+        | Request::Scrub(reply)
+        | Request::Hold(reply, _) => {
             let _ = reply.send(Ok(()));
         }
     }

@@ -48,6 +48,57 @@ pub fn preallocate(file: &File, len: u64) -> std::io::Result<()> {
     }
 }
 
+/// Whether rewriting bytes of `file` that already have disk blocks can still need new
+/// space: true on copy-on-write file systems (btrfs, ZFS, bcachefs, NILFS, APFS), where
+/// every overwrite goes to new blocks, so [`preallocate`] promises nothing and a write into
+/// a preallocated file can fail with "no space" like any other. A write through a shared
+/// memory mapping cannot fail with an error: the process is killed (SIGBUS) instead, so
+/// such files must be written with system calls there.
+pub fn overwrites_need_space(file: &File) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: statfs is plain data; all-zero is a valid value of it.
+        let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: the descriptor is open and `stat` a valid, writable statfs.
+        if unsafe { libc::fstatfs(file.as_raw_fd(), &mut stat) } != 0 {
+            // Unknown: assume the worst.
+            return true;
+        }
+        #[allow(clippy::unnecessary_cast)]
+        is_copy_on_write(stat.f_type as u64)
+    }
+    #[cfg(target_os = "macos")]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: statfs is plain data; all-zero is a valid value of it.
+        let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: the descriptor is open and `stat` a valid, writable statfs.
+        if unsafe { libc::fstatfs(file.as_raw_fd(), &mut stat) } != 0 {
+            return true;
+        }
+        // SAFETY: the kernel writes a NUL-terminated name into the fixed-size array.
+        let name = unsafe { std::ffi::CStr::from_ptr(stat.f_fstypename.as_ptr()) };
+        matches!(name.to_bytes(), b"apfs" | b"zfs")
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        let _ = file;
+        true
+    }
+}
+
+/// Whether the Linux file system with magic number `f_type` (`statfs`) writes every
+/// overwrite to new blocks.
+#[cfg(target_os = "linux")]
+fn is_copy_on_write(f_type: u64) -> bool {
+    const BTRFS: u64 = 0x9123_683E;
+    const ZFS: u64 = 0x2FC1_2FC1;
+    const BCACHEFS: u64 = 0xCA45_1A4E;
+    const NILFS: u64 = 0x3434;
+    matches!(f_type, BTRFS | ZFS | BCACHEFS | NILFS)
+}
+
 /// Grows `file` to `len` bytes by writing zeros (never shrinks it).
 fn grow(file: &File, len: u64) -> std::io::Result<()> {
     use std::io::{Seek, SeekFrom, Write};
@@ -92,5 +143,18 @@ mod tests {
         assert_eq!(file.metadata().unwrap().len(), 1 << 20, "never shrinks");
         assert!(free_bytes(dir.path()).unwrap() > 0);
         sync_folder(dir.path()).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn copy_on_write_file_systems_are_told_apart() {
+        assert!(super::is_copy_on_write(0x9123_683E), "btrfs");
+        assert!(super::is_copy_on_write(0x2FC1_2FC1), "zfs");
+        assert!(!super::is_copy_on_write(0xEF53), "ext4");
+        assert!(!super::is_copy_on_write(0x0102_1994), "tmpfs");
+        assert!(!super::is_copy_on_write(0x5846_5342), "xfs");
+        let file = tempfile::tempfile().unwrap();
+        // Whatever the test folder is on, the answer comes without an error.
+        let _ = super::overwrites_need_space(&file);
     }
 }

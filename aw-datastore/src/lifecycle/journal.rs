@@ -33,14 +33,28 @@
 //!   authenticated (`journal_cipher.rs`), under a key the database itself keeps: the
 //!   watchers' titles and URLs are never on disk in the clear beside an encrypted file.
 //!
-//! Format: a 64-byte header (`AWJRNL01`, the base sequence number, the database id, a
-//! CRC-32), then records `[payload length u32, top bit: encrypted][CRC-32 of seq and
-//! payload u32][seq u64][payload]`, little-endian; an encrypted payload is a nonce, the
-//! ciphertext and a tag, and what it encrypts (like a plain payload) is JSON: one request's row changes (an array),
+//! * **Old records never come back.** Every time the header is written with another base
+//!   (an emptying after a commit, a start on a database at another commit: a restored
+//!   backup), it gets a new *salt*, and each record's checksum covers the salt of the
+//!   header it was written under. The bytes of older records stay behind the tail, but no
+//!   header can ever make them follow again, whatever number it names (SQLite's WAL does
+//!   the same with its salts).
+//! * **The base is a number the database holds.** The header's base only ever becomes a
+//!   number a commit stored in the database ([`Journal::committed`]): a record that moved
+//!   the number without changing a row (a dry run's done record) is stored by the next
+//!   commit like any other, so the header is never ahead of its database.
+//!
+//! Format (version 2, `AWJRNL02`): a 64-byte header (the magic, the base sequence number,
+//! the salt, the database id, a CRC-32), then records `[payload length u32, top bit:
+//! encrypted][CRC-32 of salt, length word, seq and payload u32][seq u64][payload]`,
+//! little-endian; an encrypted payload is a nonce, the ciphertext and a tag, and what it
+//! encrypts (like a plain payload) is JSON: one request's row changes (an array),
 //! `{"rewrite": n, "changes": [...]}` for a provisional record of rewrite `n`, or
 //! `{"rewrite_done": n}`. A record ends the journal when its CRC does not match, its
 //! length is zero, or its number is not the next one (records of before the last emptying
-//! stay behind the tail).
+//! stay behind the tail). Version 1 (`AWJRNL01`, no salt, the encrypted flag outside the
+//! CRC) is still read, and a journal of that version that holds writes waiting for the
+//! database is appended to in its own version until its next emptying.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -59,7 +73,117 @@ const HEADROOM: u64 = 1 << 20;
 const SCRATCH_KEPT: usize = 64 << 10;
 
 const HEADER_LEN: u64 = 64;
-const MAGIC: &[u8; 8] = b"AWJRNL01";
+/// The longest database id a header holds (ours are 32 hex digits).
+const MAX_ID_LEN: usize = 35;
+
+/// A journal file's version, named by its magic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// `AWJRNL01`: no salt; the encrypted flag outside the CRC.
+    V1,
+    /// `AWJRNL02`: salted records, every framing bit under the CRC.
+    V2,
+}
+
+impl Format {
+    fn magic(self) -> &'static [u8; 8] {
+        match self {
+            Format::V1 => b"AWJRNL01",
+            Format::V2 => b"AWJRNL02",
+        }
+    }
+}
+
+/// What a header says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Header {
+    format: Format,
+    /// The id of the database the records were written for (at most [`MAX_ID_LEN`] bytes).
+    database_id: String,
+    /// The number committed when the journal was last emptied.
+    base: u64,
+    /// Covered by each record's CRC (version 2; 0 in version 1).
+    salt: u64,
+}
+
+impl Header {
+    fn bytes(&self) -> [u8; HEADER_LEN as usize] {
+        let mut h = [0u8; HEADER_LEN as usize];
+        h[..8].copy_from_slice(self.format.magic());
+        h[8..16].copy_from_slice(&self.base.to_le_bytes());
+        let id = self.database_id.as_bytes();
+        match self.format {
+            Format::V1 => {
+                let n = id.len().min(40);
+                h[16] = n as u8;
+                h[17..17 + n].copy_from_slice(&id[..n]);
+            }
+            Format::V2 => {
+                h[16..24].copy_from_slice(&self.salt.to_le_bytes());
+                let n = id.len().min(MAX_ID_LEN);
+                h[24] = n as u8;
+                h[25..25 + n].copy_from_slice(&id[..n]);
+            }
+        }
+        let crc = crc32fast::hash(&h[..60]);
+        h[60..].copy_from_slice(&crc.to_le_bytes());
+        h
+    }
+
+    /// The header in `h`; `None` when it is not a valid one.
+    fn parse(h: &[u8; HEADER_LEN as usize]) -> Option<Header> {
+        if crc32fast::hash(&h[..60]).to_le_bytes() != h[60..64] {
+            return None;
+        }
+        let format = [Format::V1, Format::V2]
+            .into_iter()
+            .find(|f| &h[..8] == f.magic())?;
+        let base = u64_at(h, 8);
+        let (salt, id) = match format {
+            Format::V1 => (0, h.get(17..17 + usize::from(h[16]).min(40))?),
+            Format::V2 => (
+                u64_at(h, 16),
+                h.get(25..25 + usize::from(h[24]).min(MAX_ID_LEN))?,
+            ),
+        };
+        Some(Header {
+            format,
+            database_id: String::from_utf8_lossy(id).into_owned(),
+            base,
+            salt,
+        })
+    }
+
+    /// Whether the records under this header were written for database `id`.
+    fn names(&self, id: &str) -> bool {
+        let limit = match self.format {
+            Format::V1 => 40,
+            Format::V2 => MAX_ID_LEN,
+        };
+        let id = id.as_bytes();
+        self.database_id.as_bytes() == &id[..id.len().min(limit)]
+    }
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
+/// A salt for a journal that has none to go on from: random (the standard library's
+/// hasher keys are drawn from the operating system once per process, and each hasher
+/// built from a new `RandomState` differs).
+fn fresh_salt() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
+}
 /// Record framing: length, CRC, sequence number.
 const RECORD_HEAD: usize = 16;
 /// The length word's top bit: the payload is encrypted (`journal_cipher.rs`). A record says
@@ -73,12 +197,10 @@ pub(crate) fn journal_path(db: &Path) -> PathBuf {
 }
 
 /// What a journal file holds.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Contents {
-    /// The id of the database it was written for.
-    pub database_id: String,
-    /// The sequence number committed when it was last emptied.
-    pub base: u64,
+    /// Its header: the database it was written for, its base and salt.
+    header: Header,
     /// Its records after the base, in order: (sequence number, the changes of one request).
     /// A finished rewrite's changes are one record, numbered as its done record.
     pub records: Vec<(u64, Vec<Change>)>,
@@ -108,32 +230,39 @@ pub(crate) struct Journal {
     /// The record being built (kept to save an allocation per append).
     scratch: Vec<u8>,
     path: PathBuf,
-    database_id: String,
+    /// The header the records are written under.
+    header: Header,
     /// The number of the last record appended (the base when empty).
     last: u64,
+    /// The number the database holds as committed: the header's base only ever becomes
+    /// one of these ([`Journal::committed`]).
+    committed: u64,
     tail: u64,
     allocated: u64,
     /// A failure to grow was logged (not again until growing works).
     grow_failed: bool,
     /// Encrypts each record: the database is encrypted.
     cipher: Option<JournalCipher>,
+    /// Whether appends may go through a shared mapping: not on a copy-on-write file
+    /// system, where a write into the preallocated file can still need new space, and a
+    /// mapped write that finds none kills the process instead of failing.
+    mappable: bool,
+    /// Faults a test switched on (`faults.rs`).
+    faults: crate::Faults,
 }
 
 fn io_error(text: String) -> std::io::Error {
     std::io::Error::other(text)
 }
 
-fn header(database_id: &str, base: u64) -> [u8; HEADER_LEN as usize] {
+/// The database id and base the header of the journal at `path` names, if it has a valid
+/// one: whom its records were written for, when the database's own row cannot be read (a
+/// salvage of a damaged file, `salvage.rs`).
+pub(crate) fn identity(path: &Path) -> Option<(String, u64)> {
+    use std::io::Read;
     let mut h = [0u8; HEADER_LEN as usize];
-    h[..8].copy_from_slice(MAGIC);
-    h[8..16].copy_from_slice(&base.to_le_bytes());
-    let id = database_id.as_bytes();
-    let n = id.len().min(40);
-    h[16] = n as u8;
-    h[17..17 + n].copy_from_slice(&id[..n]);
-    let crc = crc32fast::hash(&h[..60]);
-    h[60..].copy_from_slice(&crc.to_le_bytes());
-    h
+    File::open(path).ok()?.read_exact(&mut h).ok()?;
+    Header::parse(&h).map(|h| (h.database_id, h.base))
 }
 
 /// Reads the journal at `path`; `None` when there is none (or not even a whole header).
@@ -170,18 +299,12 @@ pub(crate) fn read(
         // Made, but its header never reached the disk (a power cut right after): empty.
         return Ok(None);
     }
-    if &h[..8] != MAGIC || crc32fast::hash(&h[..60]).to_le_bytes() != h[60..64] || h[16] > 40 {
-        return Err(io_error(format!("{} has no valid header", path.display())));
-    }
-    let mut base_bytes = [0u8; 8];
-    base_bytes.copy_from_slice(&h[8..16]);
-    let base = u64::from_le_bytes(base_bytes);
-    let database_id = String::from_utf8_lossy(&h[17..17 + h[16] as usize]).into_owned();
+    let header = Header::parse(&h)
+        .ok_or_else(|| io_error(format!("{} has no valid header", path.display())))?;
     let mut contents = Contents {
-        database_id,
-        base,
+        last: header.base,
+        header,
         records: Vec::new(),
-        last: base,
         tail: HEADER_LEN,
     };
     // Provisional records by rewrite, until their done record.
@@ -199,16 +322,14 @@ pub(crate) fn read(
             (word(0) & !ENCRYPTED) as usize,
             word(4),
         );
-        let mut seq_bytes = [0u8; 8];
-        seq_bytes.copy_from_slice(&head[8..16]);
-        let seq = u64::from_le_bytes(seq_bytes);
+        let seq = u64_at(&head, 8);
         let room = size.saturating_sub(contents.tail + RECORD_HEAD as u64);
         if len == 0 || seq != contents.last + 1 || len as u64 > room {
             break;
         }
         payload.clear();
         payload.resize(len, 0);
-        if !fill(&mut payload)? || checksum(seq, &payload) != crc {
+        if !fill(&mut payload)? || checksum(&contents.header, word(0), seq, &payload) != crc {
             break;
         }
         let decrypted;
@@ -245,11 +366,35 @@ pub(crate) fn read(
     Ok(Some(contents))
 }
 
-fn checksum(seq: u64, payload: &[u8]) -> u32 {
+/// A record's CRC: in version 2 over the header's salt and every framing bit (so a flipped
+/// "encrypted" bit ends the journal there, like any torn record); in version 1 over the
+/// sequence number and the payload.
+fn checksum(header: &Header, length_word: u32, seq: u64, payload: &[u8]) -> u32 {
     let mut hasher = crc32fast::Hasher::new();
+    if header.format == Format::V2 {
+        hasher.update(&header.salt.to_le_bytes());
+        hasher.update(&length_word.to_le_bytes());
+    }
     hasher.update(&seq.to_le_bytes());
     hasher.update(payload);
     hasher.finalize()
+}
+
+impl Contents {
+    /// Whether it was written for database `id`.
+    pub(crate) fn names(&self, id: &str) -> bool {
+        self.header.names(id)
+    }
+
+    /// The database id it names.
+    pub(crate) fn database_id(&self) -> &str {
+        &self.header.database_id
+    }
+
+    /// The number committed when it was last emptied.
+    pub(crate) fn base(&self) -> u64 {
+        self.header.base
+    }
 }
 
 impl std::fmt::Debug for Journal {
@@ -265,13 +410,15 @@ impl std::fmt::Debug for Journal {
 }
 
 impl Journal {
-    /// Opens the journal of `db` for appending: empty with base `base` (`contents` `None`),
-    /// or going on after the records of `contents`. The file is preallocated.
-    /// With `cipher`, every record it appends is encrypted.
+    /// Opens the journal of `db` for appending, for database `database_id`, which holds
+    /// `committed` as its last committed number: going on after the records of `contents`
+    /// (written for this database: writes that wait to be committed), or else empty with
+    /// base `committed`. The file is preallocated. With `cipher`, every record it appends
+    /// is encrypted.
     pub(crate) fn open(
         db: &Path,
         database_id: &str,
-        base: u64,
+        committed: u64,
         contents: Option<&Contents>,
         cipher: Option<JournalCipher>,
     ) -> std::io::Result<Journal> {
@@ -280,34 +427,63 @@ impl Journal {
         let had = file.metadata()?.len();
         let allocated = had.max(INITIAL_SIZE);
         aw_platform::disk::preallocate(&file, allocated)?;
+        let going_on = contents.filter(|c| !c.records.is_empty());
         let mut journal = Journal {
             file,
             map: None,
             scratch: Vec::new(),
             path,
-            database_id: database_id.to_string(),
-            last: base,
+            header: Header {
+                format: Format::V2,
+                database_id: database_id.to_string(),
+                base: committed,
+                salt: 0,
+            },
+            last: committed,
+            committed,
             tail: HEADER_LEN,
             allocated,
             grow_failed: false,
             cipher,
+            mappable: false,
+            faults: crate::Faults::default(),
         };
-        match contents {
-            Some(c) if !c.records.is_empty() => {
+        journal.mappable = !aw_platform::disk::overwrites_need_space(&journal.file);
+        match going_on {
+            Some(c) => {
+                // Appended under the header they follow, in its version.
+                journal.header = c.header.clone();
                 journal.last = c.last;
                 journal.tail = c.tail;
             }
-            _ => {
-                let wanted = header(database_id, base);
+            None => {
                 let mut found = [0u8; HEADER_LEN as usize];
-                let same = read_at(&journal.file, &mut found, 0).is_ok() && found == wanted;
-                // After a clean stop the header already says this: nothing to write.
-                if !same {
+                let found = read_at(&journal.file, &mut found, 0)
+                    .ok()
+                    .and_then(|()| Header::parse(&found));
+                journal.header.salt = match &found {
+                    // After a clean stop the header already says this (its salt aside):
+                    // nothing to write. Another base (a restored backup) or another
+                    // database: a new salt, so no record written under the old header can
+                    // follow the new one.
+                    Some(h) => {
+                        let same = Header {
+                            salt: h.salt,
+                            ..journal.header.clone()
+                        } == *h;
+                        if same {
+                            h.salt
+                        } else {
+                            h.salt.wrapping_add(1)
+                        }
+                    }
+                    None => fresh_salt(),
+                };
+                if found.as_ref() != Some(&journal.header) {
                     // Written before the file is mapped (so one fdatasync syncs it, no
-                    // msync of the whole mapping): the header names the database the
-                    // records belong to. A file made just now needs no sync: if a power
-                    // cut took its header, it reads as empty, as it is.
-                    write_at(&journal.file, &wanted, 0)?;
+                    // msync of the whole mapping). A file made just now needs no sync: if
+                    // a power cut took its header, it reads as empty, as it is.
+                    write_at(&journal.file, &journal.header.bytes(), 0)?;
                     if had > 0 {
                         journal.file.sync_data()?;
                     }
@@ -316,6 +492,11 @@ impl Journal {
         }
         journal.remap();
         Ok(journal)
+    }
+
+    /// Turns on the faults a test asked for (`faults.rs`).
+    pub(crate) fn set_faults(&mut self, faults: crate::Faults) {
+        self.faults = faults;
     }
 
     /// The journal's file.
@@ -328,14 +509,41 @@ impl Journal {
         read(&self.path, self.cipher.as_ref())
     }
 
-    /// The number of the last record appended (what a commit now stores).
+    /// The id of the database its records are written for, the number that database
+    /// holds as committed, and the key of its records (an encrypted database): what a
+    /// salvaged copy must carry for the records to apply to it (`live_salvage.rs`).
+    pub(crate) fn identity(
+        &self,
+    ) -> (
+        &str,
+        u64,
+        Option<&zeroize::Zeroizing<[u8; super::journal_cipher::KEY_LEN]>>,
+    ) {
+        (
+            &self.header.database_id,
+            self.committed,
+            self.cipher.as_ref().map(JournalCipher::key),
+        )
+    }
+
+    /// The number of the last record appended.
     pub(crate) fn last(&self) -> u64 {
         self.last
+    }
+
+    /// The number a commit must store in the database now: the last record's, when the
+    /// database does not hold it yet (records were appended since the last commit, even
+    /// ones that change no row, such as a dry run's done record).
+    pub(crate) fn unstored(&self) -> Option<u64> {
+        (self.last != self.committed).then_some(self.last)
     }
 
     /// Maps the file's allocated length (after it changed); without a map, appends write.
     fn remap(&mut self) {
         self.map = None;
+        if !self.mappable {
+            return;
+        }
         // SAFETY: the journal is this process's alone while it holds the database's lock
         // (no other process maps, writes or truncates it), and this struct changes the
         // file's length only with the map dropped first.
@@ -361,13 +569,6 @@ impl Journal {
             }
             None => write_at(&self.file, bytes, at),
         }
-    }
-
-    fn write_header(&mut self, base: u64) -> std::io::Result<()> {
-        self.write_at(&header(&self.database_id, base), 0)?;
-        self.last = base;
-        self.tail = HEADER_LEN;
-        Ok(())
     }
 
     /// Appends the changes of one acknowledged request; fails (and appends nothing) when
@@ -427,10 +628,13 @@ impl Journal {
             .ok_or_else(|| io_error("one request's changes exceed 2 GiB".into()))?;
         let len = if encrypted { len | ENCRYPTED } else { len };
         let seq = self.last + 1;
-        let crc = checksum(seq, &record[RECORD_HEAD..]);
+        let crc = checksum(&self.header, len, seq, &record[RECORD_HEAD..]);
         record[..4].copy_from_slice(&len.to_le_bytes());
         record[4..8].copy_from_slice(&crc.to_le_bytes());
         record[8..16].copy_from_slice(&seq.to_le_bytes());
+        if self.faults.journal_full() {
+            return Err(std::io::ErrorKind::StorageFull.into());
+        }
         let end = self.tail + record.len() as u64;
         if end > self.allocated {
             self.grow(end + HEADROOM)?;
@@ -457,13 +661,32 @@ impl Journal {
         Ok(())
     }
 
-    /// Empties the journal after a commit that stored [`Journal::last`]: the header
-    /// names it as the base. After records past [`INITIAL_SIZE`] (an import, one large
-    /// event) the file goes back to that size and is mapped anew: the disk space and the
-    /// memory their pages took are given back.
-    pub(crate) fn empty(&mut self) -> std::io::Result<()> {
+    /// After a commit that stored `stored` in the database (with the changes of every
+    /// record up to it): the journal is emptied, its header naming `stored` as its base,
+    /// under a new salt and in the current version. After records past [`INITIAL_SIZE`]
+    /// (an import, one large event) the file goes back to that size and is mapped anew:
+    /// the disk space and the memory their pages took are given back.
+    ///
+    /// `stored` must be [`Journal::last`] (nothing is appended between the commit and
+    /// this call); any other number leaves the journal as it is, since a header whose base
+    /// the database does not hold would put the records after it aside at the next start.
+    pub(crate) fn committed(&mut self, stored: u64) -> std::io::Result<()> {
+        if stored != self.last {
+            return Err(io_error(format!(
+                "a commit stored journal number {stored}, but the last record is {}",
+                self.last
+            )));
+        }
+        self.committed = stored;
         let grown = self.allocated > INITIAL_SIZE;
-        self.write_header(self.last)?;
+        self.header = Header {
+            format: Format::V2,
+            base: stored,
+            salt: self.header.salt.wrapping_add(1),
+            ..self.header.clone()
+        };
+        self.write_at(&self.header.bytes(), 0)?;
+        self.tail = HEADER_LEN;
         if grown {
             self.map = None;
             self.file.set_len(INITIAL_SIZE)?;
@@ -558,8 +781,8 @@ mod tests {
         let db = dir.path().join("sqlite.db");
         let mut journal = Journal::open(&db, "abc", 7, None, None).unwrap();
         assert!(
-            journal.map.is_some() || cfg!(not(unix)),
-            "appends go through the map"
+            journal.map.is_some() || !journal.mappable,
+            "appends go through the map where it is safe"
         );
         assert_eq!(
             std::fs::metadata(journal.path()).unwrap().len(),
@@ -568,21 +791,24 @@ mod tests {
         journal.append(&[change(1)]).unwrap();
         journal.append(&[change(2), change(3)]).unwrap();
         let read_back = read(&journal_path(&db), None).unwrap().unwrap();
-        assert_eq!((read_back.database_id.as_str(), read_back.base), ("abc", 7));
+        assert_eq!((read_back.database_id(), read_back.base()), ("abc", 7));
         assert_eq!(
             read_back.records,
             vec![(8, vec![change(1)]), (9, vec![change(2), change(3)])]
         );
         // Emptied: the old records stay behind the tail but do not follow the new base.
-        journal.empty().unwrap();
+        assert_eq!(journal.unstored(), Some(9));
+        journal.committed(9).unwrap();
+        assert_eq!(journal.unstored(), None);
         journal.append(&[change(4)]).unwrap();
         let read_back = read(&journal_path(&db), None).unwrap().unwrap();
-        assert_eq!(read_back.base, 9);
+        assert_eq!(read_back.base(), 9);
         assert_eq!(read_back.records, vec![(10, vec![change(4)])]);
         // Going on after a restart appends after the last record.
         let mut again = Journal::open(&db, "abc", 9, Some(&read_back), None).unwrap();
         again.append(&[change(5)]).unwrap();
         assert_eq!(records_in(&db), 2);
+        assert_eq!(again.unstored(), Some(11));
         // A torn record ends the journal.
         let mut bytes = std::fs::read(journal_path(&db)).unwrap();
         let at = read_back.tail as usize + RECORD_HEAD;
@@ -617,14 +843,14 @@ mod tests {
         drop(journal);
         // Emptied at base 2, then opened again at base 2: nothing to write.
         let mut journal = Journal::open(&db, "abc", 2, None, None).unwrap();
-        journal.empty().unwrap();
+        journal.committed(2).unwrap();
         drop(journal);
         let before = std::fs::read(journal_path(&db)).unwrap();
         let again = Journal::open(&db, "abc", 2, None, None).unwrap();
         drop(again);
         assert_eq!(std::fs::read(journal_path(&db)).unwrap(), before);
         let read_back = read(&journal_path(&db), None).unwrap().unwrap();
-        assert_eq!((read_back.base, read_back.records.len()), (2, 0));
+        assert_eq!((read_back.base(), read_back.records.len()), (2, 0));
     }
 
     fn secret(value: &str) -> Change {
@@ -733,10 +959,113 @@ mod tests {
             read(journal.path(), None).unwrap().unwrap().records.len(),
             20
         );
-        journal.empty().unwrap();
+        journal.committed(20).unwrap();
         assert_eq!(
             std::fs::metadata(journal.path()).unwrap().len(),
             INITIAL_SIZE
         );
+    }
+
+    /// A restored backup is the same database at an earlier commit: the journal opened for
+    /// it names that lower base, and the records written after that number under the old
+    /// header (already committed into the file that was replaced) never follow it, however
+    /// often the journal is opened and emptied again.
+    #[test]
+    fn records_written_before_a_lower_base_never_follow_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let mut journal = Journal::open(&db, "abc", 5, None, None).unwrap();
+        for id in 6..=8 {
+            journal.append(&[change(id)]).unwrap();
+        }
+        journal.committed(8).unwrap();
+        drop(journal);
+        // The backup at commit 5 is put back.
+        for _ in 0..3 {
+            let contents = read(&journal_path(&db), None).unwrap().unwrap();
+            assert!(contents.records.is_empty(), "{:?}", contents.records);
+            let mut journal = Journal::open(&db, "abc", 5, Some(&contents), None).unwrap();
+            assert_eq!(journal.unstored(), None);
+            journal.committed(5).unwrap();
+        }
+        // Going on at 5: only what is appended now follows.
+        let mut journal = Journal::open(&db, "abc", 5, None, None).unwrap();
+        journal.append(&[change(60)]).unwrap();
+        let contents = read(&journal_path(&db), None).unwrap().unwrap();
+        assert_eq!(contents.records, vec![(6, vec![change(60)])]);
+    }
+
+    /// A record that moves the number without a change (a dry run's done record) must be
+    /// stored by the next commit: the journal reports it as unstored.
+    #[test]
+    fn a_record_without_changes_still_has_to_be_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let mut journal = Journal::open(&db, "abc", 3, None, None).unwrap();
+        assert_eq!(journal.unstored(), None);
+        journal.append_done(3).unwrap();
+        assert_eq!(journal.unstored(), Some(4));
+        assert!(journal.committed(3).is_err(), "not the last record");
+        journal.committed(4).unwrap();
+        assert_eq!(journal.unstored(), None);
+        let contents = read(&journal_path(&db), None).unwrap().unwrap();
+        assert_eq!((contents.base(), contents.records.len()), (4, 0));
+    }
+
+    /// The "encrypted" bit is under the CRC: flipped, it ends the journal at that record
+    /// (the records before it are kept), instead of putting the whole journal aside as
+    /// undecryptable.
+    #[test]
+    fn a_flipped_encrypted_bit_ends_the_journal_at_that_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let mut journal = Journal::open(&db, "abc", 0, None, None).unwrap();
+        journal.append(&[change(1)]).unwrap();
+        journal.append(&[change(2)]).unwrap();
+        let contents = read(&journal_path(&db), None).unwrap().unwrap();
+        drop(journal);
+        let mut bytes = std::fs::read(journal_path(&db)).unwrap();
+        let second = HEADER_LEN as usize + RECORD_HEAD + {
+            let word = u32::from_le_bytes(bytes[64..68].try_into().unwrap());
+            word as usize
+        };
+        assert_eq!(contents.records.len(), 2);
+        bytes[second + 3] ^= 0x80;
+        std::fs::write(journal_path(&db), &bytes).unwrap();
+        let read_back = read(&journal_path(&db), None).unwrap().unwrap();
+        assert_eq!(read_back.records, vec![(1, vec![change(1)])]);
+    }
+
+    /// A journal an earlier version left (version 1) is read, and one holding writes goes
+    /// on in its version until it is emptied, then in version 2.
+    #[test]
+    fn a_version_1_journal_is_read_and_continued() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let header = Header {
+            format: Format::V1,
+            database_id: "abc".into(),
+            base: 4,
+            salt: 0,
+        };
+        let payload = serde_json::to_vec(&[change(1)]).unwrap();
+        let len = payload.len() as u32;
+        let mut bytes = header.bytes().to_vec();
+        bytes.extend_from_slice(&len.to_le_bytes());
+        bytes.extend_from_slice(&checksum(&header, len, 5, &payload).to_le_bytes());
+        bytes.extend_from_slice(&5u64.to_le_bytes());
+        bytes.extend_from_slice(&payload);
+        std::fs::write(journal_path(&db), &bytes).unwrap();
+        let contents = read(&journal_path(&db), None).unwrap().unwrap();
+        assert_eq!(contents.records, vec![(5, vec![change(1)])]);
+        let mut journal = Journal::open(&db, "abc", 4, Some(&contents), None).unwrap();
+        journal.append(&[change(2)]).unwrap();
+        let contents = read(&journal_path(&db), None).unwrap().unwrap();
+        assert_eq!(contents.records.len(), 2);
+        journal.committed(6).unwrap();
+        journal.append(&[change(3)]).unwrap();
+        let contents = read(&journal_path(&db), None).unwrap().unwrap();
+        assert_eq!(contents.header.format, Format::V2);
+        assert_eq!(contents.records, vec![(7, vec![change(3)])]);
     }
 }

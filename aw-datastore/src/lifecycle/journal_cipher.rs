@@ -30,6 +30,9 @@ pub(crate) const KEY_LEN: usize = 32;
 /// Encrypts and decrypts the journal records of one database.
 pub(crate) struct JournalCipher {
     aead: XChaCha20Poly1305,
+    /// The key itself: a salvaged copy of the database must carry it (`live_salvage.rs`),
+    /// or the records written under it could never be read again.
+    key: Zeroizing<[u8; KEY_LEN]>,
     /// Drawn when the journal is opened: with [`JournalCipher::counter`], never the same
     /// nonce twice under this key.
     prefix: [u8; 16],
@@ -47,9 +50,15 @@ impl JournalCipher {
     pub(crate) fn new(key: &Zeroizing<[u8; KEY_LEN]>, prefix: [u8; 16]) -> JournalCipher {
         JournalCipher {
             aead: XChaCha20Poly1305::new(Key::from_slice(key.as_slice())),
+            key: key.clone(),
             prefix,
             counter: 0,
         }
+    }
+
+    /// The key (to store in a salvaged copy of the database).
+    pub(crate) fn key(&self) -> &Zeroizing<[u8; KEY_LEN]> {
+        &self.key
     }
 
     /// Encrypts `record[start..]` in place: on return it holds the nonce, the ciphertext

@@ -41,21 +41,11 @@ pub use backups::{
 pub(crate) use journal::Journal;
 pub(crate) use lock::Lock;
 pub(crate) use modes::{create_folder, match_database};
-pub(crate) use recovery::{copy_journal_key, marker, recover, store_committed};
-
-/// Makes a database file just made with its syncs deferred durable: its WAL (when there is
-/// one), the file, and the folder's entries for both (`schema::Durability::Creating`).
-pub(crate) fn sync_new_database(db: &Path) -> std::io::Result<()> {
-    let wal = crate::files::with_suffix(db, "-wal");
-    for file in [wal.as_path(), db] {
-        match std::fs::File::open(file) {
-            Ok(f) => f.sync_all()?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && file == wal => {}
-            Err(e) => return Err(e),
-        }
-    }
-    replace::sync_folder_of(db)
-}
+pub(crate) use recovery::{
+    adopt_identity, copy_journal_key, marker, recover, salvage_identity, set_identity,
+    store_committed,
+};
+pub(crate) use replace::sync_folder_of;
 
 use crate::encryption::DbPassword;
 use crate::error::{DatastoreError, Result};

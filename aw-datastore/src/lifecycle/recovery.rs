@@ -116,6 +116,49 @@ pub(crate) fn copy_journal_key(source: &Connection, target: &Connection) -> Resu
     Ok(())
 }
 
+/// The journal identity a salvaged copy of `db` must carry (the database id and last
+/// committed number) so that the journal's held writes apply to it: the damaged file's own
+/// row when it can be read, else what the journal's header names. That row is rewritten at
+/// every commit, so its page is a likely one to be damaged; without this the copy would
+/// get a new identity and every acknowledged write the journal holds would be set aside.
+pub(crate) fn salvage_identity(source: &Connection, db: &Path) -> Option<(String, u64)> {
+    source
+        .query_row(
+            "SELECT database, committed FROM aw_server_journal WHERE id = 1",
+            [],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+        )
+        .ok()
+        .map(|(id, committed)| (id, u64::try_from(committed).unwrap_or(0)))
+        .or_else(|| journal::identity(&journal::journal_path(db)))
+}
+
+/// Makes the database behind `conn` database `id` at journal number `committed`.
+pub(crate) fn set_identity(conn: &Connection, id: &str, committed: u64) -> rusqlite::Result<()> {
+    conn.execute_batch(MARKER_SQL)?;
+    conn.execute(
+        "INSERT OR REPLACE INTO aw_server_journal (id, database, committed) VALUES (1, ?1, ?2)",
+        params![id, i64::try_from(committed).unwrap_or(i64::MAX)],
+    )?;
+    Ok(())
+}
+
+/// Writes the identity of the worker's `journal` into a salvaged copy it goes on with
+/// (`live_salvage.rs`): its database id, committed number and (encrypted) key, whatever
+/// the salvage could read of the damaged file's own rows.
+pub(crate) fn adopt_identity(conn: &Connection, journal: &Journal) -> Result<()> {
+    let (id, committed, key) = journal.identity();
+    set_identity(conn, id, committed)?;
+    if let Some(key) = key {
+        conn.execute_batch(JOURNAL_KEY_SQL)?;
+        conn.execute(
+            "INSERT OR REPLACE INTO aw_server_journal_key (id, key) VALUES (1, ?1)",
+            [key.as_slice()],
+        )?;
+    }
+    Ok(())
+}
+
 /// The key of the journal of the encrypted database behind `conn` (made and stored the
 /// first time).
 fn journal_key(conn: &Connection) -> Result<Zeroizing<[u8; KEY_LEN]>> {
@@ -175,14 +218,15 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
     let opening = |e: std::io::Error| DatastoreError::io("open the journal", &path, &e);
     let contents = match journal::read(&path, cipher()?.as_ref()) {
         Ok(Some(c)) if c.records.is_empty() => None,
-        Ok(Some(c)) if c.database_id == id && c.base <= committed => Some(c),
+        Ok(Some(c)) if c.names(&id) && c.base() <= committed => Some(c),
         Ok(Some(c)) => {
             keep_unmatched(
                 &path,
                 &format!(
                     "it was written for database {} after its commit {}, and this file is \
                  database {id} at commit {committed}",
-                    c.database_id, c.base
+                    c.database_id(),
+                    c.base()
                 ),
             );
             None
@@ -251,7 +295,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
             // Worked out again without writing, for the worker to apply when it can.
             let held = apply_remapped_dry(conn, changes)?;
             Ok(Recovered {
-                journal: Journal::open(db, &id, contents.base, Some(&contents), cipher()?)
+                journal: Journal::open(db, &id, committed, Some(&contents), cipher()?)
                     .map_err(opening)?,
                 held,
                 replayed: true,
@@ -463,6 +507,15 @@ fn remap(conn: &Connection, map: &mut IdMap, change: Change) -> rusqlite::Result
             start,
             end,
             data,
+        },
+        Change::RedactEvent {
+            id,
+            bucketrow,
+            texts,
+        } => Change::RedactEvent {
+            id: map.event(id),
+            bucketrow: map.bucket(bucketrow),
+            texts,
         },
         Change::ResizeEvent {
             id,

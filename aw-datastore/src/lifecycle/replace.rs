@@ -56,8 +56,10 @@ fn crash_point(step: u8) {
 }
 
 /// Syncs the folder that holds `path` (its entries: a new or renamed file survives a
-/// power cut only once they are on disk).
-pub(super) fn sync_folder_of(path: &Path) -> std::io::Result<()> {
+/// power cut only once they are on disk). Opens the folder only, never `path` itself: a
+/// descriptor of the database file closed while a connection is open would drop SQLite's
+/// locks (`schema::finish_creation`).
+pub(crate) fn sync_folder_of(path: &Path) -> std::io::Result<()> {
     match path.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(folder) => aw_platform::disk::sync_folder(folder),
         None => aw_platform::disk::sync_folder(Path::new(".")),

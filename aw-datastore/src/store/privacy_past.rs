@@ -44,12 +44,12 @@ impl PrivacyRun {
     }
 }
 
-/// One event the rules change: its row, and its new data (`None`: dropped).
+/// One event the rules change: its row, the data they judged, and its new data (`None`:
+/// dropped).
 struct Changed {
     id: i64,
     bucketrow: i64,
-    start: i64,
-    end: i64,
+    judged: String,
     data: Option<String>,
 }
 
@@ -123,7 +123,7 @@ impl Store {
     /// Reads and judges the next chunk of events; what the rules change in it.
     fn judge_chunk(&self, run: &mut PrivacyRun) -> Result<Vec<Changed>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, bucketrow, starttime, endtime, data FROM events
+            "SELECT id, bucketrow, starttime, data FROM events
              WHERE id > ?1 ORDER BY id LIMIT ?2",
         )?;
         let mut rows = stmt.query(rusqlite::params![run.after, CHUNK_ROWS])?;
@@ -131,13 +131,12 @@ impl Store {
         let mut read = 0;
         while let Some(row) = rows.next()? {
             read += 1;
-            let (id, bucketrow, start, end): (i64, i64, i64, i64) =
-                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+            let (id, bucketrow, start): (i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
             run.after = id;
             let Some(bucket) = run.names.get(&bucketrow) else {
                 continue;
             };
-            let text: String = row.get(4)?;
+            let text: String = row.get(3)?;
             let data = match run
                 .filter
                 .judge_past(bucket, (id, start), &text, &mut run.report)
@@ -149,8 +148,7 @@ impl Store {
             changed.push(Changed {
                 id,
                 bucketrow,
-                start,
-                end,
+                judged: text,
                 data,
             });
         }
@@ -173,11 +171,10 @@ impl Store {
                         bucketrow: c.bucketrow,
                     }
                 }
-                Some(data) => Change::ReplaceEvent {
+                Some(data) => Change::RedactEvent {
                     id: c.id,
-                    start: c.start,
-                    end: c.end,
-                    data,
+                    bucketrow: c.bucketrow,
+                    texts: Box::new([c.judged, data]),
                 },
             };
             batch.apply(&self.conn, change)?;
