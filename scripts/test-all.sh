@@ -18,8 +18,10 @@ run_outside_suites() {
 }
 
 # A test whose prerequisite is missing (Syncthing, root to mount a tmpfs, a C compiler, a
-# kernel that takes time slices) fails here rather than skip; Syncthing is installed here.
+# kernel that takes time slices) fails here rather than skip; Syncthing and the sqlite3
+# command are installed here.
 tests/syncthing/install.sh
+scripts/install-sqlite3.sh
 export AW_REQUIRE_PREREQUISITES=1
 
 # Any warning fails the run: formatting, every compiler and clippy lint (the workspace's

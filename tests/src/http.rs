@@ -32,6 +32,11 @@ impl Response {
     }
 }
 
+/// The body that inserts the event numbered `n` (see [`Client::insert_numbered`]).
+pub fn numbered_event(n: usize) -> String {
+    format!(r#"[{{"timestamp":"2026-01-01T00:00:00Z","duration":{n},"data":{{"n":{n}}}}}]"#)
+}
+
 /// A keep-alive connection to a server on 127.0.0.1; reconnects when the server closed it.
 pub struct Client {
     port: u16,
@@ -72,6 +77,28 @@ impl Client {
             r#"{"client":"c","type":"t","hostname":"h"}"#,
         );
         assert_eq!(r.status, 200, "creating bucket {id}: {}", r.body);
+    }
+
+    /// Inserts into `bucket` the event numbered `n` (`data.n`, its duration `n` s, at the
+    /// start of 2026): what a durability test writes and then counts with
+    /// [`Client::stored_numbers`] (fails the test on any answer but 200).
+    pub fn insert_numbered(&mut self, bucket: &str, n: usize) {
+        let r = self.post_json(
+            &format!("/api/0/buckets/{bucket}/events"),
+            &numbered_event(n),
+        );
+        assert_eq!(r.status, 200, "inserting {n} into {bucket}: {}", r.body);
+    }
+
+    /// `POST /api/0/backups`: the file name of the backup the server took (which commits
+    /// first); fails the test on any answer but 200.
+    pub fn backup_now(&mut self) -> String {
+        let r = self.request("POST", "/api/0/backups", &[], None);
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.json()["file"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no file in {}", r.body))
+            .to_string()
     }
 
     /// The numbers `data.n` of every event of `bucket`, sorted: what a durability test

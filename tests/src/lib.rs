@@ -430,6 +430,43 @@ impl TestServer {
         self.spawn();
     }
 
+    /// Runs the binary as a command (`aw-server --dbpath <db> ARGS`: `restore`, `backup`,
+    /// `salvage`…) with this server's directories and `env`; waits for it to end (within
+    /// the hang guard) and returns its status and output.
+    pub fn run_command(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (std::process::ExitStatus, String) {
+        let mut cmd = self.command();
+        cmd.arg("--dbpath")
+            .arg(self.db_path())
+            .args(args)
+            .env("LOG_LEVEL", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("cannot run the server binary");
+        let id = child.id();
+        let guard = std::thread::spawn(move || {
+            let deadline = Instant::now() + HANG_GUARD;
+            while Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(100));
+                if !Path::new(&format!("/proc/{id}")).exists() {
+                    return;
+                }
+            }
+            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+        });
+        let out = child
+            .wait_with_output()
+            .expect("cannot wait for the command");
+        let _ = guard.join();
+        (out.status, output_text(&out))
+    }
+
     /// The server's process id while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(|c| c.id())

@@ -5,19 +5,9 @@
 //! keeps its mode.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use aw_tests::{Client, TestServer};
-
-fn event(n: usize) -> String {
-    format!(r#"[{{"timestamp":"2026-01-01T00:00:00Z","duration":{n},"data":{{"n":{n}}}}}]"#)
-}
-
-fn insert(c: &mut Client, n: usize) {
-    let r = c.post_json("/api/0/buckets/w/events", &event(n));
-    assert_eq!(r.status, 200, "{}", r.body);
-}
 
 /// `sqlite.db*` beside the database, with their inodes: what a process that "touches no
 /// file" leaves as it was.
@@ -39,43 +29,6 @@ fn database_files(db: &Path) -> Vec<(String, u64)> {
     files
 }
 
-/// Runs the server binary as a command with `s`'s directories; waits for it to end
-/// (within the hang guard).
-fn run(s: &TestServer, args: &[&str], env: &[(&str, &str)]) -> (ExitStatus, String) {
-    let mut cmd = s.command();
-    cmd.arg("--dbpath")
-        .arg(s.db_path())
-        .args(args)
-        .env("LOG_LEVEL", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().unwrap();
-    let id = child.id();
-    let guard = std::thread::spawn(move || {
-        let deadline = Instant::now() + aw_tests::HANG_GUARD;
-        while Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(100));
-            if !Path::new(&format!("/proc/{id}")).exists() {
-                return;
-            }
-        }
-        let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
-    });
-    let out = child.wait_with_output().unwrap();
-    let _ = guard.join();
-    (out.status, aw_tests::output_text(&out))
-}
-
-/// `POST /api/0/backups`: the file name of the backup the running server took.
-fn backup_now(c: &mut Client) -> String {
-    let r = c.request("POST", "/api/0/backups", &[], None);
-    assert_eq!(r.status, 200, "{}", r.body);
-    r.json()["file"].as_str().unwrap().to_string()
-}
-
 /// A server with bucket `w` holding `before`, a backup of it, then `after` inserted; and
 /// the backup's file name.
 fn server_with_backup(
@@ -86,11 +39,11 @@ fn server_with_backup(
     let mut c = s.client();
     c.create_test_bucket("w");
     for n in before {
-        insert(&mut c, n);
+        c.insert_numbered("w", n);
     }
-    let backup = backup_now(&mut c);
+    let backup = c.backup_now();
     for n in after {
-        insert(&mut c, n);
+        c.insert_numbered("w", n);
     }
     (s, backup)
 }
@@ -100,14 +53,14 @@ fn a_second_start_exits_3_and_touches_no_file() {
     let mut s = TestServer::start_with(&["--no-legacy-import"]);
     let mut c = s.client();
     c.create_test_bucket("w");
-    insert(&mut c, 1);
-    insert(&mut c, 2);
+    c.insert_numbered("w", 1);
+    c.insert_numbered("w", 2);
     // A failed salvage while serving leaves this marker; here it is made by hand.
     let db = s.db_path();
     std::fs::write(aw_tests::with_suffix(&db, ".damaged"), "by hand").unwrap();
     let before = database_files(&db);
 
-    let (status, text) = run(&s, &["--port", "0", "--no-legacy-import"], &[]);
+    let (status, text) = s.run_command(&["--port", "0", "--no-legacy-import"], &[]);
     assert_eq!(status.code(), Some(3), "{text}");
     assert!(text.contains("in use by another aw-server"), "{text}");
     assert_eq!(
@@ -117,8 +70,8 @@ fn a_second_start_exits_3_and_touches_no_file() {
     );
 
     // The first server goes on, and everything it acknowledged is kept.
-    insert(&mut c, 3);
-    insert(&mut c, 4);
+    c.insert_numbered("w", 3);
+    c.insert_numbered("w", 4);
     assert!(s.stop());
     // The marker is still there: this start salvages, and the copy has all four.
     s.start_again();
@@ -137,7 +90,7 @@ fn without_the_lock_the_server_serves_but_restore_and_salvage_refuse() {
     let mut s = TestServer::start_in(dir, &["--no-legacy-import"]);
     let mut c = s.client();
     c.create_test_bucket("w");
-    insert(&mut c, 1);
+    c.insert_numbered("w", 1);
     assert!(
         s.output_tail().contains("no file will be replaced"),
         "{}",
@@ -147,7 +100,7 @@ fn without_the_lock_the_server_serves_but_restore_and_salvage_refuse() {
     let db = s.db_path();
     let before = database_files(&db);
     for command in [vec!["restore", "/nonexistent/backup.db"], vec!["salvage"]] {
-        let (status, text) = run(&s, &command, &[]);
+        let (status, text) = s.run_command(&command, &[]);
         assert!(!status.success(), "{command:?}: {text}");
         assert!(text.contains("lock"), "{command:?}: {text}");
         assert!(!text.contains("Restored"), "{text}");
@@ -165,8 +118,7 @@ fn a_restore_killed_at_any_step_leaves_the_old_or_the_new_database() {
         let (mut s, backup) = server_with_backup(1..=10, 11..=15);
         assert!(s.stop());
         let step_text = step.to_string();
-        let (status, text) = run(
-            &s,
+        let (status, text) = s.run_command(
             &["restore", &backup],
             &[("AW_DATASTORE_CRASH_AT_REPLACE_STEP", &step_text)],
         );
@@ -194,7 +146,7 @@ fn write_until_gone(port: u16, first: usize) -> std::thread::JoinHandle<Vec<usiz
         let mut c = Client::new(port);
         let mut acknowledged = Vec::new();
         for n in first.. {
-            let body = event(n);
+            let body = aw_tests::http::numbered_event(n);
             match c.send_once(
                 "POST",
                 "/api/0/buckets/w/events",
@@ -274,7 +226,7 @@ fn held_writes_apply_exactly_once_after_another_program_wrote() {
     let mut s = TestServer::start_with(&["--no-legacy-import"]);
     let mut c = s.client();
     c.create_test_bucket("w");
-    insert(&mut c, 1);
+    c.insert_numbered("w", 1);
     // Committed (a bucket's creation is at once; the idle commit follows the event).
     aw_tests::wait_until("the first event's commit", || {
         let conn = other_program(&s.db_path());
@@ -284,7 +236,7 @@ fn held_writes_apply_exactly_once_after_another_program_wrote() {
     });
     // A burst the group commit has not written yet, then the kill.
     for n in 2..=40 {
-        insert(&mut c, n);
+        c.insert_numbered("w", n);
     }
     // A heartbeat that merges: an update of an acknowledged row, held too.
     let hb = |c: &mut Client, duration: f64| {
@@ -395,14 +347,14 @@ fn files_made_beside_a_private_database_stay_private() {
     let mut s = TestServer::start_in(dir, &["--no-legacy-import"]);
     let mut c = s.client();
     c.create_test_bucket("w");
-    insert(&mut c, 1);
+    c.insert_numbered("w", 1);
     assert!(s.stop());
     let db = s.db_path();
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o600)).unwrap();
     s.start_again();
-    backup_now(&mut s.client());
+    s.client().backup_now();
     assert!(s.stop());
-    let (status, text) = run(&s, &["salvage"], &[]);
+    let (status, text) = s.run_command(&["salvage"], &[]);
     assert!(status.success(), "{text}");
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let folder = s.dir.path().join("backups");
@@ -432,7 +384,7 @@ fn a_restore_keeps_held_writes_with_the_file_it_replaces() {
     let (mut s, backup) = server_with_backup(1..=5, 6..=20);
     s.kill();
 
-    let (status, text) = run(&s, &["restore", &backup], &[]);
+    let (status, text) = s.run_command(&["restore", &backup], &[]);
     assert!(status.success(), "{text}");
     s.start_again();
     assert_eq!(s.client().stored_numbers("w"), (1..=5).collect::<Vec<_>>());
@@ -449,7 +401,7 @@ fn a_restore_keeps_held_writes_with_the_file_it_replaces() {
                 && !name.ends_with("-shm")
         })
         .expect("the replaced file is kept");
-    let (status, text) = run(&s, &["restore", replaced.to_str().unwrap()], &[]);
+    let (status, text) = s.run_command(&["restore", replaced.to_str().unwrap()], &[]);
     assert!(status.success(), "{text}");
     s.start_again();
     assert_eq!(
