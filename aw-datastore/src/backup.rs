@@ -135,6 +135,12 @@ fn write_checked(
         .unwrap_or_default();
     let temp = folder.join(format!(".{name}.partial"));
     remove_if_there(&temp).map_err(|e| io("temporary file", e))?;
+    // Made empty with the database's mode before SQLite writes the copy into it (both
+    // `VACUUM INTO` and an attached export take an empty file): a copy SQLite created under
+    // the umask would be readable by others until its mode was set.
+    if let Some(db) = conn.path().filter(|p| !p.is_empty()) {
+        crate::lifecycle::create_file(&temp, Path::new(db)).map_err(|e| io("temporary file", e))?;
+    }
     let copied = copy(conn, encrypted, &temp).and_then(|()| {
         conn.execute("ATTACH DATABASE ?1 AS checked", [path_text(&temp)?])?;
         let checked = check(conn, "checked", &temp, version);

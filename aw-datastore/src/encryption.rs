@@ -149,7 +149,7 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
     };
     // Writes the last run acknowledged but did not commit go in first: the converted file
     // could not read a journal written under the other encryption.
-    file.settle(source_key)?;
+    file.apply_held_writes(source_key)?;
     let target = sibling(path, "converting");
     remove_with_side_files(&target)?;
     let expected = {

@@ -230,7 +230,22 @@ impl GroupCommit {
             Some(last) => crate::lifecycle::store_committed(store.conn(), last),
             None => Ok(()),
         };
-        match stored.and_then(|()| store.conn().execute_batch("COMMIT")) {
+        let injected = self
+            .batch
+            .journal()
+            .is_some_and(|journal| journal.faults().commit_fails());
+        let committed = stored.and_then(|()| {
+            if injected {
+                // As SQLite fails a commit on a full disk: all of it rolled back.
+                let _ = store.conn().execute_batch("ROLLBACK");
+                return Err(rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+                    Some("a commit failure a test injected".into()),
+                ));
+            }
+            store.conn().execute_batch("COMMIT")
+        });
+        match committed {
             Ok(()) => {
                 if !self.batch.is_empty() {
                     log::trace!("Committed {} changes", self.batch.len());
@@ -425,5 +440,40 @@ pub(crate) mod tests {
             )
             .unwrap();
         assert_eq!(n, 1);
+    }
+
+    /// Issue 44, case 6: when `BEGIN` fails (another program holds the write lock past the
+    /// busy timeout), no write runs in autocommit mode, where it would be durable before
+    /// its journal record counts and the next start would apply it a second time: writes
+    /// are refused until a transaction could be begun.
+    #[test]
+    fn no_write_runs_outside_a_transaction_when_begin_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = store_in(&dir);
+        store.conn().busy_timeout(Duration::ZERO).unwrap();
+        let mut tx = GroupCommit::begin(&store);
+        store
+            .create_bucket(tx.writes(), bucket("kept"), Vec::new())
+            .unwrap();
+        tx.writes().seal().unwrap();
+        // Another program takes the write lock between our commit and our next BEGIN.
+        let other = Connection::open(dir.path().join("sqlite.db")).unwrap();
+        store.conn().execute_batch("COMMIT").unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        tx.batch.clear(None);
+        tx.renew(&store);
+        assert_eq!(tx.transaction(), None);
+        assert!(matches!(
+            tx.writable(&mut store),
+            Err(DatastoreError::Unavailable(_))
+        ));
+        other.execute_batch("COMMIT").unwrap();
+        tx.retry_at = None;
+        tx.writable(&mut store).unwrap();
+        assert!(tx.transaction().is_some());
+        assert!(
+            !store.conn().is_autocommit(),
+            "writes go into a transaction"
+        );
     }
 }

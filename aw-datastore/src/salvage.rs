@@ -133,6 +133,10 @@ pub fn salvage(
     )
     .map_err(|e| DatastoreError::sqlite("open", damaged, &e))?;
     encryption::unlock(&source, password, damaged)?;
+    // Made with the damaged file's mode before anything is written into it (not given
+    // that mode afterwards, readable by others in between).
+    crate::lifecycle::create_file(fresh, damaged)
+        .map_err(|e| DatastoreError::io("create", fresh, &e))?;
     let mut target =
         Connection::open(fresh).map_err(|e| DatastoreError::sqlite("create", fresh, &e))?;
     encryption::unlock(&target, password, fresh)?;

@@ -480,3 +480,89 @@ fn a_merge_in_steps_lets_other_buckets_go_on_and_holds_its_own() {
         Err(aw_datastore::DatastoreError::NoSuchBucket(_))
     ));
 }
+
+/// Issue 44, case 4: a privacy run redacts events in steps while heartbeats extend them and
+/// edits change them between its steps; its changes count from its end, so a replay of the
+/// open transaction (a commit that fails, as on a full disk; or a kill before the commit:
+/// the journal) applies them after those writes. They must not put back an end a heartbeat
+/// moved, nor undo an edit: what is read afterwards, and after a kill, is what was answered.
+#[test]
+fn a_privacy_runs_replay_keeps_the_heartbeats_and_edits_answered_between_its_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let faults = aw_datastore::Faults::default();
+    let options = aw_datastore::OpenOptions {
+        faults: faults.clone(),
+        ..Default::default()
+    };
+    let ds = aw_datastore::Datastore::open_with(&dir.path().join("sqlite.db"), options).unwrap();
+    let s = TempStore { dir, ds };
+    s.ds.create_bucket(&bucket("w")).wait().unwrap();
+    // The lowest ids: judged by the run's first step, long before its end.
+    let inserted =
+        s.ds.insert_events(
+            "w",
+            &[
+                ev(5_000_000, 10.0, json!({"title": "secret x"})),
+                ev(1_000_000, 10.0, json!({"title": "secret y"})),
+            ],
+        )
+        .wait()
+        .unwrap();
+    let (x, y) = (inserted[0].id, inserted[1].id);
+    big_bucket(&s, 100_000);
+    let rules = json!([{"enabled": true, "field": "title", "pattern": "secret",
+                        "action": "redact", "replacement": "***"}]);
+    s.ds.set_key_value(aw_datastore::PRIVACY_FILTERS_KEY, &rules.to_string())
+        .wait()
+        .unwrap();
+    s.ds.force_commit().wait().unwrap();
+    let before = s.ds.requests_between_steps();
+    let (run, beat, edit) = queued_while_held(&s, || {
+        // The commit that follows the run fails, and the transaction is replayed.
+        faults.fail_commits(1);
+        (
+            s.ds.apply_privacy_to_past(false),
+            s.ds.heartbeat("w", &ev(5_000_015, 0.0, json!({"title": "secret x"})), 10.0),
+            s.ds.replace_event("w", y, &ev(1_000_000, 10.0, json!({"title": "edited"}))),
+        )
+    });
+    let beat = beat.wait().unwrap();
+    assert_eq!(beat.id, x, "the heartbeat extended the redacted event");
+    edit.wait().unwrap();
+    assert_eq!(run.wait().unwrap().redacted, 2);
+    assert!(
+        s.ds.requests_between_steps() >= before + 2,
+        "the heartbeat and the edit ran between the run's steps"
+    );
+    let answered = |ds: &aw_datastore::Datastore| {
+        let x = ds.get_event("w", x).wait().unwrap();
+        let y = ds.get_event("w", y).wait().unwrap();
+        (x.end, x.data, y.data)
+    };
+    let expected = (
+        beat.end,
+        r#"{"title":"***"}"#.to_string(),
+        r#"{"title":"edited"}"#.to_string(),
+    );
+    assert_eq!(
+        answered(&s.ds),
+        expected,
+        "after the failed commit's replay"
+    );
+    // A kill now (nothing committed since the failure): the journal's replay.
+    let copy = tempfile::tempdir().unwrap();
+    {
+        let _hold = s.ds.hold_worker().unwrap();
+        for suffix in ["", "-wal", ".journal"] {
+            let from = s.path().with_extension(format!("db{suffix}"));
+            if from.exists() {
+                std::fs::copy(&from, copy.path().join(format!("sqlite.db{suffix}"))).unwrap();
+            }
+        }
+    }
+    let killed = aw_datastore::Datastore::open(&copy.path().join("sqlite.db")).unwrap();
+    assert_eq!(answered(&killed), expected, "after a kill");
+    killed.close().unwrap();
+    s.ds.force_commit().wait().unwrap();
+    assert_eq!(answered(&s.ds), expected, "committed");
+}

@@ -15,8 +15,9 @@
 //! * **file events**: a kill (the worker held between two turns, the database, its WAL and
 //!   the journal copied into a fresh folder, never the `-shm`, and the copy opened: what a
 //!   SIGKILL at that instant leaves), a clean restart, the restore of any earlier backup,
-//!   a full disk under the journal's appends (`Faults`), and another program opening and
-//!   closing the file in a process of its own while the worker runs.
+//!   a full disk under the journal's appends and a commit that fails as on a full disk
+//!   (`Faults`), and another program opening and closing the file in a process of its own
+//!   while the worker runs.
 //!
 //! After each step: the store holds exactly what was acknowledged (the state the live
 //! store showed before a kill or a restart; the backup's state after a restore), no event
@@ -97,6 +98,7 @@ enum Step {
         pick: u8,
     },
     JournalFull,
+    CommitFails,
     AnotherProgramReads,
 }
 
@@ -129,6 +131,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => Just(Step::Restart),
         2 => any::<u8>().prop_map(|pick| Step::Restore { pick }),
         1 => Just(Step::JournalFull),
+        1 => Just(Step::CommitFails),
         1 => Just(Step::AnotherProgramReads),
     ]
 }
@@ -500,6 +503,7 @@ impl Sim {
             }
             Step::Restore { pick } => return self.restore(*pick),
             Step::JournalFull => return self.journal_full(),
+            Step::CommitFails => return self.commit_fails(),
             Step::AnotherProgramReads => {
                 another_program_reads(&self.db())?;
                 return Ok(());
@@ -579,6 +583,20 @@ impl Sim {
             other => return Err(fail(format!("a write on a full disk answered {other:?}"))),
         }
         self.check_against_expected("a write refused on a full disk")
+    }
+}
+
+impl Sim {
+    /// A commit fails as SQLite's do on a full disk (the whole transaction rolled back):
+    /// what was acknowledged is applied again and still read, and kept by later commits.
+    fn commit_fails(&mut self) -> StepResult {
+        self.faults.fail_commits(1);
+        let failed = self.ds()?.force_commit().wait();
+        self.faults.fail_commits(0);
+        if failed.is_ok() {
+            return Err(fail("a commit that was made to fail succeeded"));
+        }
+        self.check_against_expected("a failed commit")
     }
 }
 

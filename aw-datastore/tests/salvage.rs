@@ -194,3 +194,57 @@ fn a_salvaged_copy_keeps_the_journal_key() {
     aw_datastore::salvage(&original, &fresh, None).unwrap();
     assert_eq!(key_of(&Connection::open(&fresh).unwrap()), key);
 }
+
+/// Issue 44, case 5: the page of the database's own journal row (rewritten at every commit,
+/// so a likely one to be damaged) cannot be read. The salvaged copy takes its identity from
+/// the journal's header instead, so the acknowledged writes the journal holds (a kill before
+/// their commit) are applied to it, not set aside.
+#[test]
+fn a_salvage_that_cannot_read_the_journal_row_keeps_the_held_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    std::fs::create_dir(&served).unwrap();
+    let ds = Datastore::open(&served.join("sqlite.db")).unwrap();
+    ds.create_bucket(&bucket("w")).wait().unwrap();
+    let first: Vec<_> = (0..10).map(|i| ev(i * 10, 5.0, json!({"n": i}))).collect();
+    ds.insert_events("w", &first).wait().unwrap();
+    ds.force_commit().wait().unwrap();
+    let held: Vec<_> = (10..15).map(|i| ev(i * 10, 5.0, json!({"n": i}))).collect();
+    ds.insert_events("w", &held).wait().unwrap();
+    // A kill now: the files as they are, the last five writes only in the journal.
+    let killed = dir.path().join("killed");
+    std::fs::create_dir(&killed).unwrap();
+    {
+        let _hold = ds.hold_worker().unwrap();
+        for suffix in ["", "-wal", ".journal"] {
+            let from = served.join(format!("sqlite.db{suffix}"));
+            if from.exists() {
+                std::fs::copy(&from, killed.join(format!("sqlite.db{suffix}"))).unwrap();
+            }
+        }
+    }
+    ds.close().unwrap();
+    let db = killed.join("sqlite.db");
+    {
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
+    }
+    damage(&db, &pages_of(&db, &["aw_server_journal"], true));
+    let file = aw_datastore::DatabaseFile::claim(&db).unwrap();
+    file.salvage(None).unwrap();
+    drop(file);
+    let ds = Datastore::open(&db).unwrap();
+    assert_eq!(
+        ds.get_event_count("w", None, None).wait().unwrap(),
+        15,
+        "the five writes the journal held were applied to the salvaged copy"
+    );
+    ds.close().unwrap();
+    let aside = std::fs::read_dir(&killed)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".unmatched-"))
+        .count();
+    assert_eq!(aside, 0, "no journal was set aside");
+}

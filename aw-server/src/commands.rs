@@ -77,9 +77,25 @@ fn take_directly(
     folder: &Path,
     config: &BackupConfig,
 ) -> Result<backups::BackupEntry, String> {
+    // The database's owner for the length of the backup: no server starts on it (and
+    // restores or salvages nothing) meanwhile, and the acknowledged writes a killed
+    // server left in its journal are applied first, so the backup holds them too.
+    let file = DatabaseFile::claim(db).map_err(|e| match e {
+        aw_datastore::DatastoreError::Locked(_) => {
+            "a server started on the database meanwhile; run the command again to ask it"
+                .to_string()
+        }
+        other => other.to_string(),
+    })?;
+    if let Err(e) = file.apply_held_writes(password) {
+        log::warn!("The journal's held writes could not be applied first ({e}); backing up the file as it is");
+    }
     let source = BackupSource::open(db, password).map_err(|e| e.to_string())?;
-    backups::take_backup(&source, folder, config, aw_datastore::BackupKind::Scheduled)
-        .map_err(|e| e.to_string())
+    let entry = backups::take_backup(&source, folder, config, aw_datastore::BackupKind::Scheduled)
+        .map_err(|e| e.to_string());
+    drop(source);
+    drop(file);
+    entry
 }
 
 /// `POST /api/0/backups` to the running server (hyper's HTTP/1 client, on a runtime of its

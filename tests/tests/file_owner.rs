@@ -481,3 +481,49 @@ fn a_sigkill_during_a_range_deletion_leaves_all_or_none_of_it() {
     }
     assert!(s.stop());
 }
+
+/// Issue 44, case 7: where `flock` fails, a second server is refused all the same (by the
+/// owner file, `<db>.owner`), so it never applies or appends to the first one's journal;
+/// the owner file a killed server left is taken over by the next start.
+#[test]
+fn without_flock_a_second_server_is_refused_all_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        "/nonexistent-aw-test-folder/lock",
+        dir.path().join("sqlite.db.lock"),
+    )
+    .unwrap();
+    let mut s = TestServer::start_in(dir, &["--no-legacy-import"]);
+    let mut c = s.client();
+    c.create_test_bucket("w");
+    for n in 1..=3 {
+        c.insert_numbered("w", n);
+    }
+    let port = aw_tests::free_port().to_string();
+    let (status, text) = s.run_command(&["--port", &port], &[]);
+    assert_eq!(status.code(), Some(3), "{text}");
+    c.insert_numbered("w", 4);
+    s.kill();
+    s.start_again();
+    assert_eq!(s.client().stored_numbers("w"), [1, 2, 3, 4]);
+}
+
+/// Issue 44, case 7: `aw-server backup` with no server running holds the database's lock
+/// while it copies, and first applies what a killed server's journal held, so the backup
+/// has every acknowledged write.
+#[test]
+fn a_backup_with_no_server_running_holds_every_acknowledged_write() {
+    let (mut s, _) = server_with_backup(1..=3, 4..=6);
+    s.kill();
+    let (status, text) = s.run_command(&["backup"], &[]);
+    assert!(status.success(), "{text}");
+    let file = text
+        .lines()
+        .find_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .and_then(|entry| entry["file"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no backup named in {text}"));
+    let (status, text) = s.run_command(&["restore", &file], &[]);
+    assert!(status.success(), "{text}");
+    s.start_again();
+    assert_eq!(s.client().stored_numbers("w"), (1..=6).collect::<Vec<_>>());
+}

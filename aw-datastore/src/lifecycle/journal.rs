@@ -499,6 +499,11 @@ impl Journal {
         self.faults = faults;
     }
 
+    /// The faults a test turned on (`faults.rs`).
+    pub(crate) fn faults(&self) -> &crate::Faults {
+        &self.faults
+    }
+
     /// The journal's file.
     pub(crate) fn path(&self) -> &Path {
         &self.path

@@ -40,7 +40,7 @@ pub use backups::{
 };
 pub(crate) use journal::Journal;
 pub(crate) use lock::Lock;
-pub(crate) use modes::{create_folder, match_database};
+pub(crate) use modes::{create_file, create_folder, match_database};
 pub(crate) use recovery::{
     adopt_identity, copy_journal_key, marker, recover, salvage_identity, set_identity,
     store_committed,
@@ -202,7 +202,7 @@ impl DatabaseFile {
     pub fn restore(&self, backup: &Path, password: Option<&DbPassword>) -> Result<Option<PathBuf>> {
         self.lock.may_replace("restore a backup")?;
         if self.path.exists() {
-            if let Err(e) = self.settle(password) {
+            if let Err(e) = self.apply_held_writes(password) {
                 log::warn!(
                     "Could not apply the held writes of {} before replacing it ({e}); its \
                      journal is kept for the file it belongs to",
@@ -221,8 +221,10 @@ impl DatabaseFile {
             .map_err(|e| DatastoreError::io("put the restored copy in place of", &self.path, &e))
     }
 
-    /// Applies what the journal holds to the database, and closes it.
-    pub(crate) fn settle(&self, password: Option<&DbPassword>) -> Result<()> {
+    /// Applies the acknowledged writes the journal holds (a server killed before their
+    /// commit) to the database, and closes it: before a copy of the file is taken with no
+    /// server running (`aw-server backup`), so the copy holds them.
+    pub fn apply_held_writes(&self, password: Option<&DbPassword>) -> Result<()> {
         let conn = rusqlite::Connection::open(&self.path)?;
         crate::encryption::unlock(&conn, password, &self.path)?;
         crate::schema::configure(&conn)?;
