@@ -11,10 +11,14 @@
 //! * **No file is replaced without the lock.** The lock (`<database>.lock`, never itself
 //!   replaced) is taken before anything looks at the damage marker or the file, and held
 //!   for the owner's whole life. When `flock` fails with an error the database is still
-//!   served, but no file is replaced: no salvage of any kind, no restore.
+//!   served, but no file is replaced: no salvage of any kind, no restore; an owner file
+//!   (`<database>.owner`, `lock.rs`) keeps a second server away meanwhile.
 //! * **An acknowledged write is in exactly one durable place** from its answer until its
 //!   commit: the journal (`journal.rs`), which the commit then empties; after the commit,
-//!   the database.
+//!   the database. The journal belongs to one database at one commit: its header names the
+//!   database and a number that database holds, under a salt its records' checksums
+//!   cover, so no sequence of empty commits, restores or salvages can make records apply
+//!   twice, to another file, or not at all.
 //! * **The database path names a complete database at every instant**: a replace keeps the
 //!   old file under a second name first and renames the new one over it in one step
 //!   (`replace.rs`); a replace the process did not finish is finished or undone before
