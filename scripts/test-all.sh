@@ -21,7 +21,9 @@ run_outside_suites() {
 # kernel that takes time slices) fails here rather than skip; Syncthing and the sqlite3
 # command are installed here.
 tests/syncthing/install.sh
-scripts/install-sqlite3.sh
+# The sqlite3 command: "another program" reading the database while a server runs, as
+# users' scripts do (tests/tests/sequences.rs, aw-datastore/tests/file_life.rs).
+scripts/ensure-command.sh sqlite3 sqlite3
 export AW_REQUIRE_PREREQUISITES=1
 
 # Any warning fails the run: formatting, every compiler and clippy lint (the workspace's

@@ -230,7 +230,9 @@ pub fn salvage(
     crate::lifecycle::copy_journal_key(&source, &tx)?;
     match crate::lifecycle::salvage_identity(&source, damaged) {
         Some((id, committed)) => crate::lifecycle::set_identity(&tx, &id, committed)?,
-        None => drop(crate::lifecycle::marker(&tx)?),
+        None => {
+            crate::lifecycle::marker(&tx)?;
+        }
     }
     // Ids of lost events are never handed out again.
     if let Ok(seq) = source.query_row(

@@ -10,14 +10,15 @@
 //! * **requests** of every kind: inserts, heartbeats, edits, deletions by id, range
 //!   deletions and privacy runs (both also as dry runs), merges, renames, imports,
 //!   settings, buckets created and deleted;
-//! * **commit triggers**: forced, a backup's, a clean stop's, and the worker's own (idle,
-//!   size, bucket changes);
+//! * **commit triggers**: forced, a backup's, a clean stop's, and the worker's own (more
+//!   than 100 events, bucket changes; the idle commit only when a step takes a second);
 //! * **file events**: a kill (the worker held between two turns, the database, its WAL and
 //!   the journal copied into a fresh folder, never the `-shm`, and the copy opened: what a
 //!   SIGKILL at that instant leaves), a clean restart, the restore of any earlier backup,
 //!   a full disk under the journal's appends and a commit that fails as on a full disk
-//!   (`Faults`), and another program opening and closing the file in a process of its own
-//!   while the worker runs.
+//!   (`Faults`), another program (the `sqlite3` command, a process of its own) reading
+//!   the file while the worker runs and writing it between two runs, and a second server
+//!   starting on it.
 //!
 //! After each step: the store holds exactly what was acknowledged (the state the live
 //! store showed before a kill or a restart; the backup's state after a restore), no event
@@ -100,6 +101,11 @@ enum Step {
     JournalFull,
     CommitFails,
     AnotherProgramReads,
+    AnotherProgramWritesBetweenRuns,
+    SecondServer,
+    Bulk {
+        at: u32,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -123,7 +129,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::DeleteC),
         1 => Just(Step::RenameC),
         1 => Just(Step::MergeCIntoA),
-        1 => (1u8..5, at).prop_map(|(count, at)| Step::Import { count, at }),
+        1 => (1u8..5, at.clone()).prop_map(|(count, at)| Step::Import { count, at }),
         2 => (0u8..3, any::<u8>()).prop_map(|(key, value)| Step::Setting { key, value }),
         2 => Just(Step::ForceCommit),
         2 => Just(Step::Backup),
@@ -133,6 +139,9 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::JournalFull),
         1 => Just(Step::CommitFails),
         1 => Just(Step::AnotherProgramReads),
+        1 => Just(Step::AnotherProgramWritesBetweenRuns),
+        1 => Just(Step::SecondServer),
+        1 => at.prop_map(|at| Step::Bulk { at }),
     ]
 }
 
@@ -505,8 +514,17 @@ impl Sim {
             Step::JournalFull => return self.journal_full(),
             Step::CommitFails => return self.commit_fails(),
             Step::AnotherProgramReads => {
-                another_program_reads(&self.db())?;
+                another_program(&self.db(), "SELECT count(*) FROM events")?;
                 return Ok(());
+            }
+            Step::AnotherProgramWritesBetweenRuns => return self.another_program_writes(),
+            Step::SecondServer => return self.second_server(),
+            Step::Bulk { at } => {
+                // More events than a commit waits for: the size trigger.
+                let events: Vec<Event> = (0..150)
+                    .map(|i| self.numbered(i64::from(*at) + i * 2, 1, false))
+                    .collect();
+                let _ = ds.insert_events(BUCKETS[0], &events).wait();
             }
         }
         self.acknowledge()
@@ -624,22 +642,21 @@ fn difference(expected: &State, actual: &State) -> String {
     out
 }
 
-/// Another program opens the database, reads it and closes it cleanly while the worker
-/// runs, in a process of its own (within one process SQLite shares its locks, so only a
-/// separate process shows what its close does to the worker's files): the `sqlite3`
-/// command, as users' scripts run it, with the system's SQLite (an older one than ours
-/// deletes the WAL at its close whenever it can take the database's lock).
-fn another_program_reads(db: &Path) -> StepResult {
+/// Another program opens the database, runs `sql` and closes it cleanly, in a process of
+/// its own (within one process SQLite shares its locks, so only a separate process shows
+/// what its close does to the worker's files): the `sqlite3` command, as users' scripts run
+/// it, with the system's SQLite (an older one than ours deletes the WAL at its close
+/// whenever it can take the database's lock).
+fn another_program(db: &Path, sql: &str) -> StepResult {
     let out = match std::process::Command::new("sqlite3")
         .arg(db)
-        .arg("SELECT count(*) FROM events")
+        .arg(sql)
         .output()
     {
         Ok(out) => out,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // The test command installs nothing for this: Debian's sqlite3 is on the
-            // machine image. Elsewhere the step is skipped, unless prerequisites are
-            // required.
+            // The test command installs it (`scripts/ensure-command.sh`); elsewhere the
+            // step is skipped, unless prerequisites are required.
             assert!(
                 std::env::var_os("AW_REQUIRE_PREREQUISITES").is_none_or(|v| v != "1"),
                 "AW_REQUIRE_PREREQUISITES=1 and there is no sqlite3 command"
@@ -655,6 +672,47 @@ fn another_program_reads(db: &Path) -> StepResult {
         )));
     }
     Ok(())
+}
+
+impl Sim {
+    /// Between two runs another program (the reference server, a script) adds an event:
+    /// the next start keeps it beside every acknowledged write, which may have to take
+    /// other ids.
+    fn another_program_writes(&mut self) -> StepResult {
+        self.close()?;
+        let row = "INSERT INTO events (bucketrow, starttime, endtime, data) \
+                   SELECT id, 0, 1, '{\"other\":1}' FROM buckets WHERE name = 'b'";
+        another_program(&self.db(), row)?;
+        self.open()?;
+        let mut actual = self.read()?;
+        let theirs = |state: &mut State| {
+            state.events.get_mut("b").map(|events| {
+                let before = events.len();
+                events.retain(|(_, _, _, data)| data != r#"{"other":1}"#);
+                before - events.len()
+            })
+        };
+        let mut expected = self.expected.clone();
+        let (before, after) = (theirs(&mut expected), theirs(&mut actual));
+        if actual != expected || after != before.map(|n| n + 1) {
+            return Err(fail(format!(
+                "after another program wrote between two runs ({before:?} of its rows, then \
+                 {after:?}):\n{}",
+                difference(&expected, &actual)
+            )));
+        }
+        self.acknowledge()
+    }
+
+    /// A second server starts on the file while the store runs: it is refused, and
+    /// nothing changes.
+    fn second_server(&mut self) -> StepResult {
+        match aw_datastore::DatabaseFile::claim(&self.db()) {
+            Err(DatastoreError::Locked(_)) => {}
+            other => return Err(fail(format!("a second claim answered {other:?}"))),
+        }
+        self.check_against_expected("a second server's start")
+    }
 }
 
 /// Sequences run by this process, and the number of the first that failed (before

@@ -78,16 +78,21 @@ fn a_second_start_exits_3_and_touches_no_file() {
     assert_eq!(s.client().stored_numbers("w"), [1, 2, 3, 4]);
 }
 
-#[test]
-fn without_the_lock_the_server_serves_but_restore_and_salvage_refuse() {
+/// A server on a new database whose lock cannot be taken: a lock file that cannot be
+/// opened stands in for a file system whose `flock` fails.
+fn server_without_flock() -> TestServer {
     let dir = tempfile::tempdir().unwrap();
-    // A lock file that cannot be opened stands in for a file system whose flock fails.
     std::os::unix::fs::symlink(
         "/nonexistent-aw-test-folder/lock",
         dir.path().join("sqlite.db.lock"),
     )
     .unwrap();
-    let mut s = TestServer::start_in(dir, &["--no-legacy-import"]);
+    TestServer::start_in(dir, &["--no-legacy-import"])
+}
+
+#[test]
+fn without_the_lock_the_server_serves_but_restore_and_salvage_refuse() {
+    let mut s = server_without_flock();
     let mut c = s.client();
     c.create_test_bucket("w");
     c.insert_numbered("w", 1);
@@ -487,13 +492,7 @@ fn a_sigkill_during_a_range_deletion_leaves_all_or_none_of_it() {
 /// the owner file a killed server left is taken over by the next start.
 #[test]
 fn without_flock_a_second_server_is_refused_all_the_same() {
-    let dir = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(
-        "/nonexistent-aw-test-folder/lock",
-        dir.path().join("sqlite.db.lock"),
-    )
-    .unwrap();
-    let mut s = TestServer::start_in(dir, &["--no-legacy-import"]);
+    let mut s = server_without_flock();
     let mut c = s.client();
     c.create_test_bucket("w");
     for n in 1..=3 {

@@ -65,6 +65,20 @@ fn process_identity(pid: u32) -> String {
     format!("{pid} {started}\n")
 }
 
+/// Whether the process an owner file names (`held`) still runs: the same id with the same
+/// start time. Where the system does not tell (no `/proc`), a process is taken as gone, so
+/// a crash never leaves a database that no server can open.
+fn is_alive(held: &str) -> bool {
+    let Some(pid) = held
+        .split_whitespace()
+        .next()
+        .and_then(|pid| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    Path::new("/proc/self/stat").exists() && process_identity(pid) == held
+}
+
 impl OwnerFile {
     /// Makes the owner file of `db`, taking over one whose process is gone; fails with
     /// [`DatastoreError::Locked`] when a live process holds it.
@@ -90,12 +104,7 @@ impl OwnerFile {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let held = std::fs::read_to_string(&path).unwrap_or_default();
-                    let alive = held
-                        .split_whitespace()
-                        .next()
-                        .and_then(|pid| pid.parse::<u32>().ok())
-                        .is_some_and(|pid| process_identity(pid) == held);
-                    if alive {
+                    if is_alive(&held) {
                         return Err(DatastoreError::Locked(db.display().to_string()));
                     }
                     // Left by a process that is gone.
