@@ -18,6 +18,7 @@ pub mod disk;
 mod hostname;
 pub mod log_throttle;
 pub mod logging;
+pub mod process;
 pub mod sched;
 
 pub use hostname::hostname;

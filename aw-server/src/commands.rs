@@ -80,15 +80,24 @@ fn take_directly(
     // The database's owner for the length of the backup: no server starts on it (and
     // restores or salvages nothing) meanwhile, and the acknowledged writes a killed
     // server left in its journal are applied first, so the backup holds them too.
-    let file = DatabaseFile::claim(db).map_err(|e| match e {
-        aw_datastore::DatastoreError::Locked(_) => {
-            "a server started on the database meanwhile; run the command again to ask it"
-                .to_string()
+    let file = match DatabaseFile::claim(db) {
+        Ok(file) => Some(file),
+        // A server holds it that `instance::running` could not see (it reads `/proc`) or
+        // that started meanwhile: a copy through SQLite is still consistent, of what it
+        // committed.
+        Err(aw_datastore::DatastoreError::Locked(_)) => {
+            log::warn!(
+                "A server holds {}: backing up what it has committed",
+                db.display()
+            );
+            None
         }
-        other => other.to_string(),
-    })?;
-    if let Err(e) = file.apply_held_writes(password) {
-        log::warn!("The journal's held writes could not be applied first ({e}); backing up the file as it is");
+        Err(e) => return Err(e.to_string()),
+    };
+    if let Some(Err(e)) = file.as_ref().map(|f| f.apply_held_writes(password)) {
+        log::warn!(
+            "The journal's held writes could not be applied first ({e}); backing up the file as it is"
+        );
     }
     let source = BackupSource::open(db, password).map_err(|e| e.to_string())?;
     let entry = backups::take_backup(&source, folder, config, aw_datastore::BackupKind::Scheduled)

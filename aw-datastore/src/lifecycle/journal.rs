@@ -471,7 +471,7 @@ impl Journal {
                             salt: h.salt,
                             ..journal.header.clone()
                         } == *h;
-                        if same {
+                        if same && !next_record_written(&journal.file, h.base) {
                             h.salt
                         } else {
                             h.salt.wrapping_add(1)
@@ -684,13 +684,17 @@ impl Journal {
         }
         self.committed = stored;
         let grown = self.allocated > INITIAL_SIZE;
-        self.header = Header {
+        let header = Header {
             format: Format::V2,
             base: stored,
             salt: self.header.salt.wrapping_add(1),
             ..self.header.clone()
         };
-        self.write_at(&self.header.bytes(), 0)?;
+        // The new header is taken only once it is written: if the write fails, appends go
+        // on under the old one, which the next start still reads (it skips the records up
+        // to `stored`, all committed).
+        self.write_at(&header.bytes(), 0)?;
+        self.header = header;
         self.tail = HEADER_LEN;
         if grown {
             self.map = None;
@@ -723,6 +727,15 @@ impl Journal {
         }
         self.file.sync_data()
     }
+}
+
+/// Whether a record numbered `base + 1` starts right after the header, whole or not: one
+/// that did not count (torn by a power cut, or a provisional step of a rewrite cut short).
+/// Its bytes stay in the file, so the header can be kept as it is only when there is none:
+/// a new record of the same length would otherwise make the ones after it follow again.
+fn next_record_written(file: &File, base: u64) -> bool {
+    let mut head = [0u8; RECORD_HEAD];
+    read_at(file, &mut head, HEADER_LEN).is_ok() && u64_at(&head, 8) == base.wrapping_add(1)
 }
 
 fn write_at(file: &File, bytes: &[u8], at: u64) -> std::io::Result<()> {
@@ -1072,5 +1085,27 @@ mod tests {
         let contents = read(&journal_path(&db), None).unwrap().unwrap();
         assert_eq!(contents.header.format, Format::V2);
         assert_eq!(contents.records, vec![(7, vec![change(3)])]);
+    }
+
+    /// A rewrite cut short left provisional records numbered after the base: a reopen at
+    /// the same base must not keep the salt, or a new record of the same length would make
+    /// the old ones after it follow again (and a new rewrite of the same number would take
+    /// their changes with its own).
+    #[test]
+    fn records_that_did_not_count_never_follow_a_reopened_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let mut journal = Journal::open(&db, "abc", 0, None, None).unwrap();
+        journal.append_provisional(0, &[change(1)]).unwrap();
+        journal.append_provisional(0, &[change(2)]).unwrap();
+        drop(journal);
+        let contents = read(&journal_path(&db), None).unwrap().unwrap();
+        assert!(contents.records.is_empty());
+        let mut journal = Journal::open(&db, "abc", 0, None, None).unwrap();
+        // The same length as the first provisional record, under the same number.
+        journal.append_provisional(0, &[change(3)]).unwrap();
+        journal.append_done(0).unwrap();
+        let contents = read(&journal_path(&db), None).unwrap().unwrap();
+        assert_eq!(contents.records, vec![(2, vec![change(3)])]);
     }
 }

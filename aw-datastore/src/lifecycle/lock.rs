@@ -6,10 +6,10 @@
 //! Where `flock` fails with an error (a file system without locks), a server still runs,
 //! but two must never run on one database: the second would apply and append to the
 //! first's journal of acknowledged writes. So the claim falls back to an owner file,
-//! `<database>.owner`, made exclusively (`O_EXCL`) with the process id and its start time;
-//! a second start finds it naming a live process and is refused like one that meets the
-//! lock. (One left by a process that died is taken over.) Files are still not replaced
-//! under that weaker claim.
+//! `<database>.owner`, made whole in one step (linked into place) with the process id, its
+//! start time and boot; a second start finds it naming a live process and is refused like
+//! one that meets the lock. (One left by a process that died is taken over.) Files are
+//! still not replaced under that weaker claim.
 
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
@@ -51,8 +51,9 @@ pub(crate) struct OwnerFile {
     text: String,
 }
 
-/// This process's id and start time (`/proc/self/stat`; `0` where there is none): a
-/// process id alone may be reused after a crash.
+/// What an owner file says of process `pid`: its id, its start time and the boot it runs
+/// in (`/proc`; `-` where there is none), so a reused process id, or the same id and time
+/// after a reboot, never reads as the owner.
 fn process_identity(pid: u32) -> String {
     let started = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
@@ -61,13 +62,15 @@ fn process_identity(pid: u32) -> String {
             let rest = stat.get(stat.rfind(')')? + 2..)?.to_string();
             rest.split_whitespace().nth(19).map(str::to_string)
         })
-        .unwrap_or_else(|| "0".into());
-    format!("{pid} {started}\n")
+        .unwrap_or_else(|| "-".into());
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|b| b.trim().to_string())
+        .unwrap_or_else(|_| "-".into());
+    format!("{pid} {started} {boot}\n")
 }
 
-/// Whether the process an owner file names (`held`) still runs: the same id with the same
-/// start time. Where the system does not tell (no `/proc`), a process is taken as gone, so
-/// a crash never leaves a database that no server can open.
+/// Whether the process an owner file names (`held`) still runs: with `/proc`, the same id,
+/// start time and boot; elsewhere, a process of that id exists.
 fn is_alive(held: &str) -> bool {
     let Some(pid) = held
         .split_whitespace()
@@ -76,44 +79,64 @@ fn is_alive(held: &str) -> bool {
     else {
         return false;
     };
-    Path::new("/proc/self/stat").exists() && process_identity(pid) == held
+    if Path::new("/proc/self/stat").exists() {
+        Path::new(&format!("/proc/{pid}/stat")).exists() && process_identity(pid) == held
+    } else {
+        aw_platform::process::is_running(pid).unwrap_or(true)
+    }
 }
 
 impl OwnerFile {
     /// Makes the owner file of `db`, taking over one whose process is gone; fails with
-    /// [`DatastoreError::Locked`] when a live process holds it.
+    /// [`DatastoreError::Locked`] when a live process holds it. The file appears whole: it
+    /// is written under a name of this process's own, then linked to its place (a link
+    /// never replaces a file, so of two starts one wins, and nobody reads it half written).
     fn take(db: &Path) -> Result<std::io::Result<OwnerFile>> {
         let path = with_suffix(db, ".owner");
         let text = process_identity(std::process::id());
-        for _ in 0..2 {
-            let made = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path);
-            match made {
-                Ok(mut file) => {
-                    use std::io::Write;
-                    let _ = super::modes::match_database(&path, db);
-                    return Ok(file
-                        .write_all(text.as_bytes())
-                        .and_then(|()| file.sync_all())
-                        .map(|()| OwnerFile {
-                            path: path.clone(),
-                            text: text.clone(),
-                        }));
+        let mine = with_suffix(&path, &format!(".{}", std::process::id()));
+        let written = std::fs::write(&mine, &text)
+            .and_then(|()| super::modes::match_database(&mine, db))
+            .and_then(|()| std::fs::File::open(&mine)?.sync_all());
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&mine);
+            return Ok(Err(e));
+        }
+        let mut outcome = Ok(Err(std::io::ErrorKind::AlreadyExists.into()));
+        for _ in 0..3 {
+            match std::fs::hard_link(&mine, &path) {
+                Ok(()) => {
+                    outcome = Ok(Ok(OwnerFile {
+                        path: path.clone(),
+                        text: text.clone(),
+                    }));
+                    break;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let held = std::fs::read_to_string(&path).unwrap_or_default();
                     if is_alive(&held) {
-                        return Err(DatastoreError::Locked(db.display().to_string()));
+                        outcome = Err(DatastoreError::Locked(db.display().to_string()));
+                        break;
                     }
-                    // Left by a process that is gone.
-                    let _ = std::fs::remove_file(&path);
+                    // Left by a process that is gone: moved aside (one start wins the
+                    // rename), checked to be the very file judged, then dropped.
+                    let stale = with_suffix(&path, &format!(".stale-{}", std::process::id()));
+                    if std::fs::rename(&path, &stale).is_ok() {
+                        if std::fs::read_to_string(&stale).is_ok_and(|t| t != held) {
+                            // Another start's fresh file: put back, and look again.
+                            let _ = std::fs::hard_link(&stale, &path);
+                        }
+                        let _ = std::fs::remove_file(&stale);
+                    }
                 }
-                Err(e) => return Ok(Err(e)),
+                Err(e) => {
+                    outcome = Ok(Err(e));
+                    break;
+                }
             }
         }
-        Ok(Err(std::io::ErrorKind::AlreadyExists.into()))
+        let _ = std::fs::remove_file(&mine);
+        outcome
     }
 }
 
@@ -185,5 +208,41 @@ impl Lock {
                  process may have it open"
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The owner file refuses a second claim while its process lives, is taken over when
+    /// the process it names is gone, and goes with its owner.
+    #[test]
+    fn an_owner_file_keeps_a_second_claim_away_until_its_process_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sqlite.db");
+        let owner = OwnerFile::take(&db).unwrap().unwrap();
+        assert!(matches!(
+            OwnerFile::take(&db),
+            Err(DatastoreError::Locked(_))
+        ));
+        drop(owner);
+        assert!(!with_suffix(&db, ".owner").exists());
+        // Left by a process that has exited.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        std::fs::write(with_suffix(&db, ".owner"), process_identity(dead)).unwrap();
+        let owner = OwnerFile::take(&db).unwrap().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(with_suffix(&db, ".owner")).unwrap(),
+            process_identity(std::process::id())
+        );
+        drop(owner);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert!(
+            left.is_empty(),
+            "nothing left beside the database: {left:?}"
+        );
     }
 }
