@@ -378,13 +378,21 @@ impl Sim {
         event(secs, len, json!({"n": self.next_n, "title": title}))
     }
 
-    /// The events of `bucket` in id order (for steps that pick one).
-    fn events_of(&self, bucket: &str) -> Vec<i64> {
-        self.expected
+    /// `count` events of bucket `bucket` (an index into [`BUCKETS`]), from the `pick`th in
+    /// id order on, wrapping; `None` when it has none.
+    fn picked(&self, bucket: u8, pick: u16, count: usize) -> Option<(&'static str, Vec<i64>)> {
+        let name = BUCKETS[usize::from(bucket)];
+        let ids: Vec<i64> = self
+            .expected
             .events
-            .get(bucket)
-            .map(|e| e.iter().map(|(id, ..)| *id).collect())
-            .unwrap_or_default()
+            .get(name)?
+            .iter()
+            .map(|(id, ..)| *id)
+            .collect();
+        (!ids.is_empty()).then(|| {
+            let chosen = (0..count).map(|i| ids[(usize::from(pick) + i) % ids.len()]);
+            (name, chosen.collect())
+        })
     }
 
     fn run(&mut self, step: &Step) -> StepResult {
@@ -414,12 +422,9 @@ impl Sim {
                 pick,
                 secret,
             } => {
-                let name = BUCKETS[*bucket as usize];
-                let ids = self.events_of(name);
-                if !ids.is_empty() {
-                    let id = ids[*pick as usize % ids.len()];
+                if let Some((name, ids)) = self.picked(*bucket, *pick, 1) {
                     let e = self.numbered(i64::from(*pick) * 7, 5, *secret);
-                    let _ = ds.replace_event(name, id, &e).wait();
+                    let _ = ds.replace_event(name, ids[0], &e).wait();
                 }
             }
             Step::DeleteIds {
@@ -427,13 +432,8 @@ impl Sim {
                 pick,
                 count,
             } => {
-                let name = BUCKETS[*bucket as usize];
-                let ids = self.events_of(name);
-                if !ids.is_empty() {
-                    let chosen = (0..*count as usize)
-                        .map(|i| ids[(*pick as usize + i) % ids.len()])
-                        .collect();
-                    let _ = ds.delete_events_by_id(name, chosen).wait();
+                if let Some((name, ids)) = self.picked(*bucket, *pick, usize::from(*count)) {
+                    let _ = ds.delete_events_by_id(name, ids).wait();
                 }
             }
             Step::DeleteRange {
