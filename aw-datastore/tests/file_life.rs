@@ -720,9 +720,18 @@ impl Sim {
 static SEQUENCES_RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 static FIRST_FAILURE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// One sequence at a time in this process. The tests of this file run on threads of one
+/// process, and a child one spawns (the `sqlite3` command) holds a copy of every
+/// descriptor open at its fork until it execs: the `flock` of another test's database
+/// among them, so that test's next claim would find its own database locked.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Runs `steps` from a new database, checking after each.
 fn run_sequence(steps: &[Step]) -> StepResult {
     use std::sync::atomic::Ordering;
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let number = SEQUENCES_RUN.fetch_add(1, Ordering::Relaxed) + 1;
     let ran = (|| {
         let mut sim = Sim::new()?;
