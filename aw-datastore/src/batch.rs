@@ -358,11 +358,6 @@ impl Batch {
         self.sealed
     }
 
-    /// The journal's last record number.
-    pub(crate) fn journal_last(&self) -> Option<u64> {
-        self.journal.as_ref().map(Journal::last)
-    }
-
     /// The journal number a commit must store with this batch (see `Journal::unstored`):
     /// `Some` whenever records were appended since the last commit, even if the batch is
     /// empty.
@@ -405,7 +400,7 @@ impl Batch {
     /// A number for a rewrite that starts now, unique among the rewrites in the journal
     /// (the number of its last record: a rewrite that appends anything moves it on).
     pub(crate) fn rewrite_number(&self) -> u64 {
-        self.journal_last().unwrap_or(0)
+        self.journal.as_ref().map_or(0, Journal::last)
     }
 
     /// Takes out the changes made since the last seal, after appending them to the journal
