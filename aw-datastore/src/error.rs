@@ -38,11 +38,11 @@ pub enum DatastoreError {
     #[error("Failed to send request, datastore worker is gone")]
     WorkerGone,
     /// The database cannot take writes for now (a failing commit); the writes already
-    /// acknowledged are kept in memory and written when it can (`group_commit.rs`).
+    /// acknowledged are kept in memory and written when it can (`worker/group_commit.rs`).
     #[error("Database unavailable: {0}")]
     Unavailable(String),
     /// The disk (or a quota) is full: this write is refused; the writes already
-    /// acknowledged are kept in memory and written when space returns (`group_commit.rs`).
+    /// acknowledged are kept in memory and written when space returns (`worker/group_commit.rs`).
     #[error("The disk is full: {0}")]
     DiskFull(Failure),
     /// The database cannot be read with the password given (or without one), or this build
@@ -50,7 +50,7 @@ pub enum DatastoreError {
     #[error("{0}")]
     Encryption(String),
     /// The database file is damaged (SQLite's "malformed" or "not a database"): what can
-    /// be read of it can be salvaged ([`crate::salvage()`]).
+    /// be read of it can be salvaged ([`crate::file::salvage()`]).
     #[error("The database file is damaged: {0}")]
     Damaged(Failure),
     /// The file is busy or locked by another connection (SQLite's `SQLITE_BUSY` or

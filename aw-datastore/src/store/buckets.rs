@@ -5,13 +5,14 @@ use chrono::Utc;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::{created_to_text, Store};
-use crate::batch::{Batch, Change, INSERT_BUCKET_SQL, NEW_ROW};
+use super::created::created_to_text;
+use super::Store;
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
-use crate::range_read::RangeRead;
-use crate::shared::BucketShared;
-use crate::write_listeners::Touched;
+use crate::store::change::{Change, Changes, INSERT_BUCKET_SQL, NEW_ROW};
+use crate::store::published::BucketShared;
+use crate::store::range_read::RangeRead;
+use crate::store::write_listeners::Touched;
 use aw_models::raw_event::EventRows;
 
 impl Store {
@@ -19,7 +20,7 @@ impl Store {
     /// so a bucket document can never overwrite another bucket's events).
     pub(crate) fn create_bucket(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         mut bucket: Bucket,
         mut events: Vec<NewEvent>,
     ) -> Result<()> {
@@ -42,7 +43,7 @@ impl Store {
                 NEW_ROW, name, type_, client, hostname, created, data
             ])?;
         let row = self.conn.last_insert_rowid();
-        batch.record(Change::CreateBucket {
+        changes.record(Change::CreateBucket {
             row,
             columns: Box::new(columns),
         });
@@ -58,7 +59,7 @@ impl Store {
         for e in &mut events {
             e.id = None;
         }
-        self.insert_events(batch, &bucket.id, events)?;
+        self.insert_events(changes, &bucket.id, events)?;
         Ok(())
     }
 
@@ -68,7 +69,7 @@ impl Store {
     /// Event ids are cleared (an imported id must never address another bucket's event).
     pub(crate) fn prepare_import(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         buckets: Vec<(Bucket, Vec<NewEvent>)>,
     ) -> Result<Vec<ImportBucket>> {
         let mut imports = Vec::with_capacity(buckets.len());
@@ -79,7 +80,7 @@ impl Store {
             let name = bucket.id.clone();
             let mut present = None;
             if !self.buckets.contains_key(&name) {
-                self.create_bucket(batch, bucket, Vec::new())?;
+                self.create_bucket(changes, bucket, Vec::new())?;
             } else if let (Some(lo), Some(hi)) = (
                 events.iter().map(|e| e.start.min(e.end)).min(),
                 events.iter().map(|e| e.end.max(e.start)).max(),
@@ -96,9 +97,9 @@ impl Store {
     }
 
     /// Deletes a bucket and all its events.
-    pub(crate) fn delete_bucket(&mut self, batch: &mut Batch, name: &str) -> Result<()> {
+    pub(crate) fn delete_bucket(&mut self, changes: &mut Changes, name: &str) -> Result<()> {
         let bid = self.bucketrow(name)?;
-        batch.apply(&self.conn, Change::DeleteBucket { row: bid })?;
+        changes.apply(&self.conn, Change::DeleteBucket { row: bid })?;
         self.buckets.remove(name);
         self.publish();
         self.last_heartbeat.remove(&bid);
@@ -113,7 +114,7 @@ impl Store {
     /// `new_name` is another bucket's id.
     pub(crate) fn rename_bucket(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         name: &str,
         new_name: Option<&str>,
         new_host: Option<&str>,
@@ -125,7 +126,7 @@ impl Store {
         }
         let old = Arc::clone(self.state(name)?);
         let new_host = new_host.unwrap_or(&old.bucket().hostname);
-        batch.apply(
+        changes.apply(
             &self.conn,
             Change::RenameBucket {
                 row: bid,

@@ -4,13 +4,13 @@ use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
 
 use super::Store;
-use crate::batch::{Batch, Change, INSERT_EVENT_SQL, NEW_ROW};
 use crate::error::{DatastoreError, Result};
 use crate::new_event::NewEvent;
-use crate::privacy::Verdict;
-use crate::range_read::{row_to_raw, RangeRead};
-use crate::schema::LONG_EVENT_NS;
-use crate::write_listeners::Extent;
+use crate::store::change::{Change, Changes, INSERT_EVENT_SQL, NEW_ROW};
+use crate::store::privacy::Verdict;
+use crate::store::range_read::{row_to_raw, RangeRead};
+use crate::store::schema::LONG_EVENT_NS;
+use crate::store::write_listeners::Extent;
 #[cfg(test)]
 use aw_models::raw_event::EventRows;
 use aw_models::raw_event::RawEvent;
@@ -32,7 +32,7 @@ impl Store {
     /// ids they really have.
     pub(crate) fn insert_events(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         name: &str,
         mut events: Vec<NewEvent>,
     ) -> Result<Vec<RawEvent>> {
@@ -68,7 +68,7 @@ impl Store {
         }
         let mut stored = Vec::with_capacity(events.len());
         let mut added = 0u64;
-        let result = self.write_events(batch, bid, events, &replacing, &mut stored, &mut added);
+        let result = self.write_events(changes, bid, events, &replacing, &mut stored, &mut added);
         // The mirror follows whatever was written, also when a later row failed.
         let state = self.state(name)?;
         state.add_count(added);
@@ -86,7 +86,7 @@ impl Store {
     /// has no such event: never an insert.
     pub(crate) fn replace_event(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         name: &str,
         id: i64,
         mut event: NewEvent,
@@ -103,7 +103,7 @@ impl Store {
                 "the privacy rules drop this event; event {id} was left as it was"
             )));
         }
-        batch.apply(
+        changes.apply(
             &self.conn,
             Change::ReplaceEvent {
                 id,
@@ -129,7 +129,7 @@ impl Store {
     /// statement is looked up once per batch, not once per row.
     fn write_events(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         bid: i64,
         events: Vec<NewEvent>,
         replacing: &HashSet<i64>,
@@ -140,7 +140,7 @@ impl Store {
         for e in events {
             let id = match e.id {
                 Some(id) if replacing.contains(&id) => {
-                    batch.apply(
+                    changes.apply(
                         &self.conn,
                         Change::ReplaceEvent {
                             id,
@@ -155,7 +155,7 @@ impl Store {
                     insert.execute(params![NEW_ROW, bid, e.start, e.end, e.data])?;
                     *added += 1;
                     let id = self.conn.last_insert_rowid();
-                    batch.record(Change::InsertEvent {
+                    changes.record(Change::InsertEvent {
                         id,
                         bucketrow: bid,
                         start: e.start,
@@ -180,7 +180,7 @@ impl Store {
     ///
     /// The scan is bounded on both sides of the composite index: `starttime <= hi` above and
     /// `starttime >= lo - LONG_EVENT_NS` below, plus the few longer events from their own
-    /// index (`range_read.rs`), so its cost follows the answer, not the bucket's history.
+    /// index (`store/range_read.rs`), so its cost follows the answer, not the bucket's history.
     /// (Tests: the worker reads through [`Store::range_read`] in steps.)
     #[cfg(test)]
     pub(crate) fn get_events(
@@ -195,7 +195,7 @@ impl Store {
     }
 
     /// A chunked read of [`Store::get_events`], for the worker to interleave with other
-    /// requests (see `range_read.rs`).
+    /// requests (see `store/range_read.rs`).
     pub(crate) fn range_read(
         &self,
         name: &str,
@@ -228,7 +228,7 @@ impl Store {
     /// (nothing is done for them).
     pub(crate) fn delete_events(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         name: &str,
         ids: &[i64],
     ) -> Result<Vec<i64>> {
@@ -257,7 +257,7 @@ impl Store {
                 missing.push(id);
                 continue;
             };
-            match batch.apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid }) {
+            match changes.apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid }) {
                 Ok(0) => {}
                 Ok(_) => {
                     deleted += 1;

@@ -5,12 +5,12 @@ use rusqlite::{params, OptionalExtension};
 use std::borrow::Cow;
 
 use super::Store;
-use crate::batch::{Batch, Change, INSERT_EVENT_SQL, NEW_ROW};
 use crate::error::Result;
 use crate::new_event::NewEvent;
-use crate::privacy::Verdict;
-use crate::range_read::row_to_raw;
-use crate::write_listeners::Extent;
+use crate::store::change::{Change, Changes, INSERT_EVENT_SQL, NEW_ROW};
+use crate::store::privacy::Verdict;
+use crate::store::range_read::row_to_raw;
+use crate::store::write_listeners::Extent;
 use aw_models::raw_event::RawEvent;
 
 /// The newest event of a bucket (greatest start; ties ordered as range reads order them).
@@ -25,7 +25,7 @@ impl Store {
     /// crate docs for the rule). Returns the resulting event.
     pub(crate) fn heartbeat(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         name: &str,
         mut hb: NewEvent,
         pulsetime_ns: i64,
@@ -59,7 +59,7 @@ impl Store {
                     start: merged.start,
                     end: merged.end,
                 };
-                if batch.apply(&self.conn, resize)? == 1 {
+                if changes.apply(&self.conn, resize)? == 1 {
                     self.state(name)?.widen(merged.start, merged.end);
                     let mut extent = Extent::of(last_start, last_end);
                     extent.add(merged.start, merged.end);
@@ -82,7 +82,7 @@ impl Store {
             end: hb.end,
             data: hb.data,
         };
-        batch.record(Change::InsertEvent {
+        changes.record(Change::InsertEvent {
             id: stored.id,
             bucketrow: bid,
             start: stored.start,

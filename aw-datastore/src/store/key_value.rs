@@ -4,9 +4,9 @@ use chrono::Utc;
 use rusqlite::{params, OptionalExtension};
 
 use super::Store;
-use crate::batch::{Batch, Change};
 use crate::error::{DatastoreError, Result};
-use crate::privacy::PRIVACY_FILTERS_KEY;
+use crate::store::change::{Change, Changes};
+use crate::store::privacy::PRIVACY_FILTERS_KEY;
 
 impl Store {
     /// The JSON text stored under `key`.
@@ -22,12 +22,12 @@ impl Store {
     /// Stores JSON text under `key`.
     pub(crate) fn set_key_value(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         key: &str,
         value: &str,
     ) -> Result<()> {
         let modified = Utc::now().timestamp();
-        batch.apply(
+        changes.apply(
             &self.conn,
             Change::SetKeyValue {
                 key: key.to_string(),
@@ -42,8 +42,8 @@ impl Store {
     }
 
     /// Deletes `key` (a missing key is not an error).
-    pub(crate) fn delete_key_value(&mut self, batch: &mut Batch, key: &str) -> Result<()> {
-        batch.apply(
+    pub(crate) fn delete_key_value(&mut self, changes: &mut Changes, key: &str) -> Result<()> {
+        changes.apply(
             &self.conn,
             Change::DeleteKeyValue {
                 key: key.to_string(),

@@ -2,8 +2,8 @@
 //! `into` holds already (same start, end and data), and `from` is deleted.
 //!
 //! A merge of a bucket of a year moves hundreds of thousands of rows, so it runs in steps
-//! ([`MergeRun`], driven by `rewrite.rs` like a range deletion), all or nothing, while
-//! requests for the two buckets wait (`fence.rs`): first the events `into` holds already
+//! ([`MergeRun`], driven by `worker/rewrite.rs` like a range deletion), all or nothing, while
+//! requests for the two buckets wait (`worker/fence.rs`): first the events `into` holds already
 //! are deleted from `from`, chunk by chunk (deleting changes nothing `into` holds, so each
 //! chunk is judged against `into` as it was), then the rest move, and last `from` goes.
 //! Events `from` holds twice both move, as they were.
@@ -12,9 +12,9 @@ use rusqlite::params;
 use std::sync::Arc;
 
 use super::Store;
-use crate::batch::{Batch, Change};
 use crate::error::{DatastoreError, Result};
-use crate::write_listeners::Touched;
+use crate::store::change::{Change, Changes};
+use crate::store::write_listeners::Touched;
 
 /// What merging one bucket into another did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -35,7 +35,7 @@ const FIRST_SQL: &str = "SELECT id, starttime, endtime, data FROM events WHERE b
      ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?2";
 
 /// Later chunks: the same, continuing after the row `(?3 start, ?4 end, ?5 id)`, as
-/// `range_read.rs` continues.
+/// `store/range_read.rs` continues.
 const AFTER_SQL: &str = "SELECT id, starttime, endtime, data FROM events
      WHERE bucketrow = ?1 AND starttime <= ?3
        AND NOT (starttime = ?3 AND (endtime < ?4 OR (endtime = ?4 AND id <= ?5)))
@@ -101,14 +101,14 @@ impl Store {
     /// unsealed (the rewrite takes them out between steps).
     pub(crate) fn step_merge(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         run: &mut MergeRun,
         deadline: std::time::Instant,
     ) -> Result<bool> {
         let [(_, from), (_, into)] = run.buckets;
         loop {
             let chunk = if run.deleting {
-                self.delete_held_chunk(batch, run, from, into)?
+                self.delete_held_chunk(changes, run, from, into)?
             } else {
                 let ids: Vec<i64> = self
                     .conn
@@ -121,7 +121,7 @@ impl Store {
                         bucketrow: from,
                         into,
                     };
-                    run.done.moved += batch.apply(&self.conn, moved)? as u64;
+                    run.done.moved += changes.apply(&self.conn, moved)? as u64;
                 }
                 ids.len()
             };
@@ -141,7 +141,7 @@ impl Store {
     /// the chunk's length.
     fn delete_held_chunk(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         run: &mut MergeRun,
         from: i64,
         into: i64,
@@ -175,7 +175,7 @@ impl Store {
                     id: *id,
                     bucketrow: from,
                 };
-                run.done.duplicates += batch.apply(&self.conn, gone)? as u64;
+                run.done.duplicates += changes.apply(&self.conn, gone)? as u64;
             }
         }
         Ok(rows.len())
@@ -183,9 +183,9 @@ impl Store {
 
     /// Ends a merge whose events are all moved or deleted: deletes `from`, and brings the
     /// caches and listeners up to date.
-    pub(crate) fn finish_merge(&mut self, batch: &mut Batch, run: MergeRun) -> Result<Merge> {
+    pub(crate) fn finish_merge(&mut self, changes: &mut Changes, run: MergeRun) -> Result<Merge> {
         let [(from, from_row), (into, into_row)] = run.buckets;
-        batch.apply(&self.conn, Change::DeleteBucket { row: from_row })?;
+        changes.apply(&self.conn, Change::DeleteBucket { row: from_row })?;
         let (from_state, into_state) = (
             Arc::clone(self.state(&from)?),
             Arc::clone(self.state(&into)?),

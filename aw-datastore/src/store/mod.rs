@@ -3,283 +3,45 @@
 //! `Store` owns the connection and the in-memory state that mirrors the database: the bucket
 //! cache (with event count and time span per bucket) and the last-heartbeat cache. Every
 //! write updates the mirror in the same call and records its row-level change in the batch
-//! (`batch.rs`), and [`Store::reload`] rebuilds the mirror from disk after SQLite dropped a
+//! (`worker/batch.rs`), and [`Store::reload`] rebuilds the mirror from disk after SQLite dropped a
 //! transaction, so the mirror never disagrees with what a read returns.
 //!
-//! One file per concern: this one has the state, startup (`reload`) and shared helpers;
-//! `buckets.rs`, `events.rs`, `heartbeat.rs` and `key_value.rs` the operations.
+//! One file per concern: `state.rs` has the state, startup (`reload`) and shared helpers;
+//! `buckets.rs`, `events.rs`, `heartbeat.rs`, `key_value.rs`, `merge.rs`,
+//! `range_delete.rs` and `privacy_past.rs` the operations; `range_read.rs` the event reads;
+//! `change.rs` the row-level changes every write records; `schema.rs` the tables and their
+//! migrations; `privacy.rs` the rules; `published.rs` and `write_listeners.rs` what the
+//! store tells the rest of the process.
 
 mod buckets;
+pub(crate) mod change;
+mod created;
 mod events;
 mod heartbeat;
 mod key_value;
 mod merge;
+pub(crate) mod privacy;
 mod privacy_past;
+mod published;
 mod range_delete;
+pub(crate) mod range_read;
+pub(crate) mod schema;
+mod state;
 #[cfg(test)]
 pub(crate) mod tests;
+pub(crate) mod write_listeners;
 
+pub(crate) use aw_models::raw_event::TextRows;
 pub(crate) use buckets::ImportBucket;
+pub(crate) use change::Change;
+pub use created::created_from_text;
 pub use merge::Merge;
 pub(crate) use merge::MergeRun;
+pub use privacy::{PrivacyReport, PrivacySample, RuleReport, PRIVACY_FILTERS_KEY};
 pub(crate) use privacy_past::PrivacyRun;
+pub(crate) use published::{BucketMap, Published};
 pub use range_delete::RangeDeletion;
 pub(crate) use range_delete::RangeDeletionRun;
-
-use aw_models::{Bucket, BucketMetadata};
-use chrono::{DateTime, NaiveDateTime, Utc};
-use rusqlite::{params, Connection, OptionalExtension};
-use std::collections::HashMap;
-
-use crate::error::{DatastoreError, Result};
-use crate::privacy::{PrivacyFilter, PRIVACY_FILTERS_KEY};
-use crate::schema::LONG_EVENT_NS;
-use crate::shared::{BucketMap, BucketShared, Shared};
-use crate::write_listeners::{Extent, Touched};
-use aw_models::raw_event::RawEvent;
-use std::sync::Arc;
-
-/// The worker's state: the connection and the caches that mirror it.
-pub(crate) struct Store {
-    conn: Connection,
-    /// Each bucket's fields, count and span, shared with readers (see `shared.rs`).
-    buckets: HashMap<String, Arc<BucketShared>>,
-    /// Where the bucket map is published for readers.
-    shared: Arc<Shared>,
-    /// Last heartbeat event per bucket row: what the next heartbeat may merge into.
-    last_heartbeat: HashMap<i64, RawEvent>,
-    /// Events a range deletion cut: a heartbeat never merges into one (`range_delete.rs`).
-    cut_events: std::collections::HashSet<i64>,
-    privacy: PrivacyFilter,
-    /// Whether an operation of the worker's last turn met a damaged file ([`Store::note`]).
-    damage_met: bool,
-}
-
-/// The text form of `buckets.created`: `YYYY-MM-DD HH:MM:SS[.fraction]+00:00`, as the
-/// reference writes it.
-fn created_to_text(dt: &DateTime<Utc>) -> String {
-    dt.format("%Y-%m-%d %H:%M:%S%.f+00:00").to_string()
-}
-
-/// Reads `buckets.created` (ours, the reference's, or the Python server's forms); also what
-/// `aw-sync` reads from other devices' files, which are in the same format.
-pub fn created_from_text(text: &str) -> Option<DateTime<Utc>> {
-    if let Ok(dt) = DateTime::parse_from_rfc3339(text) {
-        return Some(dt.with_timezone(&Utc));
-    }
-    if let Ok(dt) = DateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f%:z") {
-        return Some(dt.with_timezone(&Utc));
-    }
-    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
-        if let Ok(naive) = NaiveDateTime::parse_from_str(text, fmt) {
-            return Some(naive.and_utc());
-        }
-    }
-    None
-}
-
-impl Store {
-    /// Wraps an open, migrated connection and loads the caches.
-    pub(crate) fn new(conn: Connection, shared: Arc<Shared>) -> Result<Store> {
-        let mut store = Store {
-            conn,
-            buckets: HashMap::new(),
-            shared,
-            last_heartbeat: HashMap::new(),
-            cut_events: std::collections::HashSet::new(),
-            privacy: PrivacyFilter::default(),
-            damage_met: false,
-        };
-        store.reload()?;
-        Ok(store)
-    }
-
-    /// Notes the outcome of something the worker ran on this store: when it failed on a
-    /// damaged file, the worker salvages the file after the turn (`live_salvage.rs`). The
-    /// worker notes every answer it sends and every commit and replay, so damage is seen
-    /// wherever it is met, and only there.
-    pub(crate) fn note<T>(&mut self, outcome: &Result<T>) {
-        if let Err(e) = outcome {
-            self.note_error(e);
-        }
-    }
-
-    /// [`Store::note`] for a failure at hand.
-    pub(crate) fn note_error(&mut self, error: &DatastoreError) {
-        self.damage_met |= matches!(error, DatastoreError::Damaged(_));
-    }
-
-    /// Whether damage was noted since the last call.
-    pub(crate) fn take_damage_met(&mut self) -> bool {
-        std::mem::take(&mut self.damage_met)
-    }
-
-    /// The connection, for transaction control by the worker.
-    pub(crate) fn conn(&self) -> &Connection {
-        &self.conn
-    }
-
-    /// Rebuilds every cache from the database: at open, and whenever SQLite dropped the
-    /// open transaction (the replay of the batch may have failed, leaving the caches ahead
-    /// of what reads return).
-    ///
-    /// The new caches are built apart and replace the old ones only when every read
-    /// succeeded: a failure leaves the caches as they were, never half empty.
-    pub(crate) fn reload(&mut self) -> Result<()> {
-        let mut buckets = HashMap::new();
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, name, type, client, hostname, created, data FROM buckets")?;
-        let rows = stmt.query_map([], |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, String>(2)?,
-                row.get::<_, String>(3)?,
-                row.get::<_, String>(4)?,
-                row.get::<_, String>(5)?,
-                row.get::<_, Option<String>>(6)?,
-            ))
-        })?;
-        for row in rows {
-            let (bid, name, type_, client, hostname, created, data) = row?;
-            let data = data
-                .and_then(|d| serde_json::from_str(&d).ok())
-                .unwrap_or_default();
-            let bucket = Bucket {
-                bid: Some(bid),
-                id: name.clone(),
-                _type: type_,
-                client,
-                hostname,
-                created: created_from_text(&created),
-                data,
-                metadata: BucketMetadata::default(),
-                events: None,
-                last_updated: None,
-            };
-            buckets.insert(name, Arc::new(BucketShared::new(bucket)));
-        }
-        drop(stmt);
-        // Each bucket's time span from a few index look-ups (no scan: startup must not grow
-        // with the history); counts are taken when first asked for (`count_events`).
-        for shared in buckets.values() {
-            if let Some(bid) = shared.bucket().bid {
-                if let Some((start, end)) = self.span(bid)? {
-                    shared.widen(start, end);
-                }
-            }
-        }
-        let filters = self.privacy_setting()?;
-        self.buckets = buckets;
-        self.last_heartbeat.clear();
-        self.publish();
-        self.load_privacy_filter(filters.as_deref());
-        self.tell(Touched::Everything);
-        Ok(())
-    }
-
-    /// Tells the write listeners what a write just changed (`write_listeners.rs`).
-    fn tell(&self, change: Touched<'_>) {
-        self.shared.listeners.tell(change);
-    }
-
-    /// Tells the write listeners that the events of `name` within `extent` changed (if
-    /// anything was added to it).
-    fn tell_events(&self, name: &str, extent: Extent) {
-        if let Some(change) = extent.touched(name) {
-            self.tell(change);
-        }
-    }
-
-    /// The `privacy_filters` setting's text as stored, if set.
-    fn privacy_setting(&self) -> Result<Option<String>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT value FROM key_value WHERE key = ?1",
-                [PRIVACY_FILTERS_KEY],
-                |r| r.get(0),
-            )
-            .optional()?
-            .flatten())
-    }
-
-    fn load_privacy_filter(&mut self, json: Option<&str>) {
-        let (filter, problems) = PrivacyFilter::from_json(json.unwrap_or("null"));
-        for p in problems {
-            log::warn!("Privacy filter rule skipped: {p}");
-        }
-        self.privacy = filter;
-    }
-
-    /// Publishes the current bucket map for readers (after buckets were added or removed).
-    fn publish(&self) {
-        let map: BucketMap = self
-            .buckets
-            .iter()
-            .map(|(name, state)| (name.clone(), state.clone()))
-            .collect();
-        self.shared.buckets.store(Arc::new(map));
-    }
-
-    /// The earliest start and latest end of a bucket row's events (`None` without events),
-    /// from index look-ups: the first start, the last start, the ends of the events within
-    /// an hour of the last start, and the ends of the long events (their own index).
-    fn span(&self, bid: i64) -> Result<Option<(i64, i64)>> {
-        // Two statements: SQLite answers a lone MIN() or MAX() with one index seek, but
-        // scans every row for both in one statement.
-        let first: Option<i64> = self
-            .conn
-            .prepare_cached("SELECT MIN(starttime) FROM events WHERE bucketrow = ?1")?
-            .query_row([bid], |r| r.get(0))?;
-        let last: Option<i64> = self
-            .conn
-            .prepare_cached("SELECT MAX(starttime) FROM events WHERE bucketrow = ?1")?
-            .query_row([bid], |r| r.get(0))?;
-        let (Some(first), Some(last)) = (first, last) else {
-            return Ok(None);
-        };
-        let recent: Option<i64> = self
-            .conn
-            .prepare_cached(
-                "SELECT MAX(endtime) FROM events WHERE bucketrow = ?1 AND starttime >= ?2",
-            )?
-            .query_row(params![bid, last.saturating_sub(LONG_EVENT_NS)], |r| {
-                r.get(0)
-            })?;
-        let long: Option<i64> = self
-            .conn
-            .prepare_cached(concat!(
-                "SELECT MAX(endtime) FROM events INDEXED BY events_long_by_end
-                 WHERE bucketrow = ?1 AND ",
-                long_event_condition!()
-            ))?
-            .query_row([bid], |r| r.get(0))?;
-        let end = recent.max(long).unwrap_or(last);
-        if end < last {
-            // The newest events end before they start (negative durations, which imports
-            // can carry): an older event may end later, so ask the table (rare, a scan).
-            let latest: Option<i64> = self
-                .conn
-                .prepare_cached("SELECT MAX(endtime) FROM events WHERE bucketrow = ?1")?
-                .query_row([bid], |r| r.get(0))?;
-            return Ok(Some((first, latest.unwrap_or(end))));
-        }
-        Ok(Some((first, end)))
-    }
-
-    fn state(&self, name: &str) -> Result<&Arc<BucketShared>> {
-        self.buckets
-            .get(name)
-            .ok_or_else(|| DatastoreError::NoSuchBucket(name.to_string()))
-    }
-
-    /// The row id of bucket `name` (what events point to); `NoSuchBucket` when missing.
-    pub(crate) fn bucketrow(&self, name: &str) -> Result<i64> {
-        self.state(name)?
-            .bucket()
-            .bid
-            .ok_or_else(|| DatastoreError::Sql(format!("bucket '{name}' has no row id").into()))
-    }
-}
+pub(crate) use range_read::RangeRead;
+pub(crate) use state::Store;
+pub use write_listeners::{Touched, WriteListener};

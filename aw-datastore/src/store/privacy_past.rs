@@ -3,21 +3,21 @@
 //! only counted.
 //!
 //! A year of a busy user's events takes about a second to judge, so the run goes in steps
-//! ([`PrivacyRun`], driven by `job.rs` like a range deletion), walking the events in id
+//! ([`PrivacyRun`], driven by `worker/job.rs` like a range deletion), walking the events in id
 //! order, and is sealed, or undone, as one when it is done. Between its steps the worker
 //! goes on with heartbeats, inserts, edits and reads: what is written meanwhile passes the
 //! same rules on its way in (the store's live filter), so the result is the same whether a
 //! write lands before or after the run. What would change that waits for its end
-//! (`fence.rs`): a change of the rules themselves, bucket changes, imports, commits and
+//! (`worker/fence.rs`): a change of the rules themselves, bucket changes, imports, commits and
 //! other rewrites. A read between two steps may see the history partly judged.
 
 use std::collections::HashMap;
 
 use super::Store;
-use crate::batch::{Batch, Change};
 use crate::error::Result;
-use crate::privacy::{PastVerdict, PrivacyFilter, PrivacyReport};
-use crate::write_listeners::Touched;
+use crate::store::change::{Change, Changes};
+use crate::store::privacy::{PastVerdict, PrivacyFilter, PrivacyReport};
+use crate::store::write_listeners::Touched;
 
 /// Events a step reads at once (a step may read several chunks, within its time).
 const CHUNK_ROWS: i64 = 2_000;
@@ -81,7 +81,7 @@ impl Store {
     /// recorded in `batch` unsealed (the job takes them out between steps).
     pub(crate) fn step_privacy_run(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         run: &mut PrivacyRun,
         deadline: std::time::Instant,
     ) -> Result<bool> {
@@ -92,7 +92,7 @@ impl Store {
                 // does not stay in the file's free space (the WAL and the journal:
                 // `Datastore::scrub`).
                 self.conn.execute_batch("PRAGMA secure_delete = ON")?;
-                let written = self.write_changes(batch, changed, &mut run.dropped);
+                let written = self.write_changes(changes, changed, &mut run.dropped);
                 self.conn.execute_batch("PRAGMA secure_delete = OFF")?;
                 written?;
                 // A heartbeat between two steps must not merge into an event this one
@@ -158,7 +158,7 @@ impl Store {
 
     fn write_changes(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         changed: Vec<Changed>,
         dropped: &mut HashMap<i64, u64>,
     ) -> Result<()> {
@@ -177,7 +177,7 @@ impl Store {
                     texts: Box::new([c.judged, data]),
                 },
             };
-            batch.apply(&self.conn, change)?;
+            changes.apply(&self.conn, change)?;
         }
         Ok(())
     }

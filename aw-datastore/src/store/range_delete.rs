@@ -10,8 +10,8 @@
 //! the range, not the bucket's history.
 //!
 //! A deletion over all history touches hundreds of thousands of rows, so it runs in steps
-//! ([`RangeDeletionRun`], driven by `job.rs`): the worker answers other requests between
-//! them, while requests for the run's buckets wait (`fence.rs`), and the run's changes are
+//! ([`RangeDeletionRun`], driven by `worker/job.rs`): the worker answers other requests between
+//! them, while requests for the run's buckets wait (`worker/fence.rs`), and the run's changes are
 //! sealed, or undone, as one when it is done.
 //!
 //! The next heartbeat never merges into an event a deletion cut: the cut events' ids are
@@ -23,10 +23,10 @@ use rusqlite::params;
 use serde::Serialize;
 
 use super::Store;
-use crate::batch::{Batch, Change, INSERT_EVENT_SQL, NEW_ROW};
 use crate::error::Result;
-use crate::schema::LONG_EVENT_NS;
-use crate::write_listeners::Extent;
+use crate::store::change::{Change, Changes, INSERT_EVENT_SQL, NEW_ROW};
+use crate::store::schema::LONG_EVENT_NS;
+use crate::store::write_listeners::Extent;
 
 /// What deleting a time range did, or for a dry run would do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -62,7 +62,7 @@ const TOUCHING_SQL: &str = "SELECT id, starttime, endtime, data FROM events
      ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5";
 
 /// Later chunks: the same, continuing after the row `(?2 start, ?6 end, ?7 id)` (as
-/// `range_read.rs` continues): the index range starts at that row's start, which is before
+/// `store/range_read.rs` continues): the index range starts at that row's start, which is before
 /// `hi` (with `hi` as its bound instead, each chunk would walk again over every row newer
 /// than the last). A run's own changes never bring a row back into the walk: what it
 /// deleted is gone, and what it cut ends at `lo` or starts at `hi`.
@@ -88,7 +88,7 @@ const CHUNK_ROWS: usize = 512;
 type Row = (i64, i64, i64, String);
 
 /// A range deletion in progress, over one or more buckets: the worker runs it in steps
-/// (`job.rs`), answering other requests between them, and it is sealed or undone as one.
+/// (`worker/job.rs`), answering other requests between them, and it is sealed or undone as one.
 #[derive(Debug)]
 pub(crate) struct RangeDeletionRun {
     lo: i64,
@@ -185,7 +185,7 @@ impl Store {
     /// Its changes are recorded in `batch` unsealed (the job takes them out between steps).
     pub(crate) fn step_range_deletion(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         run: &mut RangeDeletionRun,
         deadline: std::time::Instant,
     ) -> Result<bool> {
@@ -199,7 +199,7 @@ impl Store {
                 (Walk::After(_), _) => None,
             };
             for row in rows {
-                self.delete_or_cut(batch, bid, row, run)?;
+                self.delete_or_cut(changes, bid, row, run)?;
             }
             match next {
                 // The long events are few: the walk's first chunk follows in this step.
@@ -282,7 +282,7 @@ impl Store {
     /// only counts it).
     fn delete_or_cut(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         bid: i64,
         (id, start, end, data): Row,
         run: &mut RangeDeletionRun,
@@ -303,10 +303,10 @@ impl Store {
         }
         tally.extent.get_or_insert_with(Extent::new).add(start, end);
         if inside {
-            batch.apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid })?;
+            changes.apply(&self.conn, Change::DeleteEvent { id, bucketrow: bid })?;
         } else {
             self.cut_events.insert(id);
-            let split = self.cut(batch, bid, (id, start, end, data), lo, hi)?;
+            let split = self.cut(changes, bid, (id, start, end, data), lo, hi)?;
             tally.added += u64::from(split);
         }
         Ok(())
@@ -316,7 +316,7 @@ impl Store {
     /// two (the part from `hi` then being a new event, whose id is remembered as cut too).
     fn cut(
         &mut self,
-        batch: &mut Batch,
+        changes: &mut Changes,
         bid: i64,
         (id, start, end, data): Row,
         lo: i64,
@@ -324,7 +324,7 @@ impl Store {
     ) -> rusqlite::Result<bool> {
         let (left, right) = (start < lo, end > hi);
         let (new_start, new_end) = if left { (start, lo) } else { (hi, end) };
-        batch.apply(
+        changes.apply(
             &self.conn,
             Change::ResizeEvent {
                 id,
@@ -340,7 +340,7 @@ impl Store {
             .prepare_cached(INSERT_EVENT_SQL)?
             .execute(params![NEW_ROW, bid, hi, end, data])?;
         let new_id = self.conn.last_insert_rowid();
-        batch.record(Change::InsertEvent {
+        changes.record(Change::InsertEvent {
             id: new_id,
             bucketrow: bid,
             start: hi,

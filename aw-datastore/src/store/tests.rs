@@ -1,20 +1,24 @@
 //! Query plans and costs of the store's statements on a real file.
 
+use rusqlite::{params, Connection};
+use std::sync::Arc;
+
 use super::*;
-use crate::range_read::row_to_raw;
+use crate::store::range_read::row_to_raw;
+use crate::store::schema::LONG_EVENT_NS;
 use rusqlite::StatementStatus;
 
 /// A store on a real file with bucket row 1 (`b`) and the events `sql` inserts.
 fn store_with(dir: &tempfile::TempDir, sql: &str) -> Store {
     let mut conn = Connection::open(dir.path().join("sqlite.db")).unwrap();
-    crate::schema::configure(&conn).unwrap();
-    crate::schema::migrate(&mut conn).unwrap();
+    crate::store::schema::configure(&conn).unwrap();
+    crate::store::schema::migrate(&mut conn, crate::file::create_marker).unwrap();
     conn.execute_batch(
         "INSERT INTO buckets (name, type, client, hostname, created) VALUES ('b', 't', 'c', 'h', '2020-01-01 00:00:00+00:00');",
     )
     .unwrap();
     conn.execute_batch(sql).unwrap();
-    crate::schema::ensure_long_events_index(&conn).unwrap();
+    crate::store::schema::ensure_long_events_index(&conn).unwrap();
     Store::new(conn, Arc::default()).unwrap()
 }
 
@@ -54,7 +58,10 @@ fn assert_walks_index(store: &Store, sql: &str, params: impl rusqlite::Params) {
 /// full-scan steps).
 fn run(store: &Store, lo: i64, hi: i64, limit: i64) -> (usize, i32, i32, i32) {
     let floor = lo.saturating_sub(LONG_EVENT_NS);
-    let mut stmt = store.conn.prepare(crate::range_read::RANGE_SQL).unwrap();
+    let mut stmt = store
+        .conn
+        .prepare(crate::store::range_read::RANGE_SQL)
+        .unwrap();
     let n = stmt
         .query_map(params![1, hi, floor, lo, limit], row_to_raw)
         .unwrap()
@@ -79,7 +86,7 @@ fn cached_range_statement_is_not_reprepared_per_binding() {
     ] {
         let mut stmt = store
             .conn
-            .prepare_cached(crate::range_read::RANGE_SQL)
+            .prepare_cached(crate::store::range_read::RANGE_SQL)
             .unwrap();
         let n = stmt
             .query_map(params![1, i64::MAX, lo, lo, limit], row_to_raw)
@@ -122,7 +129,7 @@ fn chunked_reads_equal_one_read() {
     }
     assert_walks_index(
         &store,
-        crate::range_read::RANGE_AFTER_SQL,
+        crate::store::range_read::RANGE_AFTER_SQL,
         params![1, 0, 0, 0, 0, 0, 100],
     );
 }
@@ -144,8 +151,8 @@ fn one_long_event_does_not_make_reads_walk_back() {
         )
         .unwrap();
     let statements = [
-        crate::range_read::RANGE_SQL,
-        crate::range_read::LONG_EVENTS_SQL,
+        crate::store::range_read::RANGE_SQL,
+        crate::store::range_read::LONG_EVENTS_SQL,
     ];
     for sql in statements {
         store
@@ -178,7 +185,7 @@ fn one_long_event_does_not_make_reads_walk_back() {
         .conn
         .prepare(&format!(
             "EXPLAIN QUERY PLAN {}",
-            crate::range_read::LONG_EVENTS_SQL
+            crate::store::range_read::LONG_EVENTS_SQL
         ))
         .unwrap()
         .query_map(params![1, 0, 0, 0, 10], |r| r.get::<_, String>(3))
@@ -196,7 +203,7 @@ fn range_read_walks_the_index() {
     assert_eq!(store.count_events("b", None, None).unwrap(), 500_000);
     assert_walks_index(
         &store,
-        crate::range_read::RANGE_SQL,
+        crate::store::range_read::RANGE_SQL,
         params![1, 0, 0, 0, 100],
     );
 

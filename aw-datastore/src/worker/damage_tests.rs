@@ -1,7 +1,7 @@
 //! Damage is seen wherever the worker meets it (issue 35): in a request's answer, in a long
 //! job's step, in a commit, and in the replay of acknowledged writes after SQLite dropped
 //! the transaction. Each path notes it on the store (`Store::note`), and the worker's loop
-//! salvages the file after the turn (`live_salvage.rs`; the salvage itself is tested
+//! salvages the file after the turn (`worker/live_salvage.rs`; the salvage itself is tested
 //! through the real binary in `tests/tests/salvage.rs`).
 //!
 //! The damage is real SQLite corruption, made without a page cache in the way: the schema
@@ -11,9 +11,16 @@
 //! file, as the salvage tests do, is met only once the connection's cache lets go of the
 //! page, which a test cannot time.)
 
-use super::*;
+use std::time::Duration;
+
 use crate::error::DatastoreError;
-use crate::group_commit::tests::{bucket, store_in};
+use crate::store::Store;
+use crate::worker::batch::Batch;
+use crate::worker::group_commit::tests::{bucket, store_in};
+use crate::worker::group_commit::GroupCommit;
+use crate::worker::job::Job;
+use crate::worker::request::Request;
+use crate::worker::run::step_job;
 use rusqlite::Connection;
 
 /// Points `table` at the root page of an index of another table.
@@ -32,14 +39,14 @@ fn damage_table(conn: &Connection, table: &str) {
         .unwrap();
 }
 
-use super::tests::seconds as events;
+use crate::worker::run::tests::seconds as events;
 
 /// A store holding the bucket `b` with 10 events, committed.
 fn store_with_events(dir: &tempfile::TempDir) -> (Store, GroupCommit) {
     let mut store = store_in(dir);
     let mut tx = GroupCommit::begin(&store);
     store
-        .create_bucket(tx.writes(), bucket("b"), events(10))
+        .create_bucket(tx.writes().changes(), bucket("b"), events(10))
         .unwrap();
     tx.writes().seal().unwrap();
     tx.commit(&mut store).unwrap();
@@ -53,12 +60,8 @@ fn a_request_that_meets_damage_is_noted() {
     assert!(!store.take_damage_met());
     damage_table(store.conn(), "events");
     let (reply, answer) = tokio::sync::oneshot::channel();
-    let _ = handle(
-        &mut store,
-        tx.writes(),
-        Request::GetEvent("b".into(), 1, reply),
-        Duration::from_secs(1),
-    );
+    let request = Request::GetEvent("b".into(), 1, reply);
+    let _ = request.run(&mut store, tx.writes(), Duration::from_secs(1));
     let answered = answer.blocking_recv().unwrap();
     assert!(
         matches!(answered, Err(DatastoreError::Damaged(_))),
@@ -104,11 +107,11 @@ fn a_commit_that_meets_damage_is_noted() {
     // With the journal, a commit also records the last journal record it holds (in the
     // table `aw_server_journal`), which is what meets the damage here.
     let recovered =
-        crate::lifecycle::recover(store.conn(), &dir.path().join("sqlite.db"), false).unwrap();
+        crate::file::recover(store.conn(), &dir.path().join("sqlite.db"), false).unwrap();
     let batch = Batch::with_journal(recovered.journal, recovered.held);
     let mut tx = GroupCommit::begin_with(&mut store, batch);
     store
-        .create_bucket(tx.writes(), bucket("b"), events(3))
+        .create_bucket(tx.writes().changes(), bucket("b"), events(3))
         .unwrap();
     tx.writes().seal().unwrap();
     damage_table(store.conn(), "aw_server_journal");
@@ -120,7 +123,9 @@ fn a_commit_that_meets_damage_is_noted() {
 fn a_replay_that_meets_damage_is_noted() {
     let dir = tempfile::tempdir().unwrap();
     let (mut store, mut tx) = store_with_events(&dir);
-    store.insert_events(tx.writes(), "b", events(3)).unwrap();
+    store
+        .insert_events(tx.writes().changes(), "b", events(3))
+        .unwrap();
     tx.writes().seal().unwrap();
     // SQLite drops the transaction; the table the acknowledged writes go into is damaged
     // before they are applied again.

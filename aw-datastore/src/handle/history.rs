@@ -1,0 +1,62 @@
+//! The requests that rewrite stored history: a range deleted, the privacy rules applied
+//! to the past, and the scrub that removes what a rewrite left readable beside the file.
+
+use aw_models::timestamp;
+use chrono::{DateTime, Utc};
+
+use crate::error::DatastoreError;
+use crate::handle::{Answer, Datastore};
+use crate::store::{PrivacyReport, RangeDeletion};
+use crate::worker::{Control, Request};
+
+impl Datastore {
+    /// Deletes what lies in `[start, end)` of each of `buckets`, all or nothing: events
+    /// inside are deleted, events across an edge are cut at it (see
+    /// `store/range_delete.rs`); with `dry_run`, nothing changes and the answer says what
+    /// would. The next heartbeat never extends an event this cut. Fails with
+    /// [`DatastoreError::InvalidEvent`] unless `start < end`, and with
+    /// [`DatastoreError::NoSuchBucket`] (changing nothing) when one is missing. With
+    /// `expect` (what a preview counted, deleted and cut), any other count fails with
+    /// [`DatastoreError::Changed`] and changes nothing: what the user saw is what goes.
+    pub fn delete_range(
+        &self,
+        buckets: &[String],
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+        dry_run: bool,
+        expect: Option<u64>,
+    ) -> Answer<RangeDeletion> {
+        let (lo, hi) = (
+            timestamp::to_ns_saturating(&start),
+            timestamp::to_ns_saturating(&end),
+        );
+        if lo >= hi {
+            return Answer::ready(DatastoreError::InvalidEvent(
+                "the range is empty: start must be before end".into(),
+            ));
+        }
+        self.ask(|reply| Request::DeleteRange {
+            buckets: buckets.to_vec(),
+            lo,
+            hi,
+            dry_run,
+            expect,
+            reply,
+        })
+    }
+
+    /// Applies the enabled rules of the `privacy_filters` setting to every stored event
+    /// (dropping or redacting, all or nothing), or with `dry_run` only counts; answers per
+    /// rule what it did (see `store/privacy.rs`: on the past, a pattern that cannot be evaluated
+    /// counts as no match).
+    pub fn apply_privacy_to_past(&self, dry_run: bool) -> Answer<PrivacyReport> {
+        self.ask(|reply| Request::ApplyPrivacy { dry_run, reply })
+    }
+
+    /// Commits, checkpoints the WAL into the file and truncates it, and zeroes the journal
+    /// of acknowledged writes: after a rewrite that removed text (the privacy rules), none
+    /// of it stays readable beside the database.
+    pub fn scrub(&self) -> Answer<()> {
+        self.ask(Control::Scrub)
+    }
+}

@@ -1,0 +1,42 @@
+//! Where the worker's answers go: a reply channel per request, or, for an event read, the
+//! channel its rows go down as they are read.
+
+use aw_models::raw_event::{EventRows, TextRows};
+use tokio::sync::oneshot;
+
+use crate::error::{DatastoreError, Result};
+use crate::store::Store;
+
+/// Where the worker sends a reply; the caller awaits or blocks on the other end.
+pub(crate) type Reply<T> = oneshot::Sender<Result<T>>;
+
+/// Where the rows of an event read go.
+pub(crate) enum RowSink {
+    /// All of them in one answer.
+    Whole(Reply<EventRows>),
+    /// Each step's rows as soon as they are read, with their data texts as stored, so the
+    /// caller works on them while the rest are read; the channel closes after the last (an
+    /// error ends it).
+    Texts(crossbeam_channel::Sender<Result<TextRows>>),
+}
+
+impl RowSink {
+    /// Ends the read with `error` (a caller that went away is no error).
+    pub(crate) fn fail(self, error: DatastoreError) {
+        match self {
+            RowSink::Whole(reply) => {
+                let _ = reply.send(Err(error));
+            }
+            RowSink::Texts(parts) => {
+                let _ = parts.send(Err(error));
+            }
+        }
+    }
+}
+
+/// Sends a request's answer (a caller that went away is no error), noting first whether it
+/// met a damaged file: the worker salvages after the turn (`worker/live_salvage.rs`).
+pub(crate) fn answer<T>(store: &mut Store, reply: Reply<T>, result: Result<T>) {
+    store.note(&result);
+    let _ = reply.send(result);
+}

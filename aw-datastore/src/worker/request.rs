@@ -1,0 +1,457 @@
+//! The messages the handle sends to the worker, and the one table of what each request is.
+//!
+//! A [`Request`] is an operation on the data; [`Request::kind`] declares, in one `match`,
+//! everything the worker decides on about it: whether it is quick, whether it writes,
+//! what its changes mean for the commit, which buckets it touches and how it orders
+//! against a rewrite of stored history. The hand-off (`handoff.rs`), the commit policy
+//! (`schedule.rs`), the write gate (`group_commit.rs`) and the fence (`fence.rs`) all read
+//! that declaration, and [`Request::run`] binds each request to its store code. A
+//! [`Control`] message is about the worker itself (commit, scrub, hold, stop): the loop
+//! carries it out (`run.rs`), and it never reaches [`Request::run`].
+//!
+//! Adding a request: a variant here, its row in [`Request::kind`], its arms in
+//! [`Request::run`] and [`Request::refuse`] (the compiler points at each), its store
+//! code, and its method on the handle (`handle/`).
+
+use aw_models::raw_event::RawEvent;
+use aw_models::Bucket;
+use std::time::Duration;
+
+use crate::error::DatastoreError;
+use crate::new_event::NewEvent;
+use crate::store::{Merge, PrivacyReport, RangeDeletion, RangeRead, Store, PRIVACY_FILTERS_KEY};
+use crate::worker::batch::Batch;
+use crate::worker::job::{Job, Stepped};
+use crate::worker::reply::{answer, Reply, RowSink};
+use crate::worker::schedule::Commit;
+
+/// What goes down the channel to the worker.
+pub(crate) enum Message {
+    /// An operation on the data.
+    Request(Request),
+    /// An instruction to the worker itself.
+    Control(Control),
+}
+
+impl From<Request> for Message {
+    fn from(request: Request) -> Message {
+        Message::Request(request)
+    }
+}
+
+impl From<Control> for Message {
+    fn from(control: Control) -> Message {
+        Message::Control(control)
+    }
+}
+
+/// One operation for the worker, with the channel its answer goes back on.
+pub(crate) enum Request {
+    /// Creates the bucket and inserts its events (ids ignored) in one step.
+    CreateBucket(Box<Bucket>, Vec<NewEvent>, Reply<()>),
+    /// Creates missing buckets; merges events into existing ones, skipping duplicates.
+    Import(Vec<(Bucket, Vec<NewEvent>)>, Reply<()>),
+    /// Deletes a bucket and its events.
+    DeleteBucket(String, Reply<()>),
+    /// Inserts events (an id of the bucket's replaces that event).
+    InsertEvents(String, Vec<NewEvent>, Reply<Vec<RawEvent>>),
+    /// Merges a heartbeat into the bucket's last event, or stores it; pulsetime in ns.
+    Heartbeat(String, NewEvent, i64, Reply<RawEvent>),
+    /// Reads the events overlapping a range, newest first.
+    GetEvents {
+        /// The bucket.
+        bucket: String,
+        /// Start of the range (ns), if any.
+        start: Option<i64>,
+        /// End of the range (ns), if any.
+        end: Option<i64>,
+        /// At most this many.
+        limit: Option<u64>,
+        /// Clip the events to the range.
+        clip: bool,
+        /// Where the rows go.
+        reply: RowSink,
+    },
+    /// Reads one event of a bucket.
+    GetEvent(String, i64, Reply<RawEvent>),
+    /// Applies the privacy rules to the stored history (or, dry, counts what they would do).
+    ApplyPrivacy {
+        /// Only count.
+        dry_run: bool,
+        /// The answer.
+        reply: Reply<PrivacyReport>,
+    },
+    /// Replaces one event of a bucket (never inserts).
+    ReplaceEvent(String, i64, NewEvent, Reply<RawEvent>),
+    /// Renames a bucket and/or moves it to another host.
+    RenameBucket {
+        /// The bucket.
+        bucket: String,
+        /// Its new id.
+        name: Option<String>,
+        /// Its new host.
+        hostname: Option<String>,
+        /// The answer.
+        reply: Reply<()>,
+    },
+    /// Moves every event of `from` into `into` and deletes `from`.
+    MergeBuckets {
+        /// The bucket merged away.
+        from: String,
+        /// The bucket that stays.
+        into: String,
+        /// The answer.
+        reply: Reply<Merge>,
+    },
+    /// Deletes events of a bucket by id; answers the ids that were not the bucket's events.
+    DeleteEvents(String, Vec<i64>, Reply<Vec<i64>>),
+    /// Deletes (or with `dry_run` counts) what lies in `[lo, hi)` of some buckets, all or
+    /// nothing.
+    DeleteRange {
+        /// The buckets.
+        buckets: Vec<String>,
+        /// Start of the range (ns).
+        lo: i64,
+        /// End of the range (ns), after `lo`.
+        hi: i64,
+        /// Only count.
+        dry_run: bool,
+        /// The number of events it must change (deleted and cut), as a preview said: any
+        /// other number ends it with [`DatastoreError::Changed`], nothing changed.
+        expect: Option<u64>,
+        /// The answer.
+        reply: Reply<RangeDeletion>,
+    },
+    /// Counts the events of a bucket overlapping a range (all without one).
+    CountEvents(String, Option<i64>, Option<i64>, Reply<u64>),
+    /// Reads one setting.
+    GetKeyValue(String, Reply<String>),
+    /// Stores one setting.
+    SetKeyValue(String, String, Reply<()>),
+    /// Deletes one setting.
+    DeleteKeyValue(String, Reply<()>),
+    /// Reads the settings whose keys start with a prefix.
+    GetKeyValues(String, Reply<Vec<(String, String)>>),
+}
+
+/// An instruction to the worker itself, carried out by its loop (`run.rs`).
+pub(crate) enum Control {
+    /// Answered once everything before it is committed.
+    ForceCommit(Reply<()>),
+    /// Removes what a rewrite left readable beside the database: commits, checkpoints the
+    /// WAL into the file and truncates it, and wipes the journal.
+    Scrub(Reply<()>),
+    /// Commit and stop; answered after the final commit.
+    Close(Reply<()>),
+    /// Holds the worker between two turns: answered at once, then nothing runs until the
+    /// receiver's sender is dropped ([`crate::WorkerHold`]). The files are then as a kill
+    /// at this instant would leave them.
+    Hold(Reply<()>, crossbeam_channel::Receiver<()>),
+}
+
+/// What a message is, as far as the worker's decisions go (see the module docs).
+#[derive(Clone, Copy)]
+pub(crate) struct Kind<'a> {
+    /// Answered in microseconds (unless the worker is busy): only for these may the caller
+    /// poll for the answer, and the worker poll its queue afterwards (`handoff.rs`).
+    pub quick: bool,
+    /// Writes to the database: refused while acknowledged writes wait to be applied again
+    /// (`group_commit.rs`).
+    pub writes: bool,
+    /// What its changes mean for the commit (`schedule.rs`).
+    pub commit: Commit,
+    /// What it reads or writes, as far as a rewrite is concerned (`fence.rs`).
+    pub touches: Touches<'a>,
+    /// Whether it waits while the privacy rules are applied to the past (`fence.rs`).
+    pub waits_for_privacy_run: bool,
+    /// Whether it is a rewrite of stored history, run in steps, all or nothing
+    /// (`rewrite.rs`), and what it holds back while it runs.
+    pub rewrite: Option<Holds>,
+}
+
+/// What a message reads or writes, as far as a rewrite is concerned.
+#[derive(Clone, Copy)]
+pub(crate) enum Touches<'a> {
+    /// No bucket (settings, the worker itself).
+    Nothing,
+    /// One bucket, or two (a rename's new id, a merge's target).
+    Buckets(&'a str, Option<&'a str>),
+    /// These buckets.
+    List(&'a [String]),
+    /// Every bucket, or the commit (an import, a privacy run, a commit, a scrub).
+    Everything,
+}
+
+/// What a rewrite holds back while it runs (`fence.rs`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Holds {
+    /// The requests that touch its buckets (a range deletion, a merge).
+    ItsBuckets,
+    /// The requests the privacy rules' run holds (a range deletion's scope is its buckets;
+    /// this one's is every event, judged by the rules).
+    History,
+}
+
+/// Reads and inserts of at most this many events are quick requests.
+const QUICK_ROWS: usize = 200;
+
+impl Request {
+    /// The table: what each request is (see [`Kind`]). (A count over a time range walks
+    /// the range, milliseconds for a month, so it is not quick.)
+    pub(crate) fn kind(&self) -> Kind<'_> {
+        use Commit::{Counted, Later, Now};
+        let (quick, writes, commit, touches, waits_for_privacy_run, rewrite) = match self {
+            Request::Heartbeat(b, ..) => (true, true, Counted, one(b), false, None),
+            Request::InsertEvents(b, events, _) => (
+                events.len() <= QUICK_ROWS,
+                true,
+                Counted,
+                one(b),
+                false,
+                None,
+            ),
+            Request::ReplaceEvent(b, ..) => (true, true, Later, one(b), false, None),
+            Request::DeleteEvents(b, ids, _) => {
+                (ids.len() <= QUICK_ROWS, true, Later, one(b), false, None)
+            }
+            Request::GetEvents { bucket, limit, .. } => {
+                let quick = limit.is_some_and(|l| l <= QUICK_ROWS as u64);
+                (quick, false, Later, one(bucket), false, None)
+            }
+            Request::GetEvent(b, ..) => (true, false, Later, one(b), false, None),
+            Request::CountEvents(b, ..) => (false, false, Later, one(b), false, None),
+            Request::CreateBucket(bucket, ..) => (false, true, Now, one(&bucket.id), true, None),
+            Request::DeleteBucket(b, _) => (false, true, Now, one(b), true, None),
+            Request::RenameBucket { bucket, name, .. } => {
+                let touches = Touches::Buckets(bucket, name.as_deref());
+                (false, true, Now, touches, true, None)
+            }
+            Request::Import(..) => (false, true, Now, Touches::Everything, true, None),
+            Request::MergeBuckets { from, into, .. } => {
+                let touches = Touches::Buckets(from, Some(into));
+                (false, true, Now, touches, true, Some(Holds::ItsBuckets))
+            }
+            Request::DeleteRange {
+                buckets, dry_run, ..
+            } => {
+                let touches = Touches::List(buckets);
+                (false, !dry_run, Now, touches, true, Some(Holds::ItsBuckets))
+            }
+            Request::ApplyPrivacy { dry_run, .. } => {
+                let touches = Touches::Everything;
+                (false, !dry_run, Now, touches, true, Some(Holds::History))
+            }
+            Request::GetKeyValue(..) | Request::GetKeyValues(..) => (
+                matches!(self, Request::GetKeyValue(..)),
+                false,
+                Later,
+                Touches::Nothing,
+                false,
+                None,
+            ),
+            Request::SetKeyValue(key, ..) | Request::DeleteKeyValue(key, _) => {
+                let rules = key == PRIVACY_FILTERS_KEY;
+                (true, true, Later, Touches::Nothing, rules, None)
+            }
+        };
+        Kind {
+            quick,
+            writes,
+            commit,
+            touches,
+            waits_for_privacy_run,
+            rewrite,
+        }
+    }
+
+    /// Runs the request on `store` and sends its answer (a caller that went away is no
+    /// error), a write's only once its changes are sealed in the journal (`batch.rs`); a
+    /// request too long for one go comes back as a [`Job`] to continue later, after a
+    /// first step of at most `step`, with that step's commit intent.
+    pub(crate) fn run(self, store: &mut Store, batch: &mut Batch, step: Duration) -> Stepped {
+        match self {
+            Request::CreateBucket(bucket, events, reply) => {
+                let created = store.create_bucket(batch.changes(), *bucket, events);
+                answer(store, reply, batch.sealed_result(created));
+            }
+            Request::Import(buckets, reply) => {
+                return Job::import(store, batch, buckets, reply, step)
+            }
+            Request::DeleteBucket(name, reply) => {
+                let deleted = store.delete_bucket(batch.changes(), &name);
+                answer(store, reply, batch.sealed_result(deleted));
+            }
+            Request::InsertEvents(name, events, reply) => {
+                let inserted = store.insert_events(batch.changes(), &name, events);
+                answer(store, reply, batch.sealed_result(inserted));
+            }
+            Request::Heartbeat(name, event, pulsetime_ns, reply) => {
+                let merged = store.heartbeat(batch.changes(), &name, event, pulsetime_ns);
+                answer(store, reply, batch.sealed_result(merged));
+            }
+            Request::GetEvents {
+                bucket,
+                start,
+                end,
+                limit,
+                clip,
+                reply,
+            } => {
+                let read = store.range_read(&bucket, start, end, limit, clip);
+                let read = match reply {
+                    RowSink::Texts(_) => read.map(RangeRead::with_text_parts),
+                    RowSink::Whole(_) => read,
+                };
+                return Job::read(store, read, reply, step);
+            }
+            Request::GetEvent(name, id, reply) => {
+                let read = store.get_event(&name, id);
+                answer(store, reply, read);
+            }
+            Request::DeleteEvents(name, ids, reply) => {
+                let deleted = store.delete_events(batch.changes(), &name, &ids);
+                answer(store, reply, batch.sealed_result(deleted));
+            }
+            Request::ReplaceEvent(name, id, event, reply) => {
+                let replaced = store.replace_event(batch.changes(), &name, id, event);
+                answer(store, reply, batch.sealed_result(replaced));
+            }
+            Request::RenameBucket {
+                bucket,
+                name,
+                hostname,
+                reply,
+            } => {
+                let (name, hostname) = (name.as_deref(), hostname.as_deref());
+                let renamed = store.rename_bucket(batch.changes(), &bucket, name, hostname);
+                answer(store, reply, batch.sealed_result(renamed));
+            }
+            Request::MergeBuckets { from, into, reply } => {
+                return Job::merge(store, batch, (&from, &into), reply, step)
+            }
+            Request::DeleteRange {
+                buckets,
+                lo,
+                hi,
+                dry_run,
+                expect,
+                reply,
+            } => {
+                let range = (buckets.as_slice(), lo, hi);
+                return Job::delete_range(store, batch, range, (dry_run, expect), reply, step);
+            }
+            Request::CountEvents(name, start, end, reply) => {
+                let read = store.count_events(&name, start, end);
+                answer(store, reply, read);
+            }
+            Request::GetKeyValue(key, reply) => {
+                let read = store.get_key_value(&key);
+                answer(store, reply, read);
+            }
+            Request::SetKeyValue(key, value, reply) => {
+                let set = store.set_key_value(batch.changes(), &key, &value);
+                answer(store, reply, batch.sealed_result(set));
+            }
+            Request::DeleteKeyValue(key, reply) => {
+                let deleted = store.delete_key_value(batch.changes(), &key);
+                answer(store, reply, batch.sealed_result(deleted));
+            }
+            Request::GetKeyValues(prefix, reply) => {
+                let read = store.get_key_values(&prefix);
+                answer(store, reply, read);
+            }
+            Request::ApplyPrivacy { dry_run, reply } => {
+                return Job::apply_privacy(store, batch, dry_run, reply, step)
+            }
+        }
+        Stepped::done(Commit::Later)
+    }
+
+    /// Answers the request with `error` without running it (a caller that went away is no
+    /// error).
+    pub(crate) fn refuse(self, error: DatastoreError) {
+        match self {
+            Request::CreateBucket(.., r)
+            | Request::Import(_, r)
+            | Request::DeleteBucket(_, r)
+            | Request::SetKeyValue(.., r)
+            | Request::DeleteKeyValue(_, r)
+            | Request::RenameBucket { reply: r, .. } => send(r, error),
+            Request::InsertEvents(.., r) => send(r, error),
+            Request::Heartbeat(.., r) | Request::GetEvent(.., r) | Request::ReplaceEvent(.., r) => {
+                send(r, error)
+            }
+            Request::GetEvents { reply, .. } => reply.fail(error),
+            Request::ApplyPrivacy { reply, .. } => send(reply, error),
+            Request::MergeBuckets { reply, .. } => send(reply, error),
+            Request::DeleteEvents(.., r) => send(r, error),
+            Request::DeleteRange { reply, .. } => send(reply, error),
+            Request::CountEvents(.., r) => send(r, error),
+            Request::GetKeyValue(_, r) => send(r, error),
+            Request::GetKeyValues(_, r) => send(r, error),
+        }
+    }
+}
+
+/// A request that touches one bucket.
+fn one(bucket: &str) -> Touches<'_> {
+    Touches::Buckets(bucket, None)
+}
+
+/// Sends `error` as the answer (a caller that went away is no error).
+fn send<T>(reply: Reply<T>, error: DatastoreError) {
+    let _ = reply.send(Err(error));
+}
+
+impl Control {
+    /// What it is (see [`Kind`]): a commit or a scrub waits for any rewrite in progress,
+    /// so a rewrite's rows are never committed half done; a stop or a hold waits for
+    /// nothing (a stop undoes a rewrite in progress).
+    pub(crate) fn kind(&self) -> Kind<'static> {
+        let (touches, waits_for_privacy_run) = match self {
+            Control::ForceCommit(_) | Control::Scrub(_) => (Touches::Everything, true),
+            Control::Close(_) | Control::Hold(..) => (Touches::Nothing, false),
+        };
+        Kind {
+            quick: false,
+            writes: false,
+            commit: Commit::Later,
+            touches,
+            waits_for_privacy_run,
+            rewrite: None,
+        }
+    }
+
+    /// Answers it with `error` without carrying it out.
+    pub(crate) fn refuse(self, error: DatastoreError) {
+        match self {
+            Control::ForceCommit(r)
+            | Control::Scrub(r)
+            | Control::Close(r)
+            | Control::Hold(r, _) => send(r, error),
+        }
+    }
+}
+
+impl Message {
+    /// What it is (see [`Kind`]).
+    pub(crate) fn kind(&self) -> Kind<'_> {
+        match self {
+            Message::Request(request) => request.kind(),
+            Message::Control(control) => control.kind(),
+        }
+    }
+
+    /// Whether the worker answers it in microseconds ([`Kind::quick`]).
+    pub(crate) fn is_quick(&self) -> bool {
+        self.kind().quick
+    }
+
+    /// Answers it with `error` without running it.
+    pub(crate) fn refuse(self, error: DatastoreError) {
+        match self {
+            Message::Request(request) => request.refuse(error),
+            Message::Control(control) => control.refuse(error),
+        }
+    }
+}
