@@ -30,6 +30,8 @@ export AW_REQUIRE_PREREQUISITES=1
 # lints in Cargo.toml), and the docs, so a renamed item breaks the build, not the reader
 # (intra-doc links are checked).
 cargo fmt --all --check
+# The datastore's rooms: no import circle, no import from a lower room to a higher one.
+python3 scripts/layers.py
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo clippy -p aw-tests --all-targets --features encrypted --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet

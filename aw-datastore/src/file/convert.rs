@@ -55,50 +55,8 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
     file.apply_held_writes(source_key)?;
     let target = sibling(path, "converting");
     remove_with_side_files(&target)?;
-    let expected = {
-        // CREATE: the connection's flags are the ones ATTACH creates the copy with.
-        let source = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
-        )?;
-        unlock(&source, source_key, path)?;
-        // Everything in the WAL goes into the main file first: the copy reads one file, and
-        // no WAL of the original may be left to be applied to the new file.
-        source.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-        let expected = fingerprint(&source)?;
-        let version: i64 = source.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        source.execute(
-            "ATTACH DATABASE ?1 AS target KEY ?2",
-            (
-                target.to_string_lossy().as_ref(),
-                target_key.map_or("", DbPassword::as_str),
-            ),
-        )?;
-        source.query_row("SELECT sqlcipher_export('target')", [], |_| Ok(()))?;
-        // `sqlcipher_export` copies the schema and rows, not the schema version.
-        source.execute_batch(&format!("PRAGMA target.user_version = {version}"))?;
-        source.execute_batch("DETACH DATABASE target")?;
-        source.close().map_err(|(_, e)| DatastoreError::from(e))?;
-        expected
-    };
-    // Verify the copy as the server will open it.
-    {
-        let copy = Connection::open_with_flags(&target, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
-        unlock(&copy, target_key, &target)?;
-        let check: String = copy.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
-        let found = fingerprint(&copy)?;
-        if check != "ok" || found != expected {
-            drop(copy);
-            let _ = remove_with_side_files(&target);
-            return Err(DatastoreError::Sql(
-                format!(
-                    "the converted copy does not match the original (integrity {check}, \
-                 {found:?} vs {expected:?}); the original is unchanged"
-                )
-                .into(),
-            ));
-        }
-    }
+    let expected = export(path, source_key, &target, target_key)?;
+    verify(&target, target_key, &expected)?;
     if with_suffix(path, "-wal")
         .metadata()
         .is_ok_and(|m| m.len() > 0)
@@ -132,6 +90,61 @@ pub fn convert(path: &Path, password: &DbPassword, direction: Direction) -> Resu
         buckets: expected.buckets,
         events: expected.events,
     })
+}
+
+/// Writes the database at `path` (opened with `source_key`) into `target` under
+/// `target_key`; returns what the copy must hold.
+fn export(
+    path: &Path,
+    source_key: Option<&DbPassword>,
+    target: &Path,
+    target_key: Option<&DbPassword>,
+) -> Result<Fingerprint> {
+    // CREATE: the connection's flags are the ones ATTACH creates the copy with.
+    let source = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+    )?;
+    unlock(&source, source_key, path)?;
+    // Everything in the WAL goes into the main file first: the copy reads one file, and
+    // no WAL of the original may be left to be applied to the new file.
+    source.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    let expected = fingerprint(&source)?;
+    let version: i64 = source.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    source.execute(
+        "ATTACH DATABASE ?1 AS target KEY ?2",
+        (
+            target.to_string_lossy().as_ref(),
+            target_key.map_or("", DbPassword::as_str),
+        ),
+    )?;
+    source.query_row("SELECT sqlcipher_export('target')", [], |_| Ok(()))?;
+    // `sqlcipher_export` copies the schema and rows, not the schema version.
+    source.execute_batch(&format!("PRAGMA target.user_version = {version}"))?;
+    source.execute_batch("DETACH DATABASE target")?;
+    source.close().map_err(|(_, e)| DatastoreError::from(e))?;
+    Ok(expected)
+}
+
+/// Checks the copy at `target` as the server will open it (with `target_key`): intact,
+/// and holding what the original held; removes it when it is not.
+fn verify(target: &Path, target_key: Option<&DbPassword>, expected: &Fingerprint) -> Result<()> {
+    let copy = Connection::open_with_flags(target, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    unlock(&copy, target_key, target)?;
+    let check: String = copy.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    let found = fingerprint(&copy)?;
+    if check == "ok" && found == *expected {
+        return Ok(());
+    }
+    drop(copy);
+    let _ = remove_with_side_files(target);
+    Err(DatastoreError::Sql(
+        format!(
+            "the converted copy does not match the original (integrity {check}, \
+             {found:?} vs {expected:?}); the original is unchanged"
+        )
+        .into(),
+    ))
 }
 
 /// What must come out of a copy unchanged.

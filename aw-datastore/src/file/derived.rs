@@ -24,7 +24,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::journal_cipher::{JournalCipher, NONCE_LEN};
+use super::journal::{JournalCipher, NONCE_LEN};
 use crate::file::names::with_suffix;
 
 /// The file's first bytes: what it is, and the layout's version.
@@ -323,8 +323,8 @@ pub(crate) fn discard(db: &Path) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::journal_cipher::KEY_LEN;
     use super::*;
+    use crate::file::journal::KEY_LEN;
     use zeroize::Zeroizing;
 
     fn cipher(key: u8) -> JournalCipher {

@@ -28,8 +28,8 @@
 //!
 //! One file per concept: `database_file.rs` (the owner, its lock, a restore), `lock.rs`,
 //! `open.rs` (pragmas, migration with its backup, repairs, the journal's held writes),
-//! `journal.rs` and `journal_cipher.rs`, `recovery.rs` (applying held writes, the
-//! identity rows), `replace.rs`, `backup/` (copies, names, rotation), `salvage.rs`,
+//! `journal/` (written, read back, its format and cipher), `recovery.rs` (applying held writes), `identity.rs` (the
+//! journal's rows in the database), `replace.rs`, `backup/` (copies, names, rotation), `salvage.rs`,
 //! `encryption.rs` (the password), `convert.rs` (to and from encrypted), `modes.rs`, `derived.rs`, `legacy_import.rs`, `announcement.rs`,
 //! `names.rs` (side-file names) and `faults.rs` (failures tests switch on).
 
@@ -40,8 +40,8 @@ mod database_file;
 pub(crate) mod derived;
 pub(crate) mod encryption;
 pub(crate) mod faults;
+mod identity;
 pub(crate) mod journal;
-mod journal_cipher;
 pub(crate) mod legacy_import;
 mod lock;
 mod modes;
@@ -60,14 +60,15 @@ pub use convert::{convert, Converted, Direction};
 pub use database_file::DatabaseFile;
 pub use encryption::DbPassword;
 pub use faults::Faults;
+pub(crate) use identity::{
+    adopt_identity, copy_journal_key, create_marker, marker, salvage_identity, set_identity,
+    store_committed,
+};
 pub(crate) use journal::Journal;
 pub use lock::lock_file;
 pub(crate) use modes::{create_file, create_folder, match_database};
 pub use names::{with_suffix, FILE_TIME_FORMAT};
 pub use open::OpenOptions;
-pub(crate) use recovery::{
-    adopt_identity, copy_journal_key, create_marker, marker, recover, salvage_identity,
-    set_identity, store_committed,
-};
+pub(crate) use recovery::recover;
 pub(crate) use replace::sync_folder_of;
 pub use salvage::{damage_marker, salvage, LostRange, SalvageReport};

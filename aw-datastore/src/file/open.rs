@@ -111,6 +111,50 @@ fn backup_before_migration(
     Ok(())
 }
 
+/// Opens a connection to the file, unlocked (the key before any other statement touches
+/// the file) and configured.
+fn connect(
+    path: &Path,
+    options: &OpenOptions,
+    durability: schema::Durability,
+) -> Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(|e| DatastoreError::sqlite("open", path, &e))?;
+    encryption::unlock(&conn, options.password.as_ref(), path)?;
+    conn.busy_timeout(Duration::from_secs(2))?;
+    schema::configure_as(&conn, durability)?;
+    if let Some(pages) = options.max_page_count {
+        conn.pragma_update(
+            None,
+            "max_page_count",
+            i64::try_from(pages).unwrap_or(i64::MAX),
+        )?;
+    }
+    Ok(conn)
+}
+
+/// The Python server's database to import, when this file was just made (schema version
+/// `found` 0) and that one exists.
+fn legacy_to_import(options: &OpenOptions, found: i64) -> Option<PathBuf> {
+    match options.legacy_import.as_deref() {
+        Some(legacy) if found == 0 && legacy.exists() => Some(legacy.to_path_buf()),
+        Some(legacy) if found == 0 => {
+            log::info!(
+                "No aw-server (Python) database at {}, nothing to import",
+                legacy.display()
+            );
+            None
+        }
+        _ => None,
+    }
+}
+
 /// Opens the file, configures, migrates and loads the store; with `recover`, applies the
 /// journal's held writes (`file/recovery.rs`) and opens it for the worker (a salvage
 /// while serving reopens without: the worker keeps its journal).
@@ -133,25 +177,7 @@ pub(crate) fn open_store(
     let fingerprint = (recover && durability == schema::Durability::Full)
         .then(|| crate::file::derived::fingerprint(path))
         .flatten();
-    let mut conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
-    )
-    .map_err(|e| DatastoreError::sqlite("open", path, &e))?;
-    // The key (if any) before any other statement touches the file.
-    encryption::unlock(&conn, options.password.as_ref(), path)?;
-    conn.busy_timeout(Duration::from_secs(2))?;
-    schema::configure_as(&conn, durability)?;
-    if let Some(pages) = options.max_page_count {
-        conn.pragma_update(
-            None,
-            "max_page_count",
-            i64::try_from(pages).unwrap_or(i64::MAX),
-        )?;
-    }
+    let mut conn = connect(path, options, durability)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > 0 && version < schema::SCHEMA_VERSION {
         backup_before_migration(&conn, path, options, version)?;
@@ -185,17 +211,7 @@ pub(crate) fn open_store(
     };
     schema::ensure_long_events_index(&conn)?;
     let store = Store::new(conn, published)?;
-    let legacy = match options.legacy_import.as_deref() {
-        Some(legacy) if found == 0 && legacy.exists() => Some(legacy.to_path_buf()),
-        Some(legacy) if found == 0 => {
-            log::info!(
-                "No aw-server (Python) database at {}, nothing to import",
-                legacy.display()
-            );
-            None
-        }
-        _ => None,
-    };
+    let legacy = legacy_to_import(options, found);
     let backup_source = if options.backup_source {
         Some(BackupSource::open(path, options.password.as_ref())?)
     } else {

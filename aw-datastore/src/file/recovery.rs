@@ -3,9 +3,8 @@
 //! wrote to it in between.
 //!
 //! The database keeps its own id and the sequence number of the last journal record its
-//! last commit held, in a table of ours (`aw_server_journal`, one row; the reference
-//! server never reads it, and a backup or a salvaged copy carries it along). The records
-//! after that number are applied in one transaction that also stores the new number.
+//! last commit held (`identity.rs`). The records after that number are applied in one
+//! transaction that also stores the new number.
 //!
 //! Ids. The records name the rows they wrote by the ids SQLite gave them. Another program
 //! that wrote in between may have taken those ids (its inserts do not see our uncommitted
@@ -18,58 +17,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use super::journal::{self, Contents, Journal};
-use super::journal_cipher::{JournalCipher, KEY_LEN};
+use super::identity::{journal_cipher, journal_key, marker, store_committed};
+use super::journal::{self, Contents, Journal, JournalCipher};
 use crate::error::{DatastoreError, Result};
 use crate::file::names::with_suffix;
-use crate::store::change::{Change, NEW_ROW};
-use zeroize::Zeroizing;
-
-/// The database's id and its last committed journal number.
-const MARKER_SQL: &str = "CREATE TABLE IF NOT EXISTS aw_server_journal (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    database TEXT NOT NULL,
-    committed INTEGER NOT NULL
-)";
-
-/// Reads the database's id and last committed journal number, creating the row (a new
-/// random id, number 0) when the file has none (new, or written by another server).
-pub(crate) fn marker(conn: &Connection) -> Result<(String, u64)> {
-    conn.execute_batch(MARKER_SQL)?;
-    let found = conn
-        .query_row(
-            "SELECT database, committed FROM aw_server_journal WHERE id = 1",
-            [],
-            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
-        )
-        .optional()?;
-    match found {
-        Some((id, committed)) => Ok((id, u64::try_from(committed).unwrap_or(0))),
-        None => {
-            conn.execute(
-                "INSERT INTO aw_server_journal (id, database, committed)
-                 VALUES (1, lower(hex(randomblob(16))), 0)",
-                [],
-            )?;
-            marker(conn)
-        }
-    }
-}
-
-/// [`marker`] for a new file's schema (`store::schema::migrate`), in its one transaction.
-pub(crate) fn create_marker(conn: &Connection) -> Result<()> {
-    marker(conn).map(drop)
-}
-
-/// Stores `last` as the last committed journal number, inside the caller's transaction
-/// (the commit that holds that record's changes).
-pub(crate) fn store_committed(conn: &Connection, last: u64) -> rusqlite::Result<()> {
-    conn.prepare_cached("UPDATE aw_server_journal SET committed = ?1 WHERE id = 1")?
-        .execute([i64::try_from(last).unwrap_or(i64::MAX)])?;
-    Ok(())
-}
+use crate::store::change::{Change, INSERT_BUCKET_SQL, INSERT_EVENT_SQL, NEW_ROW};
 
 /// What recovery hands the worker.
 #[derive(Debug)]
@@ -94,114 +48,6 @@ fn legacy_pending(db: &Path) -> std::path::PathBuf {
     with_suffix(db, ".pending.json")
 }
 
-/// The key that encrypts the journal's records of an encrypted database (`journal_cipher.rs`),
-/// kept in the database itself: made (random, by SQLite's generator) the first time.
-const JOURNAL_KEY_SQL: &str = "CREATE TABLE IF NOT EXISTS aw_server_journal_key (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    key BLOB NOT NULL
-)";
-
-/// Copies the journal key of `source` (if it has one) into `target`: a salvaged copy is the
-/// same database as far as the journal is concerned (its marker is copied too), and the
-/// journal's records are encrypted with that key; a new key would leave them unreadable.
-pub(crate) fn copy_journal_key(source: &Connection, target: &Connection) -> Result<()> {
-    let Ok(key) = source.query_row(
-        "SELECT key FROM aw_server_journal_key WHERE id = 1",
-        [],
-        |r| r.get::<_, Vec<u8>>(0),
-    ) else {
-        return Ok(());
-    };
-    let key = Zeroizing::new(key);
-    target.execute_batch(JOURNAL_KEY_SQL)?;
-    target.execute(
-        "INSERT OR REPLACE INTO aw_server_journal_key (id, key) VALUES (1, ?1)",
-        [key.as_slice()],
-    )?;
-    Ok(())
-}
-
-/// The journal identity a salvaged copy of `db` must carry (the database id and last
-/// committed number) so that the journal's held writes apply to it: the damaged file's own
-/// row when it can be read, else what the journal's header names. That row is rewritten at
-/// every commit, so its page is a likely one to be damaged; without this the copy would
-/// get a new identity and every acknowledged write the journal holds would be set aside.
-pub(crate) fn salvage_identity(source: &Connection, db: &Path) -> Option<(String, u64)> {
-    source
-        .query_row(
-            "SELECT database, committed FROM aw_server_journal WHERE id = 1",
-            [],
-            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
-        )
-        .ok()
-        .map(|(id, committed)| (id, u64::try_from(committed).unwrap_or(0)))
-        .or_else(|| journal::identity(&journal::journal_path(db)))
-}
-
-/// Makes the database behind `conn` database `id` at journal number `committed`.
-pub(crate) fn set_identity(conn: &Connection, id: &str, committed: u64) -> rusqlite::Result<()> {
-    conn.execute_batch(MARKER_SQL)?;
-    conn.execute(
-        "INSERT OR REPLACE INTO aw_server_journal (id, database, committed) VALUES (1, ?1, ?2)",
-        params![id, i64::try_from(committed).unwrap_or(i64::MAX)],
-    )?;
-    Ok(())
-}
-
-/// Writes the identity of the worker's `journal` into a salvaged copy it goes on with
-/// (`worker/live_salvage.rs`): its database id, committed number and (encrypted) key, whatever
-/// the salvage could read of the damaged file's own rows.
-pub(crate) fn adopt_identity(conn: &Connection, journal: &Journal) -> Result<()> {
-    let (id, committed, key) = journal.identity();
-    set_identity(conn, id, committed)?;
-    if let Some(key) = key {
-        conn.execute_batch(JOURNAL_KEY_SQL)?;
-        conn.execute(
-            "INSERT OR REPLACE INTO aw_server_journal_key (id, key) VALUES (1, ?1)",
-            [key.as_slice()],
-        )?;
-    }
-    Ok(())
-}
-
-/// The key of the journal of the encrypted database behind `conn` (made and stored the
-/// first time).
-fn journal_key(conn: &Connection) -> Result<Zeroizing<[u8; KEY_LEN]>> {
-    conn.execute_batch(JOURNAL_KEY_SQL)?;
-    conn.execute(
-        "INSERT OR IGNORE INTO aw_server_journal_key (id, key) VALUES (1, randomblob(?1))",
-        [KEY_LEN as i64],
-    )?;
-    let mut key = Zeroizing::new([0u8; KEY_LEN]);
-    let stored: Zeroizing<Vec<u8>> = Zeroizing::new(conn.query_row(
-        "SELECT key FROM aw_server_journal_key WHERE id = 1",
-        [],
-        |r| r.get(0),
-    )?);
-    if stored.len() != KEY_LEN {
-        return Err(DatastoreError::Damaged(
-            format!(
-                "the journal key stored in the database has {} bytes, not {KEY_LEN}",
-                stored.len()
-            )
-            .into(),
-        ));
-    }
-    key.copy_from_slice(&stored);
-    Ok(key)
-}
-
-/// A cipher with `key` and a nonce prefix of its own (random, by SQLite's generator): each
-/// journal opened gets one, so no two ever share a nonce.
-fn journal_cipher(conn: &Connection, key: &Zeroizing<[u8; KEY_LEN]>) -> Result<JournalCipher> {
-    let drawn: Vec<u8> = conn.query_row("SELECT randomblob(16)", [], |r| r.get(0))?;
-    let mut prefix = [0u8; 16];
-    for (to, from) in prefix.iter_mut().zip(drawn) {
-        *to = from;
-    }
-    Ok(JournalCipher::new(key, prefix))
-}
-
 /// Brings the journal of `db` (served through `conn`, schema current, no transaction open)
 /// into the database; see the module docs. Records that belong to another file are kept
 /// aside and reported. With `encrypted`, the journal's records are encrypted (and
@@ -220,40 +66,23 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
             .transpose()
     };
     let path = journal::journal_path(db);
-    let opening = |e: std::io::Error| DatastoreError::io("open the journal", &path, &e);
-    let contents = match journal::read(&path, cipher()?.as_ref()) {
-        Ok(Some(c)) if c.records.is_empty() => None,
-        Ok(Some(c)) if c.names(&id) && c.base() <= committed => Some(c),
-        Ok(Some(c)) => {
-            keep_unmatched(
-                &path,
-                &format!(
-                    "it was written for database {} after its commit {}, and this file is \
-                 database {id} at commit {committed}",
-                    c.database_id(),
-                    c.base()
-                ),
-            );
-            None
-        }
-        Ok(None) => None,
-        Err(e) => {
-            keep_unmatched(&path, &e.to_string());
-            None
-        }
+    // The journal opened for appending after `last`, going on after `contents`.
+    // Whether writes of the last run were found (applied, or held).
+    let open = |last: u64, contents: Option<&Contents>, held: Vec<Change>, replayed: bool| {
+        let journal = Journal::open(db, &id, last, contents, cipher()?)
+            .map_err(|e| DatastoreError::io("open the journal", &path, &e))?;
+        Ok(Recovered {
+            journal,
+            held,
+            replayed,
+            derived_cipher: cipher()?,
+        })
     };
-    let contents = match contents {
+    let contents = match matching_records(&path, &id, committed, cipher()?.as_ref()) {
         Some(c) => c,
         None => match adopt_legacy_pending(db, &id, committed, cipher()?)? {
             Some(c) => c,
-            None => {
-                return Ok(Recovered {
-                    journal: Journal::open(db, &id, committed, None, cipher()?).map_err(opening)?,
-                    held: Vec::new(),
-                    replayed: false,
-                    derived_cipher: cipher()?,
-                })
-            }
+            None => return open(committed, None, Vec::new(), false),
         },
     };
     let due: Vec<&(u64, Vec<Change>)> = contents
@@ -262,36 +91,19 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
         .filter(|(seq, _)| *seq > committed)
         .collect();
     let Some(last) = due.last().map(|(seq, _)| *seq) else {
-        return Ok(Recovered {
-            journal: Journal::open(db, &id, committed, None, cipher()?).map_err(opening)?,
-            held: Vec::new(),
-            replayed: false,
-            derived_cipher: cipher()?,
-        });
+        return open(committed, None, Vec::new(), false);
     };
     let changes: Vec<Change> = due.iter().flat_map(|(_, c)| c.iter().cloned()).collect();
     let count = changes.len();
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let applied = apply_remapped(conn, changes.clone())
-        .and_then(|remapped| store_committed(conn, last).map(|()| remapped))
-        .and_then(|remapped| conn.execute_batch("COMMIT").map(|()| remapped));
-    match applied {
-        Ok(_) => {
+    match apply_held(conn, changes.clone(), last) {
+        Ok(()) => {
             log::warn!(
                 "Applied {count} acknowledged changes the last run had not committed ({})",
                 path.display()
             );
-            Ok(Recovered {
-                journal: Journal::open(db, &id, last, None, cipher()?).map_err(opening)?,
-                held: Vec::new(),
-                replayed: true,
-                derived_cipher: cipher()?,
-            })
+            open(last, None, Vec::new(), true)
         }
         Err(e) => {
-            if !conn.is_autocommit() {
-                conn.execute_batch("ROLLBACK")?;
-            }
             log::error!(
                 "Cannot apply the {count} acknowledged changes of {} now ({e}): they are \
                  held and applied as soon as the database can be written",
@@ -299,15 +111,49 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
             );
             // Worked out again without writing, for the worker to apply when it can.
             let held = apply_remapped_dry(conn, changes)?;
-            Ok(Recovered {
-                journal: Journal::open(db, &id, committed, Some(&contents), cipher()?)
-                    .map_err(opening)?,
-                held,
-                replayed: true,
-                derived_cipher: cipher()?,
-            })
+            open(committed, Some(&contents), held, true)
         }
     }
+}
+
+/// The journal at `path` if its records are for database `id` at a commit it holds
+/// (`committed` or before); a journal of another file is kept aside. `None` also when
+/// there is none, or it holds no record.
+fn matching_records(
+    path: &Path,
+    id: &str,
+    committed: u64,
+    cipher: Option<&JournalCipher>,
+) -> Option<Contents> {
+    match journal::read(path, cipher) {
+        Ok(Some(c)) if c.records.is_empty() => None,
+        Ok(Some(c)) if c.names(id) && c.base() <= committed => Some(c),
+        Ok(Some(c)) => {
+            let why = format!(
+                "it was written for database {} after its commit {}, and this file is \
+                 database {id} at commit {committed}",
+                c.database_id(),
+                c.base()
+            );
+            keep_unmatched(path, &why);
+            None
+        }
+        Ok(None) => None,
+        Err(e) => {
+            keep_unmatched(path, &e.to_string());
+            None
+        }
+    }
+}
+
+/// Applies the held `changes` and stores `last` as committed, in one transaction of its
+/// own (the worker's has not begun yet); nothing of it stays when it fails.
+fn apply_held(conn: &Connection, changes: Vec<Change>, last: u64) -> Result<()> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    apply_remapped(&tx, changes)?;
+    store_committed(&tx, last)?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// Keeps a journal that must not be applied here aside, and says so.
@@ -396,73 +242,30 @@ fn apply_remapped(conn: &Connection, changes: Vec<Change>) -> rusqlite::Result<V
 /// [`apply_remapped`] in a transaction that is rolled back: the changes as they would be
 /// applied now, with nothing written.
 fn apply_remapped_dry(conn: &Connection, changes: Vec<Change>) -> Result<Vec<Change>> {
-    conn.execute_batch("BEGIN")?;
-    let result = apply_remapped(conn, changes.clone());
-    if !conn.is_autocommit() {
-        conn.execute_batch("ROLLBACK")?;
-    }
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
+    let result = apply_remapped(&tx, changes.clone());
+    tx.rollback()?;
     // When even that fails (nothing can be written), the records as they are.
     Ok(result.unwrap_or(changes))
 }
 
 /// The change with the ids it gets on this database; `None` when it is there already.
 fn remap(conn: &Connection, map: &mut IdMap, change: Change) -> rusqlite::Result<Option<Change>> {
-    Ok(Some(match change {
+    match change {
         Change::CreateBucket { row, columns } => {
-            let by_name: Option<i64> = conn
-                .prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
-                .query_row([&columns[0]], |r| r.get(0))
-                .optional()?;
-            if let Some(existing) = by_name {
-                map.buckets.insert(row, existing);
-                return Ok(None);
-            }
-            let taken = conn
-                .prepare_cached("SELECT 1 FROM buckets WHERE id = ?1")?
-                .exists([row])?;
-            let new_row = if taken {
-                let [name, type_, client, hostname, created, data] = &*columns;
-                conn.prepare_cached(crate::store::change::INSERT_BUCKET_SQL)?
-                    .execute(params![
-                        NEW_ROW, name, type_, client, hostname, created, data
-                    ])?;
-                let id = conn.last_insert_rowid();
-                conn.execute("DELETE FROM buckets WHERE id = ?1", [id])?;
-                id
-            } else {
-                row
+            let new_row = match bucket_row(conn, row, &columns)? {
+                Err(existing) => {
+                    map.buckets.insert(row, existing);
+                    return Ok(None);
+                }
+                Ok(new_row) => new_row,
             };
             map.buckets.insert(row, new_row);
-            Change::CreateBucket {
+            Ok(Some(Change::CreateBucket {
                 row: new_row,
                 columns,
-            }
+            }))
         }
-        Change::DeleteBucket { row } => Change::DeleteBucket {
-            row: map.bucket(row),
-        },
-        Change::RenameBucket {
-            row,
-            name,
-            hostname,
-        } => Change::RenameBucket {
-            row: map.bucket(row),
-            name,
-            hostname,
-        },
-        Change::MergeBuckets { from, into } => Change::MergeBuckets {
-            from: map.bucket(from),
-            into: map.bucket(into),
-        },
-        Change::MoveEvent {
-            id,
-            bucketrow,
-            into,
-        } => Change::MoveEvent {
-            id: map.event(id),
-            bucketrow: map.bucket(bucketrow),
-            into: map.bucket(into),
-        },
         Change::InsertEvent {
             id,
             bucketrow,
@@ -471,74 +274,79 @@ fn remap(conn: &Connection, map: &mut IdMap, change: Change) -> rusqlite::Result
             data,
         } => {
             let bucketrow = map.bucket(bucketrow);
-            let there: Option<(i64, i64, i64, String)> = conn
-                .prepare_cached(
-                    "SELECT bucketrow, starttime, endtime, data FROM events WHERE id = ?1",
-                )?
-                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-                .optional()?;
-            let new_id = match there {
-                None => id,
-                Some(row) if row == (bucketrow, start, end, data.clone()) => {
-                    map.events.insert(id, id);
-                    return Ok(None);
-                }
-                Some(_) => {
-                    // A fresh id: the next SQLite would give (reserved by an insert that
-                    // the change's own insert then replaces).
-                    conn.prepare_cached(crate::store::change::INSERT_EVENT_SQL)?
-                        .execute(params![NEW_ROW, bucketrow, start, end, data])?;
-                    let fresh = conn.last_insert_rowid();
-                    conn.execute("DELETE FROM events WHERE id = ?1", [fresh])?;
-                    fresh
-                }
+            let row = (bucketrow, start, end, data);
+            let Some(new_id) = event_id(conn, id, &row)? else {
+                map.events.insert(id, id);
+                return Ok(None);
             };
             map.events.insert(id, new_id);
-            Change::InsertEvent {
+            let (bucketrow, start, end, data) = row;
+            Ok(Some(Change::InsertEvent {
                 id: new_id,
                 bucketrow,
                 start,
                 end,
                 data,
-            }
+            }))
         }
-        Change::ReplaceEvent {
-            id,
-            start,
-            end,
-            data,
-        } => Change::ReplaceEvent {
-            id: map.event(id),
-            start,
-            end,
-            data,
-        },
-        Change::RedactEvent {
-            id,
-            bucketrow,
-            texts,
-        } => Change::RedactEvent {
-            id: map.event(id),
-            bucketrow: map.bucket(bucketrow),
-            texts,
-        },
-        Change::ResizeEvent {
-            id,
-            bucketrow,
-            start,
-            end,
-        } => Change::ResizeEvent {
-            id: map.event(id),
-            bucketrow: map.bucket(bucketrow),
-            start,
-            end,
-        },
-        Change::DeleteEvent { id, bucketrow } => Change::DeleteEvent {
-            id: map.event(id),
-            bucketrow: map.bucket(bucketrow),
-        },
-        other @ (Change::SetKeyValue { .. } | Change::DeleteKeyValue { .. }) => other,
-    }))
+        other => Ok(Some(other.with_ids(|b| map.bucket(b), |e| map.event(e)))),
+    }
+}
+
+/// The row a recorded bucket `row` gets here: `Err` with the row of a bucket of the same
+/// name that exists (it takes the records' events), else `row` if it is free, else the row
+/// SQLite would give a new bucket.
+fn bucket_row(
+    conn: &Connection,
+    row: i64,
+    columns: &[String; 6],
+) -> rusqlite::Result<std::result::Result<i64, i64>> {
+    let by_name: Option<i64> = conn
+        .prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
+        .query_row([&columns[0]], |r| r.get(0))
+        .optional()?;
+    if let Some(existing) = by_name {
+        return Ok(Err(existing));
+    }
+    let taken = conn
+        .prepare_cached("SELECT 1 FROM buckets WHERE id = ?1")?
+        .exists([row])?;
+    if !taken {
+        return Ok(Ok(row));
+    }
+    let [name, type_, client, hostname, created, data] = columns;
+    conn.prepare_cached(INSERT_BUCKET_SQL)?.execute(params![
+        NEW_ROW, name, type_, client, hostname, created, data
+    ])?;
+    let id = conn.last_insert_rowid();
+    conn.execute("DELETE FROM buckets WHERE id = ?1", [id])?;
+    Ok(Ok(id))
+}
+
+/// The id a recorded event `id` gets here: `id` if it is free, `None` if it holds this very
+/// row (written before), else a fresh id: the next SQLite would give (reserved by an
+/// insert that the change's own insert then replaces).
+fn event_id(
+    conn: &Connection,
+    id: i64,
+    row: &(i64, i64, i64, String),
+) -> rusqlite::Result<Option<i64>> {
+    let there: Option<(i64, i64, i64, String)> = conn
+        .prepare_cached("SELECT bucketrow, starttime, endtime, data FROM events WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    match there {
+        None => Ok(Some(id)),
+        Some(there) if &there == row => Ok(None),
+        Some(_) => {
+            let (bucketrow, start, end, data) = row;
+            conn.prepare_cached(INSERT_EVENT_SQL)?
+                .execute(params![NEW_ROW, bucketrow, start, end, data])?;
+            let fresh = conn.last_insert_rowid();
+            conn.execute("DELETE FROM events WHERE id = ?1", [fresh])?;
+            Ok(Some(fresh))
+        }
+    }
 }
 
 #[cfg(test)]

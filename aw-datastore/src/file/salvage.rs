@@ -147,69 +147,99 @@ pub fn salvage(
     schema::migrate(&mut target, crate::file::create_marker)?;
     let mut report = SalvageReport::default();
     let tx = target.transaction()?;
+    let buckets = copy_buckets(&source, &tx, &mut report)?;
+    copy_events(&source, &tx, &buckets, &mut report)?;
+    copy_settings(&source, &tx, &mut report)?;
+    carry_identity(&source, &tx, damaged)?;
+    tx.commit()?;
+    let verdict: String = target.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    if verdict != "ok" {
+        return Err(DatastoreError::Sql(
+            format!("the salvaged copy failed its integrity check: {verdict}").into(),
+        ));
+    }
+    target.close().map_err(|(_, e)| DatastoreError::from(e))?;
+    Ok(report)
+}
+
+/// Copies the bucket rows that can be read; returns their rows.
+fn copy_buckets(
+    source: &Connection,
+    tx: &Connection,
+    report: &mut SalvageReport,
+) -> Result<HashSet<i64>> {
     let mut buckets = HashSet::new();
-    let lost = each_row(
-        &source,
-        "buckets",
-        "name, type, client, hostname, created, data",
-        |id, row| {
-            // Column 0 is the rowid.
-            let text = |i: usize| row.get::<_, String>(i + 1).ok();
-            let (Some(name), Some(kind), Some(client), Some(host), Some(created)) =
-                (text(0), text(1), text(2), text(3), text(4))
-            else {
-                report.unusable_rows += 1;
-                return Ok(());
-            };
-            let data = text(5).unwrap_or_else(|| "{}".into());
+    let columns = "name, type, client, hostname, created, data";
+    let lost = each_row(source, "buckets", columns, |id, row| {
+        // Column 0 is the rowid.
+        let text = |i: usize| row.get::<_, String>(i + 1).ok();
+        let (Some(name), Some(kind), Some(client), Some(host), Some(created)) =
+            (text(0), text(1), text(2), text(3), text(4))
+        else {
+            report.unusable_rows += 1;
+            return Ok(());
+        };
+        let data = text(5).unwrap_or_else(|| "{}".into());
+        tx.prepare_cached(INSERT_BUCKET_SQL)?
+            .execute(rusqlite::params![
+                id, name, kind, client, host, created, data
+            ])?;
+        buckets.insert(id);
+        report.buckets += 1;
+        Ok(())
+    })?;
+    report.lost.extend(lost);
+    Ok(buckets)
+}
+
+/// Copies the event rows that can be read; events of a bucket that could not be read go
+/// into a recovery bucket made for it (`aw-salvaged-bucket-<row>`).
+fn copy_events(
+    source: &Connection,
+    tx: &Connection,
+    buckets: &HashSet<i64>,
+    report: &mut SalvageReport,
+) -> Result<()> {
+    let mut recovery = HashSet::new();
+    let columns = "bucketrow, starttime, endtime, data";
+    let lost = each_row(source, "events", columns, |id, row| {
+        let (Ok(bucket), Ok(start), Ok(end), Ok(data)) = (
+            row.get::<_, i64>(1),
+            row.get::<_, i64>(2),
+            row.get::<_, i64>(3),
+            row.get::<_, String>(4),
+        ) else {
+            report.unusable_rows += 1;
+            return Ok(());
+        };
+        if !buckets.contains(&bucket) && recovery.insert(bucket) {
+            let name = format!("aw-salvaged-bucket-{bucket}");
+            let created = chrono::Utc::now().to_rfc3339();
             tx.prepare_cached(INSERT_BUCKET_SQL)?
                 .execute(rusqlite::params![
-                    id, name, kind, client, host, created, data
+                    bucket,
+                    name,
+                    "salvaged",
+                    "aw-server-salvage",
+                    "unknown",
+                    created,
+                    "{}"
                 ])?;
-            buckets.insert(id);
-            report.buckets += 1;
-            Ok(())
-        },
-    )?;
+            report.recovery_buckets.push(name);
+        }
+        tx.prepare_cached(INSERT_EVENT_SQL)?
+            .execute(rusqlite::params![id, bucket, start, end, data])?;
+        report.events += 1;
+        Ok(())
+    })?;
     report.lost.extend(lost);
-    let mut recovery = HashSet::new();
+    Ok(())
+}
+
+/// Copies the settings that can be read.
+fn copy_settings(source: &Connection, tx: &Connection, report: &mut SalvageReport) -> Result<()> {
     let lost = each_row(
-        &source,
-        "events",
-        "bucketrow, starttime, endtime, data",
-        |id, row| {
-            let (Ok(bucket), Ok(start), Ok(end), Ok(data)) = (
-                row.get::<_, i64>(1),
-                row.get::<_, i64>(2),
-                row.get::<_, i64>(3),
-                row.get::<_, String>(4),
-            ) else {
-                report.unusable_rows += 1;
-                return Ok(());
-            };
-            if !buckets.contains(&bucket) && recovery.insert(bucket) {
-                let name = format!("aw-salvaged-bucket-{bucket}");
-                tx.prepare_cached(INSERT_BUCKET_SQL)?
-                    .execute(rusqlite::params![
-                        bucket,
-                        name,
-                        "salvaged",
-                        "aw-server-salvage",
-                        "unknown",
-                        chrono::Utc::now().to_rfc3339(),
-                        "{}"
-                    ])?;
-                report.recovery_buckets.push(name);
-            }
-            tx.prepare_cached(INSERT_EVENT_SQL)?
-                .execute(rusqlite::params![id, bucket, start, end, data])?;
-            report.events += 1;
-            Ok(())
-        },
-    )?;
-    report.lost.extend(lost);
-    let lost = each_row(
-        &source,
+        source,
         "key_value",
         "key, value, last_modified",
         |_, row| {
@@ -228,16 +258,20 @@ pub fn salvage(
         },
     )?;
     report.lost.extend(lost);
-    // The same database, as far as the journal is concerned: its held writes apply here
-    // (and can be read: an encrypted journal's key comes along).
-    crate::file::copy_journal_key(&source, &tx)?;
-    match crate::file::salvage_identity(&source, damaged) {
-        Some((id, committed)) => crate::file::set_identity(&tx, &id, committed)?,
+    Ok(())
+}
+
+/// Makes the copy the same database as far as the journal is concerned: its held writes
+/// apply here (and can be read: an encrypted journal's key comes along), and the ids of
+/// lost events are never handed out again.
+fn carry_identity(source: &Connection, tx: &Connection, damaged: &Path) -> Result<()> {
+    crate::file::copy_journal_key(source, tx)?;
+    match crate::file::salvage_identity(source, damaged) {
+        Some((id, committed)) => crate::file::set_identity(tx, &id, committed)?,
         None => {
-            crate::file::marker(&tx)?;
+            crate::file::marker(tx)?;
         }
     }
-    // Ids of lost events are never handed out again.
     if let Ok(seq) = source.query_row(
         "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
         [],
@@ -248,15 +282,7 @@ pub fn salvage(
             [seq],
         )?;
     }
-    tx.commit()?;
-    let verdict: String = target.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
-    if verdict != "ok" {
-        return Err(DatastoreError::Sql(
-            format!("the salvaged copy failed its integrity check: {verdict}").into(),
-        ));
-    }
-    target.close().map_err(|(_, e)| DatastoreError::from(e))?;
-    Ok(report)
+    Ok(())
 }
 
 /// Calls `visit(rowid, row)` for every row of `table` that can be read, in rowid order;

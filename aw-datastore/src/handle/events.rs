@@ -7,7 +7,7 @@ use crate::error::DatastoreError;
 use crate::handle::datastore::bound_ns;
 use crate::handle::{Answer, Datastore, TextParts};
 use crate::new_event::NewEvent;
-use crate::worker::{Request, RowSink};
+use crate::worker::{EventRead, Request, RowSink};
 
 impl Datastore {
     /// Inserts events (an event with an `id` replaces that event of this bucket). Returns
@@ -59,13 +59,15 @@ impl Datastore {
         end: Option<DateTime<Utc>>,
         limit: Option<u64>,
     ) -> Answer<EventRows> {
-        self.ask(|reply| Request::GetEvents {
-            bucket: bucket_id.to_string(),
-            start: bound_ns(start),
-            end: bound_ns(end),
-            limit,
-            clip: true,
-            reply: RowSink::Whole(reply),
+        self.ask(|reply| {
+            Request::GetEvents(EventRead {
+                bucket: bucket_id.to_string(),
+                start: bound_ns(start),
+                end: bound_ns(end),
+                limit,
+                clip: true,
+                reply: RowSink::Whole(reply),
+            })
         })
     }
 
@@ -102,15 +104,14 @@ impl Datastore {
         clip: bool,
     ) -> TextParts {
         let (parts, receiver) = crossbeam_channel::unbounded();
-        let request = Request::GetEvents {
+        self.send(Request::GetEvents(EventRead {
             bucket: bucket_id.to_string(),
             start: bound_ns(start),
             end: bound_ns(end),
             limit: None,
             clip,
             reply: RowSink::Texts(parts),
-        };
-        self.send(request);
+        }));
         TextParts(receiver)
     }
 

@@ -160,6 +160,31 @@ pub(crate) const INSERT_BUCKET_SQL: &str =
 /// The id to insert a new row with: NULL, so that SQLite picks the next one.
 pub(crate) const NEW_ROW: Option<i64> = None;
 
+/// Deletes the events of bucket row `?1` (before the bucket itself).
+const DELETE_EVENTS_OF_BUCKET_SQL: &str = "DELETE FROM events WHERE bucketrow = ?1";
+/// Deletes bucket row `?1`.
+const DELETE_BUCKET_SQL: &str = "DELETE FROM buckets WHERE id = ?1";
+/// Gives bucket row `?1` the id `?2` and the host `?3`.
+const RENAME_BUCKET_SQL: &str = "UPDATE buckets SET name = ?2, hostname = ?3 WHERE id = ?1";
+/// Moves event `?2` of bucket row `?1` to bucket row `?3`.
+const MOVE_EVENT_SQL: &str = "UPDATE events SET bucketrow = ?3 WHERE bucketrow = ?1 AND id = ?2";
+/// Gives event `?4` the start `?1`, end `?2` and data `?3`.
+const REPLACE_EVENT_SQL: &str =
+    "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4";
+/// Gives event `?3` of bucket row `?2` the data `?1`, if it still holds `?4`.
+const REDACT_EVENT_SQL: &str =
+    "UPDATE events SET data = ?1 WHERE bucketrow = ?2 AND id = ?3 AND data = ?4";
+/// Gives event `?4` of bucket row `?3` the start `?1` and end `?2`.
+const RESIZE_EVENT_SQL: &str =
+    "UPDATE events SET starttime = ?1, endtime = ?2 WHERE bucketrow = ?3 AND id = ?4";
+/// Deletes event `?2` of bucket row `?1`.
+const DELETE_EVENT_SQL: &str = "DELETE FROM events WHERE bucketrow = ?1 AND id = ?2";
+/// Stores setting `?1` as `?2`, modified at `?3` (unix seconds).
+const SET_KEY_VALUE_SQL: &str =
+    "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)";
+/// Deletes setting `?1`.
+const DELETE_KEY_VALUE_SQL: &str = "DELETE FROM key_value WHERE key = ?1";
+
 impl Change {
     /// Roughly how much memory the change holds (for the commit policy's size bound).
     pub(crate) fn size(&self) -> usize {
@@ -178,104 +203,110 @@ impl Change {
         std::mem::size_of::<Change>() + text
     }
 
+    /// The same change with the bucket rows and event ids it names passed through
+    /// `bucket` and `event` (recovery: the ids the records name may be taken by then,
+    /// `file/recovery.rs`). An insert's own id is the caller's to choose.
+    pub(crate) fn with_ids(
+        mut self,
+        bucket: impl Fn(i64) -> i64,
+        event: impl Fn(i64) -> i64,
+    ) -> Change {
+        match &mut self {
+            Change::CreateBucket { row, .. }
+            | Change::DeleteBucket { row }
+            | Change::RenameBucket { row, .. } => *row = bucket(*row),
+            Change::MergeBuckets { from, into } => {
+                *from = bucket(*from);
+                *into = bucket(*into);
+            }
+            Change::MoveEvent {
+                id,
+                bucketrow,
+                into,
+            } => {
+                *id = event(*id);
+                *bucketrow = bucket(*bucketrow);
+                *into = bucket(*into);
+            }
+            Change::InsertEvent { bucketrow, .. } => *bucketrow = bucket(*bucketrow),
+            Change::ReplaceEvent { id, .. } => *id = event(*id),
+            Change::RedactEvent { id, bucketrow, .. }
+            | Change::ResizeEvent { id, bucketrow, .. }
+            | Change::DeleteEvent { id, bucketrow } => {
+                *id = event(*id);
+                *bucketrow = bucket(*bucketrow);
+            }
+            Change::SetKeyValue { .. } | Change::DeleteKeyValue { .. } => {}
+        }
+        self
+    }
+
     /// Makes the change on `conn`, inside the caller's transaction, and returns the number
     /// of rows it changed. The store's writes and the replay both come here, so a replayed
     /// change is the very statement that was answered. An insert is first made by the store
     /// with [`NEW_ROW`] for its id (SQLite picks one); what is recorded and replayed is the
     /// same statement with the id it got.
     pub(crate) fn apply(&self, conn: &Connection) -> rusqlite::Result<usize> {
-        let changed = match self {
+        let run =
+            |sql: &str, values: &[&dyn rusqlite::ToSql]| conn.prepare_cached(sql)?.execute(values);
+        match self {
             Change::CreateBucket { row, columns } => {
                 let [name, type_, client, hostname, created, data] = &**columns;
-                conn.prepare_cached(INSERT_BUCKET_SQL)?.execute(params![
-                    row, name, type_, client, hostname, created, data
-                ])?
+                let values = params![row, name, type_, client, hostname, created, data];
+                run(INSERT_BUCKET_SQL, values)
             }
-            Change::DeleteBucket { row } => {
-                conn.prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
-                    .execute([row])?
-                    + conn
-                        .prepare_cached("DELETE FROM buckets WHERE id = ?1")?
-                        .execute([row])?
-            }
+            Change::DeleteBucket { row } => Ok(run(DELETE_EVENTS_OF_BUCKET_SQL, params![row])?
+                + run(DELETE_BUCKET_SQL, params![row])?),
             Change::RenameBucket {
                 row,
                 name,
                 hostname,
-            } => conn
-                .prepare_cached("UPDATE buckets SET name = ?2, hostname = ?3 WHERE id = ?1")?
-                .execute(params![row, name, hostname])?,
+            } => run(RENAME_BUCKET_SQL, params![row, name, hostname]),
             // The events `into` does not hold move; the bucket goes with the rest.
             Change::MergeBuckets { from, into } => {
-                conn.prepare_cached(MOVE_NEW_EVENTS_SQL)?
-                    .execute(params![from, into])?
-                    + Change::DeleteBucket { row: *from }.apply(conn)?
+                Ok(run(MOVE_NEW_EVENTS_SQL, params![from, into])?
+                    + Change::DeleteBucket { row: *from }.apply(conn)?)
             }
-            Change::MoveEvent { id, bucketrow, into } => conn
-                .prepare_cached("UPDATE events SET bucketrow = ?3 WHERE bucketrow = ?1 AND id = ?2")?
-                .execute(params![bucketrow, id, into])?,
+            Change::MoveEvent {
+                id,
+                bucketrow,
+                into,
+            } => run(MOVE_EVENT_SQL, params![bucketrow, id, into]),
             Change::InsertEvent {
                 id,
                 bucketrow,
                 start,
                 end,
                 data,
-            } => {
-                conn.prepare_cached(INSERT_EVENT_SQL)?
-                    .execute(params![id, bucketrow, start, end, data])?
-            }
+            } => run(INSERT_EVENT_SQL, params![id, bucketrow, start, end, data]),
             Change::ReplaceEvent {
                 id,
                 start,
                 end,
                 data,
-            } => {
-                conn.prepare_cached(
-                    "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
-                )?
-                .execute(params![start, end, data, id])?
-            }
+            } => run(REPLACE_EVENT_SQL, params![start, end, data, id]),
             Change::RedactEvent {
                 id,
                 bucketrow,
                 texts,
             } => {
                 let [judged, left] = &**texts;
-                conn.prepare_cached(
-                    "UPDATE events SET data = ?1 WHERE bucketrow = ?2 AND id = ?3 AND data = ?4",
-                )?
-                .execute(params![left, bucketrow, id, judged])?
+                run(REDACT_EVENT_SQL, params![left, bucketrow, id, judged])
             }
             Change::ResizeEvent {
                 id,
                 bucketrow,
                 start,
                 end,
-            } => conn
-                .prepare_cached(
-                    "UPDATE events SET starttime = ?1, endtime = ?2 WHERE bucketrow = ?3 AND id = ?4",
-                )?
-                .execute(params![start, end, bucketrow, id])?,
-            Change::DeleteEvent { id, bucketrow } => conn
-                .prepare_cached("DELETE FROM events WHERE bucketrow = ?1 AND id = ?2")?
-                .execute(params![bucketrow, id])?,
+            } => run(RESIZE_EVENT_SQL, params![start, end, bucketrow, id]),
+            Change::DeleteEvent { id, bucketrow } => run(DELETE_EVENT_SQL, params![bucketrow, id]),
             Change::SetKeyValue {
                 key,
                 value,
                 modified,
-            } => {
-                conn.prepare_cached(
-                    "INSERT OR REPLACE INTO key_value (key, value, last_modified)
-                     VALUES (?1, ?2, ?3)",
-                )?
-                .execute(params![key, value, modified])?
-            }
-            Change::DeleteKeyValue { key } => {
-                conn.prepare_cached("DELETE FROM key_value WHERE key = ?1")?
-                    .execute([key])?
-            }
-        };
-        Ok(changed)
+            } => run(SET_KEY_VALUE_SQL, params![key, value, modified]),
+            Change::DeleteKeyValue { key } => run(DELETE_KEY_VALUE_SQL, params![key]),
+        }
     }
 }
 

@@ -217,6 +217,16 @@ impl GroupCommit {
         }
     }
 
+    /// Rolls the open transaction back before the store's file is replaced (a salvage
+    /// while serving, `live_salvage.rs`): the batch keeps the writes it acknowledged, and
+    /// [`GroupCommit::carry_over`] applies them to the file that replaces it.
+    pub(crate) fn roll_back_for_salvage(&mut self, store: &Store) {
+        if !store.conn().is_autocommit() {
+            let _ = store.conn().execute_batch("ROLLBACK");
+        }
+        self.open = false;
+    }
+
     /// Commits the batch and begins the next transaction. On failure the batch is applied
     /// again in a new transaction and kept for the next commit.
     pub(crate) fn commit(&mut self, store: &mut Store) -> Result<()> {

@@ -65,29 +65,10 @@ pub(crate) fn salvage_now(
     shared: &Arc<Shared>,
 ) -> bool {
     let path = file.path();
-    file.mark_damaged();
-    if !file.is_locked()
-        || salvager
-            .failed_at
-            .get()
-            .is_some_and(|t| t.elapsed() < RETRY_AFTER)
-    {
-        // Without the lock no file is replaced: requests that meet the damage fail with
-        // `Damaged`, and the marker stays for a start that holds the lock.
+    if !may_salvage(file, salvager, jobs) {
         return true;
     }
-    log::error!(
-        "The database {} is damaged: salvaging it now (requests wait)",
-        path.display()
-    );
-    for job in jobs.drain(..) {
-        job.refuse(DatastoreError::Damaged(
-            "the database was found damaged and is being salvaged; ask again".into(),
-        ));
-    }
-    if !store.conn().is_autocommit() {
-        let _ = store.conn().execute_batch("ROLLBACK");
-    }
+    tx.roll_back_for_salvage(store);
     let started = std::time::Instant::now();
     let (report, fresh) = match file.salvage_copy(salvager.options.password.as_ref()) {
         Ok(copied) => copied,
@@ -120,43 +101,14 @@ pub(crate) fn salvage_now(
             PathBuf::new()
         }
     };
-    let mut options = salvager.options.clone();
-    options.legacy_import = None;
-    // The journal stays the worker's: its records are the batch carried over below.
-    match open_store(path, &options, shared.published.clone(), false) {
-        Ok(Opened {
-            store: opened,
-            backup_source,
-            ..
-        }) => {
-            *store = opened;
-            // The copy is the journal's database, whatever could be read of the damaged
-            // file's own identity rows: later kills must find the journal matching it.
-            if let Some(journal) = tx.batch().journal() {
-                if let Err(e) = crate::file::adopt_identity(store.conn(), journal) {
-                    log::error!(
-                        "Cannot give the salvaged copy of {} the journal's identity: {e}",
-                        path.display()
-                    );
-                }
-            }
-            if backup_source.is_some() {
-                *shared
-                    .left
-                    .backup_source
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = backup_source;
-            }
-        }
-        Err(e) => {
-            // Nothing to serve from: the worker ends, and every request says so.
-            log::error!(
-                "Cannot open the salvaged copy of {}: {e}; the damaged file is at {}",
-                path.display(),
-                aside.display()
-            );
-            return false;
-        }
+    if let Err(e) = open_copy(store, path, tx, salvager, shared) {
+        // Nothing to serve from: the worker ends, and every request says so.
+        log::error!(
+            "Cannot open the salvaged copy of {}: {e}; the damaged file is at {}",
+            path.display(),
+            aside.display()
+        );
+        return false;
     }
     tx.carry_over(store, "the database file was replaced by its salvaged copy");
     // What the salvage met on its way is not a new damage.
@@ -168,10 +120,72 @@ pub(crate) fn salvage_now(
         report.summary(),
         aside.display()
     );
-    *shared
-        .left
-        .salvaged
+    let salvaged = &shared.left.salvaged;
+    *salvaged
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(report);
     true
+}
+
+/// Whether the salvage may run now: the damage is marked for the next start either way,
+/// but without the lock no file is replaced (requests that meet the damage fail with
+/// `Damaged`, and the marker stays for a start that holds the lock), and a failed salvage
+/// is not tried again before [`RETRY_AFTER`]. When it may, the jobs in progress end with
+/// an error (their callers may ask again).
+fn may_salvage(file: &DatabaseFile, salvager: &Salvager, jobs: &mut VecDeque<Job>) -> bool {
+    file.mark_damaged();
+    let failed_lately = salvager
+        .failed_at
+        .get()
+        .is_some_and(|t| t.elapsed() < RETRY_AFTER);
+    if !file.is_locked() || failed_lately {
+        return false;
+    }
+    log::error!(
+        "The database {} is damaged: salvaging it now (requests wait)",
+        file.path().display()
+    );
+    for job in jobs.drain(..) {
+        job.refuse(DatastoreError::Damaged(
+            "the database was found damaged and is being salvaged; ask again".into(),
+        ));
+    }
+    true
+}
+
+/// Opens the salvaged copy at `path` in place of `store`, with the journal's identity and a
+/// new backup connection. The journal stays the worker's: its records are the batch
+/// carried over afterwards.
+fn open_copy(
+    store: &mut Store,
+    path: &std::path::Path,
+    tx: &GroupCommit,
+    salvager: &Salvager,
+    shared: &Shared,
+) -> Result<()> {
+    let mut options = salvager.options.clone();
+    options.legacy_import = None;
+    let Opened {
+        store: opened,
+        backup_source,
+        ..
+    } = open_store(path, &options, shared.published.clone(), false)?;
+    *store = opened;
+    // The copy is the journal's database, whatever could be read of the damaged file's own
+    // identity rows: later kills must find the journal matching it.
+    if let Some(journal) = tx.batch().journal() {
+        if let Err(e) = crate::file::adopt_identity(store.conn(), journal) {
+            log::error!(
+                "Cannot give the salvaged copy of {} the journal's identity: {e}",
+                path.display()
+            );
+        }
+    }
+    if backup_source.is_some() {
+        let slot = &shared.left.backup_source;
+        *slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = backup_source;
+    }
+    Ok(())
 }

@@ -48,7 +48,7 @@ mod shared;
 mod thread;
 
 pub(crate) use reply::{Reply, RowSink};
-pub(crate) use request::{Control, Message, Request};
+pub(crate) use request::{Control, EventRead, Message, Request};
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub(crate) use shared::Shared;
 pub(crate) use thread::start;

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use crate::error::DatastoreError;
 use crate::new_event::NewEvent;
+use crate::store::change::Changes;
 use crate::store::{Merge, PrivacyReport, RangeDeletion, RangeRead, Store, PRIVACY_FILTERS_KEY};
 use crate::worker::batch::Batch;
 use crate::worker::job::{Job, Stepped};
@@ -58,20 +59,7 @@ pub(crate) enum Request {
     /// Merges a heartbeat into the bucket's last event, or stores it; pulsetime in ns.
     Heartbeat(String, NewEvent, i64, Reply<RawEvent>),
     /// Reads the events overlapping a range, newest first.
-    GetEvents {
-        /// The bucket.
-        bucket: String,
-        /// Start of the range (ns), if any.
-        start: Option<i64>,
-        /// End of the range (ns), if any.
-        end: Option<i64>,
-        /// At most this many.
-        limit: Option<u64>,
-        /// Clip the events to the range.
-        clip: bool,
-        /// Where the rows go.
-        reply: RowSink,
-    },
+    GetEvents(EventRead),
     /// Reads one event of a bucket.
     GetEvent(String, i64, Reply<RawEvent>),
     /// Applies the privacy rules to the stored history (or, dry, counts what they would do).
@@ -132,6 +120,34 @@ pub(crate) enum Request {
     DeleteKeyValue(String, Reply<()>),
     /// Reads the settings whose keys start with a prefix.
     GetKeyValues(String, Reply<Vec<(String, String)>>),
+}
+
+/// What [`Request::GetEvents`] reads, and where the rows go.
+pub(crate) struct EventRead {
+    /// The bucket.
+    pub bucket: String,
+    /// Start of the range (ns), if any.
+    pub start: Option<i64>,
+    /// End of the range (ns), if any.
+    pub end: Option<i64>,
+    /// At most this many.
+    pub limit: Option<u64>,
+    /// Clip the events to the range.
+    pub clip: bool,
+    /// Where the rows go.
+    pub reply: RowSink,
+}
+
+impl EventRead {
+    /// Starts the read: its first step of at most `step` (and its answer, if that was all).
+    fn start(self, store: &mut Store, step: Duration) -> Stepped {
+        let read = store.range_read(&self.bucket, self.start, self.end, self.limit, self.clip);
+        let read = match self.reply {
+            RowSink::Texts(_) => read.map(RangeRead::with_text_parts),
+            RowSink::Whole(_) => read,
+        };
+        Job::read(store, read, self.reply, step)
+    }
 }
 
 /// An instruction to the worker itself, carried out by its loop (`run.rs`).
@@ -214,9 +230,9 @@ impl Request {
             Request::DeleteEvents(b, ids, _) => {
                 (ids.len() <= QUICK_ROWS, true, Later, one(b), false, None)
             }
-            Request::GetEvents { bucket, limit, .. } => {
-                let quick = limit.is_some_and(|l| l <= QUICK_ROWS as u64);
-                (quick, false, Later, one(bucket), false, None)
+            Request::GetEvents(read) => {
+                let quick = read.limit.is_some_and(|l| l <= QUICK_ROWS as u64);
+                (quick, false, Later, one(&read.bucket), false, None)
             }
             Request::GetEvent(b, ..) => (true, false, Later, one(b), false, None),
             Request::CountEvents(b, ..) => (false, false, Later, one(b), false, None),
@@ -271,63 +287,46 @@ impl Request {
     pub(crate) fn run(self, store: &mut Store, batch: &mut Batch, step: Duration) -> Stepped {
         match self {
             Request::CreateBucket(bucket, events, reply) => {
-                let created = store.create_bucket(batch.changes(), *bucket, events);
-                answer(store, reply, batch.sealed_result(created));
+                write(store, batch, reply, |s, c| {
+                    s.create_bucket(c, *bucket, events)
+                });
             }
             Request::Import(buckets, reply) => {
-                return Job::import(store, batch, buckets, reply, step)
+                return Job::import(store, batch, buckets, reply, step);
             }
             Request::DeleteBucket(name, reply) => {
-                let deleted = store.delete_bucket(batch.changes(), &name);
-                answer(store, reply, batch.sealed_result(deleted));
+                write(store, batch, reply, |s, c| s.delete_bucket(c, &name));
             }
             Request::InsertEvents(name, events, reply) => {
-                let inserted = store.insert_events(batch.changes(), &name, events);
-                answer(store, reply, batch.sealed_result(inserted));
+                write(store, batch, reply, |s, c| {
+                    s.insert_events(c, &name, events)
+                });
             }
-            Request::Heartbeat(name, event, pulsetime_ns, reply) => {
-                let merged = store.heartbeat(batch.changes(), &name, event, pulsetime_ns);
-                answer(store, reply, batch.sealed_result(merged));
+            Request::Heartbeat(name, event, pulsetime, reply) => {
+                write(store, batch, reply, |s, c| {
+                    s.heartbeat(c, &name, event, pulsetime)
+                });
             }
-            Request::GetEvents {
-                bucket,
-                start,
-                end,
-                limit,
-                clip,
-                reply,
-            } => {
-                let read = store.range_read(&bucket, start, end, limit, clip);
-                let read = match reply {
-                    RowSink::Texts(_) => read.map(RangeRead::with_text_parts),
-                    RowSink::Whole(_) => read,
-                };
-                return Job::read(store, read, reply, step);
-            }
-            Request::GetEvent(name, id, reply) => {
-                let read = store.get_event(&name, id);
-                answer(store, reply, read);
-            }
+            Request::GetEvents(read) => return read.start(store, step),
+            Request::GetEvent(name, id, reply) => read(store, reply, |s| s.get_event(&name, id)),
             Request::DeleteEvents(name, ids, reply) => {
-                let deleted = store.delete_events(batch.changes(), &name, &ids);
-                answer(store, reply, batch.sealed_result(deleted));
+                write(store, batch, reply, |s, c| s.delete_events(c, &name, &ids));
             }
             Request::ReplaceEvent(name, id, event, reply) => {
-                let replaced = store.replace_event(batch.changes(), &name, id, event);
-                answer(store, reply, batch.sealed_result(replaced));
+                write(store, batch, reply, |s, c| {
+                    s.replace_event(c, &name, id, event)
+                });
             }
             Request::RenameBucket {
                 bucket,
                 name,
                 hostname,
                 reply,
-            } => {
-                let (name, hostname) = (name.as_deref(), hostname.as_deref());
-                let renamed = store.rename_bucket(batch.changes(), &bucket, name, hostname);
-                answer(store, reply, batch.sealed_result(renamed));
-            }
+            } => write(store, batch, reply, |s, c| {
+                s.rename_bucket(c, &bucket, name.as_deref(), hostname.as_deref())
+            }),
             Request::MergeBuckets { from, into, reply } => {
-                return Job::merge(store, batch, (&from, &into), reply, step)
+                return Job::merge(store, batch, (&from, &into), reply, step);
             }
             Request::DeleteRange {
                 buckets,
@@ -341,27 +340,20 @@ impl Request {
                 return Job::delete_range(store, batch, range, (dry_run, expect), reply, step);
             }
             Request::CountEvents(name, start, end, reply) => {
-                let read = store.count_events(&name, start, end);
-                answer(store, reply, read);
+                read(store, reply, |s| s.count_events(&name, start, end));
             }
-            Request::GetKeyValue(key, reply) => {
-                let read = store.get_key_value(&key);
-                answer(store, reply, read);
-            }
+            Request::GetKeyValue(key, reply) => read(store, reply, |s| s.get_key_value(&key)),
             Request::SetKeyValue(key, value, reply) => {
-                let set = store.set_key_value(batch.changes(), &key, &value);
-                answer(store, reply, batch.sealed_result(set));
+                write(store, batch, reply, |s, c| s.set_key_value(c, &key, &value));
             }
             Request::DeleteKeyValue(key, reply) => {
-                let deleted = store.delete_key_value(batch.changes(), &key);
-                answer(store, reply, batch.sealed_result(deleted));
+                write(store, batch, reply, |s, c| s.delete_key_value(c, &key));
             }
             Request::GetKeyValues(prefix, reply) => {
-                let read = store.get_key_values(&prefix);
-                answer(store, reply, read);
+                read(store, reply, |s| s.get_key_values(&prefix));
             }
             Request::ApplyPrivacy { dry_run, reply } => {
-                return Job::apply_privacy(store, batch, dry_run, reply, step)
+                return Job::apply_privacy(store, batch, dry_run, reply, step);
             }
         }
         Stepped::done(Commit::Later)
@@ -381,7 +373,7 @@ impl Request {
             Request::Heartbeat(.., r) | Request::GetEvent(.., r) | Request::ReplaceEvent(.., r) => {
                 send(r, error)
             }
-            Request::GetEvents { reply, .. } => reply.fail(error),
+            Request::GetEvents(read) => read.reply.fail(error),
             Request::ApplyPrivacy { reply, .. } => send(reply, error),
             Request::MergeBuckets { reply, .. } => send(reply, error),
             Request::DeleteEvents(.., r) => send(r, error),
@@ -391,6 +383,28 @@ impl Request {
             Request::GetKeyValues(_, r) => send(r, error),
         }
     }
+}
+
+/// Runs a write and answers it once its changes are sealed in the journal (its error
+/// otherwise: the worker then undoes them).
+fn write<T>(
+    store: &mut Store,
+    batch: &mut Batch,
+    reply: Reply<T>,
+    op: impl FnOnce(&mut Store, &mut Changes) -> crate::error::Result<T>,
+) {
+    let result = op(store, batch.changes());
+    answer(store, reply, batch.sealed_result(result));
+}
+
+/// Runs a read and answers it.
+fn read<T>(
+    store: &mut Store,
+    reply: Reply<T>,
+    op: impl FnOnce(&mut Store) -> crate::error::Result<T>,
+) {
+    let result = op(store);
+    answer(store, reply, result);
 }
 
 /// A request that touches one bucket.

@@ -225,7 +225,9 @@ impl<'a> Worker<'a> {
     ) -> std::result::Result<Option<Message>, Disconnected> {
         let again = match how {
             Receive::Skip => None,
-            _ => self.fence.next_again(),
+            Receive::Now | Receive::Poll(_) | Receive::Block(_) | Receive::Forever => {
+                self.fence.next_again()
+            }
         };
         let polled = again.is_none() && matches!(how, Receive::Poll(_));
         let message = match again {
