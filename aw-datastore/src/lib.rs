@@ -26,7 +26,7 @@
 //! are stored as integer nanoseconds with `data` as compact JSON text with sorted keys, and
 //! read through the composite index `(bucketrow, starttime DESC, endtime)`.
 //! The database runs in WAL mode with `synchronous=FULL`; writes are group-committed (see
-//! `worker/run.rs` for the exact policy, which also commits after a short idle period).
+//! `worker/` for the exact policy, which also commits after a short idle period).
 //!
 //! # Choices where the reference has hazards
 //! * Events whose timestamp or end do not fit `i64` nanoseconds are refused with

@@ -103,6 +103,10 @@ impl From<DatastoreError> for ApiError {
             DatastoreError::NoSuchBucket(_)
             | DatastoreError::NoSuchKey(_)
             | DatastoreError::NoSuchEvent(..) => Status::NotFound,
+            // Creating a bucket that exists answers 304, as the reference does: watchers
+            // and aw-client create their buckets at every start and read 304 as "already
+            // there, go on". A rename onto an existing id is a real conflict and answers
+            // 409 instead (`endpoints/history.rs`, `rename_bucket`).
             DatastoreError::BucketAlreadyExists(_) => Status::NotModified,
             DatastoreError::InvalidEvent(_) => Status::BadRequest,
             DatastoreError::Changed(_) => Status::Conflict,

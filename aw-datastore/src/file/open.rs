@@ -1,6 +1,6 @@
 //! Opening a database file: pragmas, migrations (with a backup before), repairs, the
 //! journal's held writes, and whether the Python server's database is to be imported (the
-//! import itself is an ordinary import request to the worker, see `lib.rs`). The caller
+//! import itself is an ordinary import request to the worker, see `handle/opening.rs`). The caller
 //! owns the file and holds its lock (`file/`).
 
 use rusqlite::{Connection, OpenFlags};
@@ -35,7 +35,7 @@ pub struct OpenOptions {
     /// the database.
     pub backup_folder: Option<PathBuf>,
     /// When a request meets a damaged page, salvage the file at once and go on with the
-    /// salvaged copy (`worker/run.rs`, [`crate::file::salvage()`]). For an encrypted database this
+    /// salvaged copy (`worker/live_salvage.rs`, [`crate::file::salvage()`]). For an encrypted database this
     /// keeps the password in the worker's memory while it runs: reopening the salvaged
     /// copy needs it.
     pub salvage_on_damage: bool,
@@ -221,7 +221,7 @@ pub(crate) fn open_store(
         store,
         journal,
         held,
-        // An import is about to write (`lib.rs`): nothing kept can be valid.
+        // An import is about to write (`handle/opening.rs`): nothing kept can be valid.
         derived: if legacy.is_some() {
             Found {
                 valid_for: None,

@@ -348,6 +348,8 @@ pub(crate) async fn rename_bucket(
         .rename_bucket(bucket_id, change.id.as_deref(), change.hostname.as_deref())
         .await
         .map_err(|e| match e {
+            // Not the 304 a create of an existing bucket gets (`error.rs`): the rename did
+            // not happen, and a client must not take it as done.
             aw_datastore::DatastoreError::BucketAlreadyExists(id) => {
                 ApiError::conflict(format!("Bucket '{id}' exists already"))
             }

@@ -1,7 +1,7 @@
 //! The journal of acknowledged writes: `<database>.journal`, where every write the worker
 //! acknowledges is appended before its answer goes out, so that a process that dies at any
 //! instant (a kill, a crash, a stop on a full disk) loses none of them, while the database
-//! itself still commits once per group (every 15 s; `worker/run.rs`).
+//! itself still commits once per group (every 15 s; `worker/`).
 //!
 //! * **Cheap.** An append is a copy into the journal mapped in memory (a shared mapping of
 //!   the file: the page cache itself), not a system call and not an fsync: what is in the
