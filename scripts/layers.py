@@ -13,7 +13,9 @@ The crate's rooms, from the top down (a room may import from the rooms below it)
 
     lib.rs  >  handle/  >  worker/  >  file/  >  store/  >  the files at the top of src/
 
-Two numbers come out, and the script fails when either is over its limit:
+Three numbers come out, and the script fails when any is over its limit:
+* file names used twice in the crate (`mod.rs` aside: a name says which concept a file
+  holds, so two files of one name are two places for it); the limit is 0;
 * import circles: groups of files that reach each other through their imports
   (strongly connected components of more than one file); the limit is 0;
 * upward imports: edges from a file in a lower room to a file in a higher one; the
@@ -294,7 +296,16 @@ def main():
     print(f"upward imports: {len(upward)} (limit {MAX_UPWARD})")
     for a, b in upward:
         print(f"  {a} -> {b}")
-    if len(circles) > MAX_CIRCLES or len(upward) > MAX_UPWARD:
+    names = defaultdict(list)
+    for dirpath, _, files in os.walk(ROOT):
+        for f in files:
+            if f.endswith(".rs") and f != "mod.rs":
+                names[f].append(os.path.relpath(os.path.join(dirpath, f), ROOT))
+    twice = {n: sorted(p) for n, p in names.items() if len(p) > 1}
+    print(f"file names used twice: {len(twice)} (limit 0)")
+    for n, paths in sorted(twice.items()):
+        print(f"  {n}: {', '.join(paths)}")
+    if len(circles) > MAX_CIRCLES or len(upward) > MAX_UPWARD or twice:
         sys.exit(1)
 
 

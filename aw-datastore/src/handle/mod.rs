@@ -4,18 +4,19 @@
 //! A method turns its arguments into a request for the worker (`worker/request.rs`) and
 //! returns an [`Answer`] to await or wait on; reads of what the worker publishes (bucket
 //! lists, counts) are answered here without a round trip. One file per kind of request:
-//! `buckets.rs`, `events.rs`, `history.rs` (rewrites of stored history), `settings.rs`;
+//! `bucket_requests.rs`, `event_requests.rs`, `history_requests.rs` (rewrites of stored
+//! history), `setting_requests.rs`;
 //! `opening.rs` opens a file and hands out the handle; `datastore.rs` has the handle
 //! itself, its status reads and the requests about the worker (commit, hold, close).
 
 mod answer;
-mod buckets;
+mod bucket_requests;
 mod datastore;
-mod events;
-mod history;
+mod event_requests;
+mod history_requests;
 mod import_document;
 mod opening;
-mod settings;
+mod setting_requests;
 
 pub use answer::{Answer, AnswerFuture};
 pub use datastore::{Datastore, TextParts, WorkerHold};

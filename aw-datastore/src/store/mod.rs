@@ -20,6 +20,8 @@ mod events;
 mod heartbeat;
 mod key_value;
 mod merge;
+#[cfg(test)]
+pub(crate) mod plan_tests;
 pub(crate) mod privacy;
 mod privacy_past;
 mod published;
@@ -27,8 +29,6 @@ mod range_delete;
 pub(crate) mod range_read;
 pub(crate) mod schema;
 mod state;
-#[cfg(test)]
-pub(crate) mod tests;
 pub(crate) mod write_listeners;
 
 pub(crate) use aw_models::raw_event::TextRows;

@@ -29,7 +29,7 @@ use aw_models::raw_event::{EventRows, RawEvent, TextRows};
 
 /// The first chunk: `?1` bucket row, `?2` hi, `?3` floor (`lo - LONG_EVENT_NS`), `?4` lo,
 /// `?5` limit. The order is exactly the index's, so SQLite walks the index and stops after
-/// `limit` rows without sorting (asserted by `store::tests::range_read_walks_the_index`).
+/// `limit` rows without sorting (asserted by `store::plan_tests::range_read_walks_the_index`).
 pub(crate) const RANGE_SQL: &str = "SELECT id, starttime, endtime, data FROM events
      WHERE bucketrow = ?1 AND starttime <= ?2 AND starttime >= ?3 AND endtime >= ?4
      ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5";

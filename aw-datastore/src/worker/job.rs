@@ -360,7 +360,7 @@ mod tests {
     #[test]
     fn a_streamed_read_goes_on_for_its_reader_and_ends_when_the_reader_is_gone() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = crate::store::tests::big_store(&dir);
+        let mut store = crate::store::plan_tests::big_store(&dir);
         let (parts, reader) = crossbeam_channel::unbounded();
         assert!(
             one_step(&mut store, parts).is_some(),
