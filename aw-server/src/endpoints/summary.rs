@@ -13,7 +13,7 @@
 //! daylight-saving change has 23 or 25 hours. Each day or hour is its own period of the
 //! query, so past ones are answered from the query cache.
 
-use chrono::{DateTime, Duration, NaiveTime, Timelike, Utc};
+use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Timelike, Utc};
 use rocket::serde::json::Json;
 use rocket::State;
 use serde::Serialize;
@@ -31,15 +31,100 @@ use crate::time_zone::Zone;
 /// Groups answered at most.
 const MAX_LIMIT: u64 = 10_000;
 
-/// How the time is grouped.
+/// How the time is grouped: by a key of the events (one query over the whole range) or by
+/// day or hour (one query period each, so past ones come from the cache).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum By {
+    Key(Key),
+    Period(Period),
+}
+
+/// The event keys time is grouped by; every `match` on it lists each, so a new one is
+/// handled everywhere or does not compile.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
     App,
     Title,
     Domain,
     Category,
+}
+
+/// The periods time is split into; every `match` on it lists each.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Period {
     Day,
     Hour,
+}
+
+impl By {
+    /// The `by` parameter; absent is `app`, as the dashboard's first view.
+    fn parse(text: Option<&str>) -> ApiResult<By> {
+        Ok(match text {
+            None | Some("app") => By::Key(Key::App),
+            Some("title") => By::Key(Key::Title),
+            Some("domain") => By::Key(Key::Domain),
+            Some("category") => By::Key(Key::Category),
+            Some("day") => By::Period(Period::Day),
+            Some("hour") => By::Period(Period::Hour),
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "Unknown by '{other}': app, title, domain, category, day or hour"
+                )))
+            }
+        })
+    }
+}
+
+impl Key {
+    /// The query's grouped events and the events whose durations make the total: browser
+    /// time for domains, window time otherwise.
+    fn query_parts(self) -> (&'static str, &'static str) {
+        match self {
+            Key::App => ("merge_events_by_keys(merge_events_by_keys(events, [\"app\", \"title\"]), [\"app\"])", "events"),
+            Key::Title => ("merge_events_by_keys(events, [\"app\", \"title\"])", "events"),
+            Key::Category => ("merge_events_by_keys(events, [\"$category\"])", "events"),
+            Key::Domain => ("merge_events_by_keys(browser_events, [\"$domain\"])", "browser_events"),
+        }
+    }
+
+    /// The data field whose value names a group.
+    fn field(self) -> &'static str {
+        match self {
+            Key::App => "app",
+            Key::Title => "title",
+            Key::Category => "$category",
+            Key::Domain => "$domain",
+        }
+    }
+}
+
+impl Period {
+    /// From one boundary to the next, in local time.
+    fn step(self) -> Duration {
+        match self {
+            Period::Day => Duration::days(1),
+            Period::Hour => Duration::hours(1),
+        }
+    }
+
+    /// The first boundary at or before the local time `local`.
+    fn boundary_before(self, local: NaiveDateTime, day_start: NaiveTime) -> NaiveDateTime {
+        match self {
+            Period::Hour => local
+                .date()
+                .and_time(NaiveTime::from_hms_opt(local.time().hour(), 0, 0).unwrap_or_default()),
+            Period::Day if local.time() >= day_start => local.date().and_time(day_start),
+            Period::Day => local.date().and_time(day_start) - Duration::days(1),
+        }
+    }
+
+    /// The group's key of the period beginning at the local time `naive`.
+    fn label(self, naive: NaiveDateTime) -> String {
+        match self {
+            Period::Day => format!("{}", naive.format("%Y-%m-%d")),
+            Period::Hour => format!("{}", naive.format("%Y-%m-%dT%H:00")),
+        }
+    }
 }
 
 /// The answer.
@@ -73,22 +158,12 @@ fn boundaries(
     zone: &Zone,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
-    by: By,
+    period: Period,
     day_start: NaiveTime,
 ) -> ApiResult<Vec<(String, DateTime<Utc>)>> {
-    let step = match by {
-        By::Hour => Duration::hours(1),
-        _ => Duration::days(1),
-    };
-    let local = zone.local(start);
+    let step = period.step();
     // The first boundary at or before `start`, as a local time.
-    let mut naive = match by {
-        By::Hour => local
-            .date()
-            .and_time(NaiveTime::from_hms_opt(local.time().hour(), 0, 0).unwrap_or_default()),
-        _ if local.time() >= day_start => local.date().and_time(day_start),
-        _ => local.date().and_time(day_start) - Duration::days(1),
-    };
+    let mut naive = period.boundary_before(zone.local(start), day_start);
     // In a gap the boundary can land after `start`: the one before it, then.
     if zone.instant(naive).is_some_and(|t| t > start) {
         naive -= step;
@@ -96,11 +171,7 @@ fn boundaries(
     let mut out = Vec::new();
     loop {
         if let Some(at) = zone.instant(naive) {
-            let key = match by {
-                By::Hour => format!("{}", naive.format("%Y-%m-%dT%H:00")),
-                _ => format!("{}", naive.format("%Y-%m-%d")),
-            };
-            out.push((key, at));
+            out.push((period.label(naive), at));
             if at > end {
                 return Ok(out);
             }
@@ -153,27 +224,8 @@ pub(crate) async fn summary(
     state: &State<AppState>,
 ) -> ApiResult<Json<Summary>> {
     let (from, until) = required_range(&start, &end)?;
-    let by = match single(&by, "by")? {
-        None | Some("app") => By::App,
-        Some("title") => By::Title,
-        Some("domain") => By::Domain,
-        Some("category") => By::Category,
-        Some("day") => By::Day,
-        Some("hour") => By::Hour,
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "Unknown by '{other}': app, title, domain, category, day or hour"
-            )))
-        }
-    };
-    let limit = match single(&limit, "limit")? {
-        None => 100,
-        Some(text) => text
-            .parse::<u64>()
-            .ok()
-            .filter(|n| (1..=MAX_LIMIT).contains(n))
-            .ok_or_else(|| ApiError::bad_request(format!("limit must be 1 to {MAX_LIMIT}")))?,
-    };
+    let by = By::parse(single(&by, "by")?)?;
+    let limit = parse_limit(single(&limit, "limit")?)?;
     let zone = Zone::parse(single(&tz, "tz")?).map_err(ApiError::bad_request)?;
     let buckets: Vec<aw_models::Bucket> =
         state.datastore.get_buckets().await?.into_values().collect();
@@ -207,27 +259,15 @@ pub(crate) async fn summary(
         .map_err(|e| ApiError::bad_request(format!("The host's buckets cannot be queried: {e}")))?
         .join("\n");
     let (code, periods) = match by {
-        By::Day | By::Hour => {
-            let cuts = boundaries(&zone, from, until, by, day_start)?;
-            let periods: Vec<(String, TimeInterval)> = cuts
-                .windows(2)
-                .filter_map(|w| {
-                    let (lo, hi) = (w[0].1.max(from), w[1].1.min(until));
-                    (lo < hi).then(|| (w[0].0.clone(), TimeInterval::new(lo, hi)))
-                })
-                .collect();
+        By::Period(period) => {
+            let cuts = boundaries(&zone, from, until, period, day_start)?;
             (
                 format!("{events}\nRETURN = sum_durations(events);"),
-                periods,
+                periods_within(&cuts, from, until),
             )
         }
-        _ => {
-            let (merged, total) = match by {
-                By::App => ("merge_events_by_keys(merge_events_by_keys(events, [\"app\", \"title\"]), [\"app\"])", "events"),
-                By::Title => ("merge_events_by_keys(events, [\"app\", \"title\"])", "events"),
-                By::Category => ("merge_events_by_keys(events, [\"$category\"])", "events"),
-                _ => ("merge_events_by_keys(browser_events, [\"$domain\"])", "browser_events"),
-            };
+        By::Key(key) => {
+            let (merged, total) = key.query_parts();
             (
                 format!(
                     "{events}\nRETURN = {{\"total\": sum_durations({total}), \"groups\": limit_events(sort_by_duration({merged}), {limit})}};"
@@ -237,6 +277,48 @@ pub(crate) async fn summary(
         }
     };
     let intervals: Vec<TimeInterval> = periods.iter().map(|(_, p)| p.clone()).collect();
+    let results = run_query(state, code, intervals).await?;
+    match by {
+        By::Period(_) => period_groups(&mut answer, periods, results),
+        By::Key(key) => key_groups(&mut answer, key, results),
+    }
+    Ok(Json(answer))
+}
+
+/// The `limit` parameter: groups answered, 100 when absent.
+fn parse_limit(text: Option<&str>) -> ApiResult<u64> {
+    match text {
+        None => Ok(100),
+        Some(text) => text
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (1..=MAX_LIMIT).contains(n))
+            .ok_or_else(|| ApiError::bad_request(format!("limit must be 1 to {MAX_LIMIT}"))),
+    }
+}
+
+/// The days or hours between consecutive `cuts`, clipped to `from..until`, each with its
+/// key; empty ones are left out.
+fn periods_within(
+    cuts: &[(String, DateTime<Utc>)],
+    from: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> Vec<(String, TimeInterval)> {
+    cuts.windows(2)
+        .filter_map(|w| {
+            let (lo, hi) = (w[0].1.max(from), w[1].1.min(until));
+            (lo < hi).then(|| (w[0].0.clone(), TimeInterval::new(lo, hi)))
+        })
+        .collect()
+}
+
+/// Runs the summary's query over `intervals` on the CPU pool, through the query cache and
+/// within the query time limit, as `POST /api/0/query` does: one result per interval.
+async fn run_query(
+    state: &AppState,
+    code: String,
+    intervals: Vec<TimeInterval>,
+) -> ApiResult<Vec<Value>> {
     let source = crate::query_source::DatastoreSource(state.datastore.clone());
     let cache = state.query_cache.clone();
     let budget = state.query_timeout;
@@ -246,41 +328,37 @@ pub(crate) async fn summary(
     })
     .await?
     .map_err(ApiError::from)?;
-    let results: Vec<Value> =
-        serde_json::from_str(&text).map_err(|e| ApiError::internal(e.to_string()))?;
-    match by {
-        By::Day | By::Hour => {
-            for ((key, _), seconds) in periods.into_iter().zip(results) {
-                let seconds = seconds.as_f64().unwrap_or(0.0);
-                answer.total += seconds;
-                answer.groups.push(Group { key, seconds });
-            }
-        }
-        _ => {
-            let result = results.into_iter().next().unwrap_or(Value::Null);
-            answer.total = result["total"].as_f64().unwrap_or(0.0);
-            let field = match by {
-                By::App => "app",
-                By::Title => "title",
-                By::Category => "$category",
-                _ => "$domain",
-            };
-            for event in result["groups"].as_array().into_iter().flatten() {
-                let key = match &event["data"][field] {
-                    Value::String(s) => s.clone(),
-                    Value::Array(parts) => parts
-                        .iter()
-                        .map(|p| p.as_str().unwrap_or_default())
-                        .collect::<Vec<_>>()
-                        .join(" > "),
-                    other => other.to_string(),
-                };
-                answer.groups.push(Group {
-                    key,
-                    seconds: event["duration"].as_f64().unwrap_or(0.0),
-                });
-            }
-        }
+    serde_json::from_str(&text).map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// One group per day or hour, in order; the total is their sum.
+fn period_groups(answer: &mut Summary, periods: Vec<(String, TimeInterval)>, results: Vec<Value>) {
+    for ((key, _), seconds) in periods.into_iter().zip(results) {
+        let seconds = seconds.as_f64().unwrap_or(0.0);
+        answer.total += seconds;
+        answer.groups.push(Group { key, seconds });
     }
-    Ok(Json(answer))
+}
+
+/// The groups of the one result, longest first, named by the key's value (a category's
+/// path joined by " > "); the total is the query's.
+fn key_groups(answer: &mut Summary, key: Key, results: Vec<Value>) {
+    let result = results.into_iter().next().unwrap_or(Value::Null);
+    answer.total = result["total"].as_f64().unwrap_or(0.0);
+    let field = key.field();
+    for event in result["groups"].as_array().into_iter().flatten() {
+        let key = match &event["data"][field] {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .map(|p| p.as_str().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(" > "),
+            other => other.to_string(),
+        };
+        answer.groups.push(Group {
+            key,
+            seconds: event["duration"].as_f64().unwrap_or(0.0),
+        });
+    }
 }
