@@ -146,39 +146,8 @@ pub(crate) fn build(
     datastore: Datastore,
     signals: SignalSlot,
 ) -> Result<rocket::Rocket<rocket::Build>, String> {
-    let security = Security::new(
-        &settings.address,
-        settings.port,
-        settings.testing,
-        &settings.config.cors,
-        &settings.config.cors_regex,
-        settings.config.auth.api_key.clone(),
-    )?;
-    if security.authorization.is_none() && settings.config.auth.api_key.is_some() {
-        log::warn!("[auth] api_key is empty: API key authentication is disabled");
-    }
-    if !security.check_host {
-        log::warn!(
-            "Bound to {}: the Host header check (DNS rebinding protection) is off",
-            settings.address
-        );
-    }
-    let limits = Limits::default()
-        .limit("json", 1000.mebibytes())
-        .limit("data-form", 1000.mebibytes())
-        .limit("form", 1000.mebibytes())
-        .limit("string", 1000.mebibytes())
-        .limit("bytes", 1000.mebibytes());
-    let config = rocket::Config {
-        address: settings.ip,
-        port: settings.port,
-        limits,
-        keep_alive: 5,
-        shutdown: shutdown_config(),
-        log_level: LogLevel::Off,
-        cli_colors: false,
-        ..rocket::Config::default()
-    };
+    let security = security_of(settings)?;
+    let config = rocket_config(settings);
     let info = Info {
         hostname: aw_platform::hostname(),
         version: format!("v{} (rust)", env!("CARGO_PKG_VERSION")),
@@ -195,19 +164,7 @@ pub(crate) fn build(
         &settings.device_id,
         work_dir,
     )?);
-    let address = settings.address.clone();
-    let db_path = settings.db_path.clone();
-    let details = format!(
-        "(database {}, config {}, web UI {})",
-        settings.db_path.display(),
-        settings.config_path.display(),
-        settings
-            .webpath
-            .as_ref()
-            .map_or("built-in dashboard".to_string(), |p| p
-                .display()
-                .to_string()),
-    );
+    let startup = on_liftoff(settings);
     let in_flight = InFlight::new(signals);
     let requests_in_flight = in_flight.counter();
     Ok(rocket::custom(config)
@@ -216,31 +173,7 @@ pub(crate) fn build(
         .attach(NormalizePath)
         .attach(in_flight)
         .attach(ReturnMemory::default())
-        .attach(AdHoc::on_liftoff("startup", move |rocket| {
-            // The bound port (which differs from the configured one with `--port 0`).
-            let port = rocket.config().port;
-            // The results the last run kept are read back once the server listens, so
-            // the start does not wait for them (`query_source::restore_cache`).
-            if let Some(state) = rocket.state::<AppState>() {
-                let ticket = state
-                    .cache_restore
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .take();
-                if let Some(ticket) = ticket {
-                    crate::query_source::restore_cache(&state.datastore, ticket);
-                }
-            }
-            Box::pin(async move {
-                crate::instance::announce(&db_path, &address, port);
-                crate::startup::mark("listener");
-                log::info!("aw-server listening on http://{address}:{port}/ {details}");
-                if let Some(phases) = crate::startup::summary() {
-                    log::info!("{phases}");
-                }
-                notify_systemd();
-            })
-        }))
+        .attach(startup)
         .manage(AppState {
             query_cache: crate::query_source::attach_cache(
                 &datastore,
@@ -267,6 +200,93 @@ pub(crate) fn build(
             rocket::routes![security::rejected, security::preflight],
         )
         .register("/", rocket::catchers![catchers::default]))
+}
+
+/// The security fairing for the configured address, CORS origins and API key, with a
+/// warning for each protection the settings turn off.
+fn security_of(settings: &Settings) -> Result<Security, String> {
+    let security = Security::new(
+        &settings.address,
+        settings.port,
+        settings.testing,
+        &settings.config.cors,
+        &settings.config.cors_regex,
+        settings.config.auth.api_key.clone(),
+    )?;
+    if security.authorization.is_none() && settings.config.auth.api_key.is_some() {
+        log::warn!("[auth] api_key is empty: API key authentication is disabled");
+    }
+    if !security.check_host {
+        log::warn!(
+            "Bound to {}: the Host header check (DNS rebinding protection) is off",
+            settings.address
+        );
+    }
+    Ok(security)
+}
+
+/// Rocket's own settings: the address, body limits as large as the reference's (imports
+/// of years of events), and a stop that leaves signals and draining to `shutdown.rs`.
+fn rocket_config(settings: &Settings) -> rocket::Config {
+    let limits = Limits::default()
+        .limit("json", 1000.mebibytes())
+        .limit("data-form", 1000.mebibytes())
+        .limit("form", 1000.mebibytes())
+        .limit("string", 1000.mebibytes())
+        .limit("bytes", 1000.mebibytes());
+    rocket::Config {
+        address: settings.ip,
+        port: settings.port,
+        limits,
+        keep_alive: 5,
+        shutdown: shutdown_config(),
+        log_level: LogLevel::Off,
+        cli_colors: false,
+        ..rocket::Config::default()
+    }
+}
+
+/// What happens once the server listens: the kept query results are read back, the
+/// instance is announced (with the bound port), the start is logged and systemd told.
+fn on_liftoff(settings: &Settings) -> AdHoc {
+    let address = settings.address.clone();
+    let db_path = settings.db_path.clone();
+    let details = format!(
+        "(database {}, config {}, web UI {})",
+        settings.db_path.display(),
+        settings.config_path.display(),
+        settings
+            .webpath
+            .as_ref()
+            .map_or("built-in dashboard".to_string(), |p| p
+                .display()
+                .to_string()),
+    );
+    AdHoc::on_liftoff("startup", move |rocket| {
+        // The bound port (which differs from the configured one with `--port 0`).
+        let port = rocket.config().port;
+        // The results the last run kept are read back once the server listens, so
+        // the start does not wait for them (`query_source::restore_cache`).
+        if let Some(state) = rocket.state::<AppState>() {
+            let ticket = state
+                .cache_restore
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            if let Some(ticket) = ticket {
+                crate::query_source::restore_cache(&state.datastore, ticket);
+            }
+        }
+        Box::pin(async move {
+            crate::instance::announce(&db_path, &address, port);
+            crate::startup::mark("listener");
+            log::info!("aw-server listening on http://{address}:{port}/ {details}");
+            if let Some(phases) = crate::startup::summary() {
+                log::info!("{phases}");
+            }
+            notify_systemd();
+        })
+    })
 }
 
 /// Tells systemd (`Type=notify`) that the server is ready, when started by it.
@@ -338,33 +358,8 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     crate::startup::mark("runtime");
-    // The datastore owns the file: it takes the lock before it looks at anything, salvages
-    // a damaged file (a marker left by a salvage that failed while serving, or damage met
-    // while opening) and applies the journal's held writes.
-    let options = OpenOptions {
-        legacy_import: settings.legacy_import.clone(),
-        // Moved, not copied: the datastore drops it once the file is open.
-        password: settings.password.take(),
-        // Backups read through a connection of their own, opened with the key.
-        backup_source: true,
-        // A damaged file (at start, or met while serving): salvage it, go on with the copy.
-        salvage_on_damage: true,
-        backup_folder: Some(crate::backups::folder_of(
-            &settings.config.backup,
-            &settings.db_path,
-        )),
-        ..OpenOptions::default()
-    };
-    let open_failed = |e| match e {
-        aw_datastore::DatastoreError::Locked(_) => Failure {
-            message: crate::instance::in_use_message(&settings.db_path),
-            exit_code: crate::instance::EXIT_IN_USE,
-        },
-        e => Failure::from(format!(
-            "cannot open the database {}: {e}",
-            settings.db_path.display()
-        )),
-    };
+    let options = open_options(&mut settings);
+    let open_failed = |e| open_failure(&settings, e);
     // The lock is taken here (a second start fails at once); the file is opened on the
     // worker while the routes are built, and nothing listens before it is open.
     let opening = DatabaseFile::claim(&settings.db_path)
@@ -393,6 +388,53 @@ pub(crate) fn run(mut settings: Settings) -> Result<(), Failure> {
         let _runtime = runtime.enter();
         StopSignals::listen()
     });
+    serve(&runtime, rocket, datastore, &settings)
+}
+
+/// How the datastore opens the file: it takes the lock before it looks at anything,
+/// salvages a damaged file (a marker left by a salvage that failed while serving, or
+/// damage met while opening) and applies the journal's held writes. The password moves
+/// out of `settings`.
+fn open_options(settings: &mut Settings) -> OpenOptions {
+    OpenOptions {
+        legacy_import: settings.legacy_import.clone(),
+        // Moved, not copied: the datastore drops it once the file is open.
+        password: settings.password.take(),
+        // Backups read through a connection of their own, opened with the key.
+        backup_source: true,
+        // A damaged file (at start, or met while serving): salvage it, go on with the copy.
+        salvage_on_damage: true,
+        backup_folder: Some(crate::backups::folder_of(
+            &settings.config.backup,
+            &settings.db_path,
+        )),
+        ..OpenOptions::default()
+    }
+}
+
+/// Why the database could not be opened: another server holding it has its own message
+/// and exit code.
+fn open_failure(settings: &Settings, e: aw_datastore::DatastoreError) -> Failure {
+    match e {
+        aw_datastore::DatastoreError::Locked(_) => Failure {
+            message: crate::instance::in_use_message(&settings.db_path),
+            exit_code: crate::instance::EXIT_IN_USE,
+        },
+        e => Failure::from(format!(
+            "cannot open the database {}: {e}",
+            settings.db_path.display()
+        )),
+    }
+}
+
+/// Starts the sync and backup threads, serves until a stop, stops them, and makes the
+/// final commit whatever ended the server.
+fn serve(
+    runtime: &rocket::tokio::runtime::Runtime,
+    rocket: rocket::Rocket<rocket::Build>,
+    datastore: Datastore,
+    settings: &Settings,
+) -> Result<(), Failure> {
     let sync = rocket.state::<AppState>().map(|s| s.sync.clone());
     if let Some(sync) = &sync {
         sync.start(datastore.clone(), aw_platform::hostname());
