@@ -151,15 +151,7 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token> {
                 None => break,
             },
             b'0'..=b'9' => {
-                while bytes.get(i).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                }
-                if bytes.get(i) == Some(&b'.') {
-                    i += 1;
-                    while bytes.get(i).is_some_and(u8::is_ascii_digit) {
-                        i += 1;
-                    }
-                }
+                i = number_end(bytes, i);
                 // Digits with an optional fraction always parse; infinity for huge literals.
                 Tok::Number(src[start..i].parse().unwrap_or(f64::INFINITY))
             }
@@ -170,15 +162,7 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token> {
                 {
                     i += 1;
                 }
-                match &src[start..i] {
-                    "if" => Tok::If,
-                    "elif" => Tok::Elif,
-                    "else" => Tok::Else,
-                    "return" => Tok::Return,
-                    "true" | "True" => Tok::Bool(true),
-                    "false" | "False" => Tok::Bool(false),
-                    word => Tok::Ident(word.to_string()),
-                }
+                word(&src[start..i])
             }
             b'=' => {
                 if bytes.get(i + 1) == Some(&b'=') {
@@ -189,27 +173,13 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token> {
                     Tok::Assign
                 }
             }
-            _ => {
-                let tok = match c {
-                    b'+' => Tok::Plus,
-                    b'-' => Tok::Minus,
-                    b'*' => Tok::Star,
-                    b'/' => Tok::Slash,
-                    b'%' => Tok::Percent,
-                    b'(' => Tok::LParen,
-                    b')' => Tok::RParen,
-                    b'[' => Tok::LBracket,
-                    b']' => Tok::RBracket,
-                    b'{' => Tok::LBrace,
-                    b'}' => Tok::RBrace,
-                    b',' => Tok::Comma,
-                    b':' => Tok::Colon,
-                    b';' => Tok::Semi,
-                    _ => break,
-                };
-                i += 1;
-                tok
-            }
+            _ => match punctuation(c) {
+                Some(tok) => {
+                    i += 1;
+                    tok
+                }
+                None => break,
+            },
         };
         tokens.push(Token {
             tok,
@@ -219,6 +189,55 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token> {
         });
     }
     tokens
+}
+
+/// One past the last byte of the number starting at `i`: digits, then optionally a dot
+/// and more digits.
+fn number_end(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    if bytes.get(i) == Some(&b'.') {
+        i += 1;
+        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+    }
+    i
+}
+
+/// A whole word: a keyword, a boolean, else an identifier.
+fn word(text: &str) -> Tok {
+    match text {
+        "if" => Tok::If,
+        "elif" => Tok::Elif,
+        "else" => Tok::Else,
+        "return" => Tok::Return,
+        "true" | "True" => Tok::Bool(true),
+        "false" | "False" => Tok::Bool(false),
+        word => Tok::Ident(word.to_string()),
+    }
+}
+
+/// The one-character token `c` is, if any (`=` is read before: it may be `==`).
+fn punctuation(c: u8) -> Option<Tok> {
+    Some(match c {
+        b'+' => Tok::Plus,
+        b'-' => Tok::Minus,
+        b'*' => Tok::Star,
+        b'/' => Tok::Slash,
+        b'%' => Tok::Percent,
+        b'(' => Tok::LParen,
+        b')' => Tok::RParen,
+        b'[' => Tok::LBracket,
+        b']' => Tok::RBracket,
+        b'{' => Tok::LBrace,
+        b'}' => Tok::RBrace,
+        b',' => Tok::Comma,
+        b':' => Tok::Colon,
+        b';' => Tok::Semi,
+        _ => return None,
+    })
 }
 
 /// Index of the closing quote of the string starting at `open`, by longest match of
