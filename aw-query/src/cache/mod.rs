@@ -27,6 +27,9 @@
 //! reaches them. Whether the data is still what they were computed from is the caller's to
 //! know: the server keeps them beside the database, which hands them back only for the
 //! very file they were saved with.
+//!
+//! Here: the entries, their lookup and storing; `writes.rs`: what a write reaches;
+//! `keep.rs`: export and restore.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -34,8 +37,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::cache_file;
 use crate::recording::Read;
+use writes::Dirty;
+
+mod keep;
+mod writes;
+
+pub use keep::RestoreTicket;
 
 /// The default memory budget of the server's cache: room for thousands of day results and
 /// dozens of year results, small next to what one year-long query holds while it runs.
@@ -108,15 +116,6 @@ struct Entry {
     used: u64,
 }
 
-/// The writes seen while one evaluation was in flight.
-#[derive(Debug, Default)]
-struct Dirty {
-    /// Per bucket, the range covering every change to its events.
-    events: HashMap<String, (i64, i64)>,
-    bucket_list: bool,
-    everything: bool,
-}
-
 #[derive(Debug, Default)]
 struct Inner {
     /// Entry ids and ticket ids, and the LRU clock.
@@ -153,11 +152,6 @@ impl Drop for Ticket<'_> {
     }
 }
 
-/// Whether `[a0, a1]` and `[b0, b1]` overlap or touch.
-fn overlaps(a0: i64, a1: i64, b0: i64, b1: i64) -> bool {
-    a0 <= b1 && b0 <= a1
-}
-
 impl ResultCache {
     /// A cache holding at most `budget` bytes of results (0 stores nothing).
     pub fn new(budget: usize) -> ResultCache {
@@ -192,57 +186,6 @@ impl ResultCache {
             restoring: inner.restoring > 0,
             ..inner.stats
         }
-    }
-
-    /// The events of `bucket` overlapping or touching `[start, end]` (ns) changed: drops
-    /// every result that read them.
-    pub fn events_changed(&self, bucket: &str, start: i64, end: i64) {
-        let mut inner = self.lock();
-        for dirty in inner.in_flight.values_mut() {
-            match dirty.events.get_mut(bucket) {
-                Some(range) => *range = (range.0.min(start), range.1.max(end)),
-                None => {
-                    dirty.events.insert(bucket.to_string(), (start, end));
-                }
-            }
-        }
-        let Some(reads) = inner.by_bucket.get(bucket) else {
-            return;
-        };
-        let reached: Vec<u64> = reads
-            .range((start, 0, i64::MIN)..)
-            .filter(|&&(_, _, read_start)| read_start <= end)
-            .map(|&(_, id, _)| id)
-            .collect();
-        inner.invalidate(reached);
-    }
-
-    /// The bucket was created or deleted: drops every result that read its events or the
-    /// bucket list.
-    pub fn bucket_changed(&self, bucket: &str) {
-        let mut inner = self.lock();
-        for dirty in inner.in_flight.values_mut() {
-            dirty
-                .events
-                .insert(bucket.to_string(), (i64::MIN, i64::MAX));
-            dirty.bucket_list = true;
-        }
-        let mut reached: Vec<u64> = inner.list_readers.iter().copied().collect();
-        if let Some(reads) = inner.by_bucket.get(bucket) {
-            reached.extend(reads.iter().map(|&(_, id, _)| id));
-        }
-        inner.invalidate(reached);
-    }
-
-    /// Anything may have changed: drops every result.
-    pub fn clear(&self) {
-        let mut inner = self.lock();
-        for dirty in inner.in_flight.values_mut() {
-            dirty.everything = true;
-        }
-        let n = inner.entries.len() as u64;
-        inner.clear_entries();
-        inner.stats.invalidated += n;
     }
 
     /// The cached result for `key`, if any (counted as a hit or a miss).
@@ -361,162 +304,9 @@ impl ResultCache {
         }
         true
     }
-
-    /// The results as bytes for [`RestoreTicket::restore`] (`cache_file.rs`), most recently
-    /// used first, compressed to at most `allowance` bytes (the least recently used that do
-    /// not fit are left out); `identity` names the engine's build beyond this crate's
-    /// version (results of another build are not read back). Empty when none fits.
-    pub fn export(&self, identity: &str, allowance: usize) -> Vec<u8> {
-        // How much plain text fits is known only once compressed: start from what a
-        // fifth-size compression would fit, and shrink the plain budget until it fits.
-        let mut plain_budget = allowance.saturating_mul(5);
-        for _ in 0..6 {
-            let Some(plain) = self.export_plain(identity, plain_budget) else {
-                return Vec::new();
-            };
-            let packed = cache_file::pack(&plain);
-            if packed.len() <= allowance {
-                return packed;
-            }
-            // As much plain text as this compression ratio fits, less 5 %.
-            let fits = plain.len() as u128 * allowance as u128 * 95 / (packed.len() as u128 * 100);
-            plain_budget = usize::try_from(fits)
-                .unwrap_or(0)
-                .min(plain.len().saturating_sub(1));
-        }
-        Vec::new()
-    }
-
-    /// The most recently used results that fit in `budget` bytes, not compressed; `None`
-    /// when none does.
-    fn export_plain(&self, identity: &str, budget: usize) -> Option<Vec<u8>> {
-        let inner = self.lock();
-        let mut writer = cache_file::Writer::new(identity);
-        let mut programs: HashMap<&str, u32> = HashMap::new();
-        let mut kept = 0;
-        for id in inner.lru.values().rev() {
-            let Some(entry) = inner.entries.get(id) else {
-                continue;
-            };
-            let code = &*entry.key.code;
-            let more = cache_file::Writer::entry_len(&entry.reads, &entry.value)
-                + if programs.contains_key(code) {
-                    0
-                } else {
-                    4 + code.len()
-                };
-            if writer.len() + more > budget {
-                continue;
-            }
-            let program = match programs.get(code) {
-                Some(&p) => p,
-                None => {
-                    let p = writer.program(code);
-                    programs.insert(code, p);
-                    p
-                }
-            };
-            writer.entry(
-                program,
-                &entry.key.start,
-                &entry.key.end,
-                &entry.reads,
-                &entry.value,
-            );
-            kept += 1;
-        }
-        (kept > 0).then(|| writer.finish())
-    }
-
-    /// Starts watching writes for a [`RestoreTicket::restore`]: take it before anything
-    /// could write to the data the saved results were computed from (when the datastore is
-    /// open, before it serves anyone), so a write before the restore still reaches them.
-    pub fn restore_ticket(self: &Arc<Self>) -> RestoreTicket {
-        let mut inner = self.lock();
-        inner.clock += 1;
-        let id = inner.clock;
-        inner.in_flight.insert(id, Dirty::default());
-        inner.restoring += 1;
-        RestoreTicket {
-            cache: self.clone(),
-            id,
-        }
-    }
-}
-
-/// Leave to add saved results to the cache it was taken from ([`RestoreTicket::restore`]).
-/// Dropping it unused ends the watch.
-#[derive(Debug)]
-pub struct RestoreTicket {
-    cache: Arc<ResultCache>,
-    id: u64,
-}
-
-impl RestoreTicket {
-    /// Adds the results saved by [`ResultCache::export`] of the same engine `identity`
-    /// (computed from the data as it was when this ticket was taken) to its cache, except
-    /// those a write since then reached; returns how many were added. Bytes of another
-    /// identity, or not whole, add nothing. The watch (and `restoring`) ends with it.
-    pub fn restore(self, bytes: &[u8], identity: &str) -> usize {
-        let stored = cache_file::read(bytes, identity);
-        let cache = &*self.cache;
-        let mut inner = cache.lock();
-        let dirty = inner.end_watch(self.id);
-        let mut added = 0;
-        // Oldest first, so the last added (the most recently used at the save) are the
-        // last to be evicted.
-        for s in stored.into_iter().flatten().rev() {
-            let key = Key::new(&s.code, s.start, s.end);
-            if cache.store(&mut inner, &dirty, key, s.reads, s.value) {
-                added += 1;
-            }
-        }
-        inner.stats.restored += added as u64;
-        drop(inner);
-        added
-    }
-}
-
-impl Drop for RestoreTicket {
-    fn drop(&mut self) {
-        let mut inner = self.cache.lock();
-        inner.in_flight.remove(&self.id);
-        inner.restoring -= 1;
-    }
-}
-
-impl Dirty {
-    /// Whether these writes reach any of `reads`.
-    fn reaches(&self, reads: &[Read]) -> bool {
-        self.everything
-            || reads.iter().any(|r| match r {
-                Read::BucketList => self.bucket_list,
-                Read::Events { bucket, start, end } => self
-                    .events
-                    .get(bucket)
-                    .is_some_and(|&(s, e)| overlaps(s, e, *start, *end)),
-            })
-    }
 }
 
 impl Inner {
-    /// Ends the watch of the ticket `id`: the writes it saw (all, if it is not known).
-    fn end_watch(&mut self, id: u64) -> Dirty {
-        self.in_flight.remove(&id).unwrap_or(Dirty {
-            everything: true,
-            ..Dirty::default()
-        })
-    }
-
-    /// Drops the entries `ids` (duplicates allowed) because a write reached them.
-    fn invalidate(&mut self, ids: Vec<u64>) {
-        for id in ids {
-            if self.remove(id) {
-                self.stats.invalidated += 1;
-            }
-        }
-    }
-
     /// Drops one entry from every map; false if it was not there.
     fn remove(&mut self, id: u64) -> bool {
         let Some(entry) = self.entries.remove(&id) else {
