@@ -107,18 +107,13 @@ pub fn run(options: &SoakOptions) -> SoakReport {
     let port = server.port;
     let pid = server.pid().unwrap_or(0);
     let mut setup = server.client();
-    let hb_buckets: Vec<String> = (0..options.heartbeat_loops)
-        .map(|i| format!("soak-heartbeat-{i}"))
-        .collect();
-    let insert_buckets: Vec<String> = (0..options.insert_loops)
-        .map(|i| format!("soak-insert-{i}"))
-        .collect();
-    for b in &hb_buckets {
-        create_bucket(&mut setup, b, "currentwindow");
-    }
-    for b in &insert_buckets {
-        create_bucket(&mut setup, b, "soak");
-    }
+    let hb_buckets = create_buckets(
+        &mut setup,
+        "soak-heartbeat",
+        options.heartbeat_loops,
+        "currentwindow",
+    );
+    let insert_buckets = create_buckets(&mut setup, "soak-insert", options.insert_loops, "soak");
     let desktop = week_query(&history, hb_buckets.first().map_or("", String::as_str));
     let import_doc = Dataset::generate(0x50A4, "soakimport", START_DAY, 30).export_json();
 
@@ -127,151 +122,36 @@ pub fn run(options: &SoakOptions) -> SoakReport {
     let rss_start = rss_mb(pid);
     let cpu_start = process_usage(pid);
     let started = Instant::now();
-    let deadline = started + options.duration;
     // Writes start a day before the history's end, 1 ms apart per loop: inside the queried
     // week (which ends a day after the history) for 48 million requests per loop. (1 s apart,
     // ours left the week within 20 s, and the cache answered every query after that.)
-    let base = history.end - DAY;
+    let load = Load {
+        port,
+        deadline: started + options.duration,
+        base: history.end - DAY,
+    };
     let week = (history.end - 6 * DAY, history.end + DAY);
 
-    let sampler = {
-        let (stop, peak) = (stop.clone(), peak.clone());
-        thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                let now = rss_mb(pid);
-                if let Ok(mut p) = peak.lock() {
-                    *p = p.max(now);
-                }
-                thread::sleep(Duration::from_millis(200));
-            }
-        })
-    };
-
+    let sampler = sample_peak_rss(stop.clone(), peak.clone(), pid);
     let heartbeats: Vec<_> = hb_buckets
         .iter()
         .enumerate()
-        .map(|(i, bucket)| {
-            let bucket = bucket.clone();
-            thread::spawn(move || {
-                let mut client = Client::new(port);
-                let mut tally = Tally::default();
-                let mut n: i64 = 0;
-                while Instant::now() < deadline {
-                    // A window watcher: the title changes every 30 s of event time. Counted
-                    // in time, not heartbeats, so the window bucket the queries read holds
-                    // as many events on a fast server as on a slow one, and a query costs
-                    // both the same work.
-                    let k = n * STEP / (30 * NS);
-                    let body = json!({
-                        "timestamp": year::ts(base + n * STEP),
-                        "duration": 0,
-                        "data": {"app": format!("app{}", k % 7), "title": format!("t{i}-{k}")}
-                    })
-                    .to_string();
-                    tally.send(
-                        &mut client,
-                        "POST",
-                        &format!("/api/0/buckets/{bucket}/heartbeat?pulsetime=2"),
-                        Some(&body),
-                    );
-                    n += 1;
-                }
-                tally
-            })
-        })
+        .map(|(i, bucket)| load.heartbeats(i, bucket.clone()))
         .collect();
-
     let inserts: Vec<_> = insert_buckets
         .iter()
         .enumerate()
-        .map(|(i, bucket)| {
-            let bucket = bucket.clone();
-            thread::spawn(move || {
-                let mut client = Client::new(port);
-                let mut tally = Tally::default();
-                let mut acknowledged = Vec::new();
-                let mut n: i64 = 0;
-                while Instant::now() < deadline {
-                    let marker = format!("{i}-{n}");
-                    let body = json!([{
-                        "timestamp": year::ts(base + n * STEP),
-                        "duration": 1.0,
-                        "data": {"marker": marker}
-                    }])
-                    .to_string();
-                    if tally
-                        .send(
-                            &mut client,
-                            "POST",
-                            &format!("/api/0/buckets/{bucket}/events"),
-                            Some(&body),
-                        )
-                        .is_some()
-                    {
-                        acknowledged.push(marker);
-                    }
-                    n += 1;
-                }
-                (tally, acknowledged)
-            })
-        })
+        .map(|(i, bucket)| load.inserts(i, bucket.clone()))
         .collect();
-
     let queries: Vec<_> = (0..options.query_loops)
-        .map(|_| {
-            let body = query_body(&desktop, &[week]);
-            thread::spawn(move || {
-                let mut client = Client::new(port);
-                let mut tally = Tally::default();
-                while Instant::now() < deadline {
-                    tally.send(&mut client, "POST", "/api/0/query/", Some(&body));
-                }
-                tally
-            })
-        })
+        .map(|_| load.queries(query_body(&desktop, &[week])))
         .collect();
-
-    let exports = {
-        let every = options.export_every;
-        thread::spawn(move || {
-            let mut tally = Tally::default();
-            while Instant::now() < deadline {
-                // A new connection each time: the idle one would have timed out.
-                tally.send(&mut Client::new(port), "GET", "/api/0/export", None);
-                let next = Instant::now() + every;
-                while Instant::now() < next.min(deadline) {
-                    thread::sleep(Duration::from_millis(50));
-                }
-            }
-            tally
-        })
-    };
-
-    let import = {
-        let at = started + options.duration / 3;
-        thread::spawn(move || {
-            thread::sleep(at.saturating_duration_since(Instant::now()));
-            let mut tally = Tally::default();
-            tally.send(
-                &mut Client::new(port),
-                "POST",
-                "/api/0/import",
-                Some(&import_doc),
-            );
-            tally
-        })
-    };
+    let exports = load.exports(options.export_every);
+    let import = load.import(started + options.duration / 3, import_doc);
 
     let join = |h: thread::JoinHandle<Tally>| h.join().unwrap_or_default();
     let heartbeat_tallies: Vec<Tally> = heartbeats.into_iter().map(join).collect();
-    let mut insert_tallies = Vec::new();
-    let mut acknowledged = Vec::new();
-    for h in inserts {
-        if let Ok((tally, acked)) = h.join() {
-            insert_tallies.push(tally);
-            acknowledged.extend(acked);
-        }
-    }
+    let (insert_tallies, acknowledged) = join_inserts(inserts);
     let query_tallies: Vec<Tally> = queries.into_iter().map(join).collect();
     let export_tallies = vec![join(exports)];
     let import_tallies = vec![join(import)];
@@ -309,5 +189,164 @@ pub fn run(options: &SoakOptions) -> SoakReport {
         duplicated,
         lost_after_restart,
         duplicated_after_restart,
+    }
+}
+
+/// The insert loops' tallies, and the markers of every acknowledged insert.
+fn join_inserts(
+    inserts: Vec<thread::JoinHandle<(Tally, Vec<String>)>>,
+) -> (Vec<Tally>, Vec<String>) {
+    let mut insert_tallies = Vec::new();
+    let mut acknowledged = Vec::new();
+    for h in inserts {
+        if let Ok((tally, acked)) = h.join() {
+            insert_tallies.push(tally);
+            acknowledged.extend(acked);
+        }
+    }
+    (insert_tallies, acknowledged)
+}
+
+/// Creates `count` buckets `{prefix}-{i}` of type `kind`, before the load.
+fn create_buckets(client: &mut Client, prefix: &str, count: usize, kind: &str) -> Vec<String> {
+    let buckets: Vec<String> = (0..count).map(|i| format!("{prefix}-{i}")).collect();
+    for b in &buckets {
+        create_bucket(client, b, kind);
+    }
+    buckets
+}
+
+/// Samples the server's resident memory every 200 ms into `peak` until `stop`.
+fn sample_peak_rss(
+    stop: Arc<AtomicBool>,
+    peak: Arc<Mutex<f64>>,
+    pid: u32,
+) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            let now = rss_mb(pid);
+            if let Ok(mut p) = peak.lock() {
+                *p = p.max(now);
+            }
+            thread::sleep(Duration::from_millis(200));
+        }
+    })
+}
+
+/// The loops of the mixed load, each on a thread of its own with its own connection, until
+/// the deadline.
+#[derive(Clone, Copy)]
+struct Load {
+    port: u16,
+    deadline: Instant,
+    /// Where the writes start, in event time (ns).
+    base: i64,
+}
+
+impl Load {
+    /// Watcher `i`: heartbeats into `bucket`, one loop step apart in event time.
+    fn heartbeats(self, i: usize, bucket: String) -> thread::JoinHandle<Tally> {
+        thread::spawn(move || {
+            let mut client = Client::new(self.port);
+            let mut tally = Tally::default();
+            let mut n: i64 = 0;
+            while Instant::now() < self.deadline {
+                // A window watcher: the title changes every 30 s of event time. Counted
+                // in time, not heartbeats, so the window bucket the queries read holds
+                // as many events on a fast server as on a slow one, and a query costs
+                // both the same work.
+                let k = n * STEP / (30 * NS);
+                let body = json!({
+                    "timestamp": year::ts(self.base + n * STEP),
+                    "duration": 0,
+                    "data": {"app": format!("app{}", k % 7), "title": format!("t{i}-{k}")}
+                })
+                .to_string();
+                tally.send(
+                    &mut client,
+                    "POST",
+                    &format!("/api/0/buckets/{bucket}/heartbeat?pulsetime=2"),
+                    Some(&body),
+                );
+                n += 1;
+            }
+            tally
+        })
+    }
+
+    /// Script `i`: inserts events with unique markers into `bucket`; returns the markers
+    /// of the acknowledged ones.
+    fn inserts(self, i: usize, bucket: String) -> thread::JoinHandle<(Tally, Vec<String>)> {
+        thread::spawn(move || {
+            let mut client = Client::new(self.port);
+            let mut tally = Tally::default();
+            let mut acknowledged = Vec::new();
+            let mut n: i64 = 0;
+            while Instant::now() < self.deadline {
+                let marker = format!("{i}-{n}");
+                let body = json!([{
+                    "timestamp": year::ts(self.base + n * STEP),
+                    "duration": 1.0,
+                    "data": {"marker": marker}
+                }])
+                .to_string();
+                if tally
+                    .send(
+                        &mut client,
+                        "POST",
+                        &format!("/api/0/buckets/{bucket}/events"),
+                        Some(&body),
+                    )
+                    .is_some()
+                {
+                    acknowledged.push(marker);
+                }
+                n += 1;
+            }
+            (tally, acknowledged)
+        })
+    }
+
+    /// A dashboard: sends the query `body` again and again.
+    fn queries(self, body: String) -> thread::JoinHandle<Tally> {
+        thread::spawn(move || {
+            let mut client = Client::new(self.port);
+            let mut tally = Tally::default();
+            while Instant::now() < self.deadline {
+                tally.send(&mut client, "POST", "/api/0/query/", Some(&body));
+            }
+            tally
+        })
+    }
+
+    /// Exports everything every `every`.
+    fn exports(self, every: Duration) -> thread::JoinHandle<Tally> {
+        thread::spawn(move || {
+            let mut tally = Tally::default();
+            while Instant::now() < self.deadline {
+                // A new connection each time: the idle one would have timed out.
+                tally.send(&mut Client::new(self.port), "GET", "/api/0/export", None);
+                let next = Instant::now() + every;
+                while Instant::now() < next.min(self.deadline) {
+                    thread::sleep(Duration::from_millis(50));
+                }
+            }
+            tally
+        })
+    }
+
+    /// One import of `doc` at `at`.
+    fn import(self, at: Instant, doc: String) -> thread::JoinHandle<Tally> {
+        thread::spawn(move || {
+            thread::sleep(at.saturating_duration_since(Instant::now()));
+            let mut tally = Tally::default();
+            tally.send(
+                &mut Client::new(self.port),
+                "POST",
+                "/api/0/import",
+                Some(&doc),
+            );
+            tally
+        })
     }
 }

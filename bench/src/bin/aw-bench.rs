@@ -31,35 +31,23 @@ fn vm_hwm_mb(pid: u32) -> f64 {
     proc_status_mb(pid, "VmHWM:")
 }
 
+/// The value after the flag `name`, if given.
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let days: i64 = arg("--days").and_then(|d| d.parse().ok()).unwrap_or(365);
-    let json_out = arg("--json");
+    let days: i64 = arg(&args, "--days")
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(365);
+    let json_out = arg(&args, "--json");
     let quick = args.iter().any(|a| a == "--quick");
-    if let Some(other) = arg("--compare") {
-        let options = aw_bench::compare::CompareOptions {
-            other: other.into(),
-            days: arg("--days")
-                .and_then(|d| d.parse().ok())
-                .unwrap_or(if quick { 30 } else { 365 }),
-            quick,
-            only: args
-                .windows(2)
-                .filter(|w| w[0] == "--only")
-                .map(|w| w[1].clone())
-                .collect(),
-        };
-        let results = aw_bench::compare::run(&options);
-        println!(
-            "\n{}",
-            aw_bench::compare::to_markdown(&results, &options.other)
-        );
+    if let Some(other) = arg(&args, "--compare") {
+        compare(&args, other, quick);
         return;
     }
     let mut b = BenchReport {
@@ -113,11 +101,48 @@ fn main() {
     let base = connection_writes(&mut b, &mut c, port, server_pid, &window, quick, base);
     heartbeats_under_query_loops(&mut b, port, &desktop, end, quick, base);
 
+    drop(c);
+    stop_and_start(&mut b, &mut server);
+
+    let mut c = server.client();
+    long_event_reads(&mut b, &mut c, &window, end, &desktop);
+    let db = server.db_path();
+    let size: u64 = ["", "-wal"]
+        .iter()
+        .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", db.display())).ok())
+        .map(|m| m.len())
+        .sum();
+    b.value("database size (db + wal)", size as f64 / 1e6, "MB");
+    print_report(b, json_out);
+}
+
+/// `--compare BIN`: the comparison rows on our build and on `other`, printed as a table.
+fn compare(args: &[String], other: String, quick: bool) {
+    let options = aw_bench::compare::CompareOptions {
+        other: other.into(),
+        days: arg(args, "--days")
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(if quick { 30 } else { 365 }),
+        quick,
+        only: args
+            .windows(2)
+            .filter(|w| w[0] == "--only")
+            .map(|w| w[1].clone())
+            .collect(),
+    };
+    let results = aw_bench::compare::run(&options);
+    println!(
+        "\n{}",
+        aw_bench::compare::to_markdown(&results, &options.other)
+    );
+}
+
+/// The peak memory before the restart, then the stop and the start on the full database,
+/// timed apart (a stop waits for requests in flight, then closes idle connections at once:
+/// `aw-server/src/shutdown.rs`).
+fn stop_and_start(b: &mut BenchReport, server: &mut TestServer) {
     let pid = server.pid().unwrap_or(0);
     let rss = vm_hwm_mb(pid);
-    drop(c);
-    // Stop and start are timed apart (a stop waits for requests in flight, then closes idle
-    // connections at once: `aw-server/src/shutdown.rs`).
     let t = Instant::now();
     assert!(server.stop(), "aw-server did not exit cleanly on SIGTERM");
     b.value(
@@ -134,17 +159,10 @@ fn main() {
         "ms",
     );
     b.value("peak RSS (VmHWM) before restart", rss, "MB");
+}
 
-    let mut c = server.client();
-    long_event_reads(&mut b, &mut c, &window, end, &desktop);
-    let db = server.db_path();
-    let size: u64 = ["", "-wal"]
-        .iter()
-        .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", db.display())).ok())
-        .map(|m| m.len())
-        .sum();
-    b.value("database size (db + wal)", size as f64 / 1e6, "MB");
-
+/// Prints the table, and writes the numbers to `json_out` when given.
+fn print_report(b: BenchReport, json_out: Option<String>) {
     println!("\n| metric | value |\n|---|---|");
     for (name, value) in &b.rows {
         println!("| {name} | {value} |");
