@@ -68,7 +68,7 @@ impl Program {
 
     /// Each period's result as JSON text, taken from `cache` when it holds it and otherwise
     /// evaluated (in parallel, like [`Program::run_all_until`]) and stored there
-    /// (`cache.rs`). Every period is looked up first, and `code` is parsed only if one is
+    /// (`cache/`). Every period is looked up first, and `code` is parsed only if one is
     /// missing: a dashboard reload whose periods are all cached parses nothing. (Only
     /// programs that parsed are ever stored, so a cached program is a valid one.)
     pub(crate) fn run_all_cached(

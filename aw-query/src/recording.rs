@@ -1,5 +1,5 @@
 //! A [`DataSource`] wrapper that notes what an evaluation read, so that its result can be
-//! cached with exactly what it depends on (see `cache.rs`).
+//! cached with exactly what it depends on (see `cache/`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
