@@ -102,8 +102,9 @@ fn on_demand_backups_are_verified_listed_and_rotated() {
         first_file.as_str()
     );
 
-    // A second one the same day replaces the first (the newest of each day is kept).
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // A second one the same day replaces the first (the newest of each day is kept). Taken
+    // within the same second, it has a name of its own: names carry a sequence number
+    // (`-n<seq>`), which also makes it the newest.
     seed(&mut c, 10, 100);
     let second = c.post_json("/api/0/backups", "").json();
     assert_ne!(second["file"], first["file"]);
@@ -227,8 +228,8 @@ fn the_backup_and_restore_commands_keep_the_damaged_file_aside() {
 
     seed(&mut c, 25, 50);
     assert!(s.stop());
-    // Directly, with no server running.
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // Directly, with no server running; newer than the first by its sequence number, even
+    // within the same second.
     let (out, text) = run(&s, &config, &["backup"]);
     assert!(out.status.success(), "{text}");
     assert!(!text.contains("Asking the running server"), "{text}");
