@@ -110,6 +110,10 @@ pub(crate) struct BackupStatus {
     pub backups: Vec<BackupEntry>,
     /// The last attempt since the server started.
     pub last_attempt: Option<Attempt>,
+    /// When the scheduler last looked whether an automatic backup was due, once it had acted
+    /// on it (a backup taken or skipped; none when automatic backups are off); `None` before
+    /// its first look. What shows that an idle scheduler runs, and that a look took nothing.
+    pub last_check: Option<DateTime<Utc>>,
 }
 
 /// Why a backup was not taken.
@@ -137,6 +141,8 @@ pub(crate) struct Backups {
     folder: PathBuf,
     database: PathBuf,
     last: Mutex<Option<Attempt>>,
+    /// When the scheduler last looked (see [`BackupStatus::last_check`]).
+    checked: Mutex<Option<DateTime<Utc>>>,
     running: std::sync::atomic::AtomicBool,
     requests: Sender<Option<Asked>>,
     /// The thread's end of `requests`, until the thread takes it: with no thread it is
@@ -178,6 +184,7 @@ impl Backups {
             config: config.clone(),
             database: database.to_path_buf(),
             last: Mutex::new(None),
+            checked: Mutex::new(None),
             running: std::sync::atomic::AtomicBool::new(false),
             requests,
             received: Mutex::new(Some(received)),
@@ -200,6 +207,7 @@ impl Backups {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .clone(),
+            last_check: *self.checked.lock().unwrap_or_else(PoisonError::into_inner),
         }
     }
 
@@ -278,17 +286,12 @@ impl Backups {
             None => first,
         };
         loop {
-            let request = if self.config.enabled {
-                match received.recv_timeout(wait) {
-                    Ok(request) => Some(request),
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
-                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
-                }
-            } else {
-                match received.recv() {
-                    Ok(request) => Some(request),
-                    Err(_) => return,
-                }
+            // Off, the scheduler still looks when a backup would be due (and takes none), so
+            // its status shows it runs.
+            let request = match received.recv_timeout(wait) {
+                Ok(request) => Some(request),
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
             };
             // After a salvage the datastore serves a new file, through a new connection.
             if let Some(fresh) = datastore.take_backup_source() {
@@ -301,9 +304,12 @@ impl Backups {
                     let _ = reply.send(self.take(&source, datastore, kind));
                 }
                 None => {
-                    if let Err(e) = self.take(&source, datastore, BackupKind::Scheduled) {
-                        log::warn!("Automatic backup skipped: {e}");
+                    if self.config.enabled {
+                        if let Err(e) = self.take(&source, datastore, BackupKind::Scheduled) {
+                            log::warn!("Automatic backup skipped: {e}");
+                        }
                     }
+                    *self.checked.lock().unwrap_or_else(PoisonError::into_inner) = Some(Utc::now());
                     wait = interval;
                 }
             }
