@@ -469,8 +469,7 @@ fn serve(
 #[cfg(test)]
 mod tests {
     /// What made every stop wait two seconds with a watcher connected, checked where it is
-    /// set: the end-to-end test of a stop with idle connections only guards against a hang,
-    /// since its time depends on the machine.
+    /// set; the end-to-end test of a stop with idle connections bounds its time (1.5 s).
     #[test]
     fn rocket_neither_handles_signals_nor_waits_for_idle_connections() {
         let shutdown = super::shutdown_config();

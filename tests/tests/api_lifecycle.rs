@@ -4,7 +4,7 @@
 use aw_tests::TestServer;
 use serde_json::json;
 use std::process::Stdio;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[test]
 fn sigterm_restart_keeps_everything_acknowledged() {
@@ -71,12 +71,16 @@ fn sigterm_exits_promptly_with_idle_keep_alive_connections() {
     }
     let started = Instant::now();
     assert!(s.stop(), "not a clean stop");
-    // Alone it takes a few milliseconds. Whether Rocket waits out a grace period for idle
-    // connections is checked where it is configured (`server.rs`'s unit test), since a bound
-    // on this time would depend on the machine; here only a hang fails (`stop` gives up
-    // after `HANG_GUARD`).
     let took = started.elapsed();
     eprintln!("stop with 3 idle keep-alive connections: {took:?}");
+    // Prompt means no grace period waited out: the bug cost at least Rocket's two seconds.
+    // Measured on a two-core machine, idle or with another process keeping a core busy, the
+    // stop takes 20-27 ms (the harness looks every 20 ms); 1.5 s is 50 times that, and still
+    // below one grace period. The setting itself is checked where it is made (`server.rs`).
+    assert!(
+        took < Duration::from_millis(1500),
+        "the stop took {took:?}: a grace period for idle connections?"
+    );
 }
 
 /// A SIGTERM sent the moment the server says it is listening is a clean stop (exit 0, final
