@@ -183,12 +183,10 @@ impl<'a> Worker<'a> {
     /// A request of the last turn met a damaged page: salvages before the next one.
     /// Returns false when there is nothing left to serve from.
     fn salvage_if_damaged(&mut self) -> bool {
-        let Some(salvager) = self.salvager else {
+        let met = self.store.take_damage_met();
+        let Some(salvager) = self.salvager.filter(|_| met) else {
             return true;
         };
-        if !self.store.take_damage_met() {
-            return true;
-        }
         let (store, tx, jobs) = (&mut self.store, &mut self.tx, &mut self.jobs);
         let serving = salvage_now(store, self.file, tx, jobs, salvager, self.shared);
         self.fence.job_ended();
