@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -36,6 +36,9 @@ pub(crate) struct SyncStatus {
     pub running: bool,
     /// Passes finished since the server started.
     pub passes: u64,
+    /// Bucket rows of other devices' files the running pass has read (the last pass's, once
+    /// it ended): a pass through a folder of many buckets shows that it moves.
+    pub bucket_rows_read: u64,
     /// When this device's data was last written to the folder (a pass that pushed).
     pub last_push: Option<DateTime<Utc>>,
     /// When other devices' data was last imported (a pass that pulled).
@@ -74,6 +77,8 @@ pub(crate) struct BackgroundSync {
     options: Option<(SyncOptions, Duration)>,
     status: Mutex<SyncStatus>,
     stop: Arc<AtomicBool>,
+    /// Counted by the passes (`bucket_rows_read` in the status).
+    rows_read: Arc<AtomicU64>,
     /// Set when the history was rewritten: the next pass publishes this device's file anew.
     republish: AtomicBool,
     wake: Sender<()>,
@@ -117,6 +122,7 @@ impl BackgroundSync {
             options,
             status: Mutex::new(status),
             stop: Arc::new(AtomicBool::new(false)),
+            rows_read: Arc::new(AtomicU64::new(0)),
             republish: AtomicBool::new(false),
             wake,
             woken,
@@ -126,10 +132,14 @@ impl BackgroundSync {
 
     /// A copy of the status.
     pub(crate) fn status(&self) -> SyncStatus {
-        self.status
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        SyncStatus {
+            bucket_rows_read: self.rows_read.load(Ordering::Relaxed),
+            ..self
+                .status
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        }
     }
 
     /// Starts the thread (when enabled): a pass at once, then one every interval.
@@ -146,7 +156,9 @@ impl BackgroundSync {
             options.folder.root().display(),
             options.mode
         );
-        let syncer = Syncer::new(options.clone(), me).with_stop_flag(self.stop.clone());
+        let syncer = Syncer::new(options.clone(), me)
+            .with_stop_flag(self.stop.clone())
+            .with_rows_read(self.rows_read.clone());
         let this = Arc::clone(self);
         self.thread
             .start("aw-sync", move || this.run(syncer, &datastore));

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use aw_models::{timestamp, Bucket};
@@ -207,6 +208,7 @@ impl Syncer {
         while let Some(&last) = page.last() {
             for row in std::mem::take(&mut page) {
                 file.check_time()?;
+                self.rows_read.fetch_add(1, Ordering::Relaxed);
                 let source = match file.bucket(row) {
                     Ok(source) => source.bucket,
                     Err(e) => {

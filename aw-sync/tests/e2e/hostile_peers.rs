@@ -444,12 +444,16 @@ fn a_stop_while_a_pass_walks_millions_of_skipped_bucket_rows_is_not_held_up() {
     loop {
         rounds += 1;
         let mut http = server.client();
+        // Into the walk: the running pass has read bucket rows (opening and checking the
+        // file comes first).
         assert!(
-            eventually(|| http.get("/api/0/sync").json()["running"] == true),
-            "no pass seen running"
+            eventually(|| {
+                let status = http.get("/api/0/sync").json();
+                status["running"] == true
+                    && status["bucket_rows_read"].as_u64().is_some_and(|n| n > 0)
+            }),
+            "no pass seen walking the bucket rows"
         );
-        // Into the walk (opening and checking the file comes first).
-        std::thread::sleep(Duration::from_secs(1));
         let started = Instant::now();
         assert!(server.stop(), "did not stop cleanly");
         eprintln!(
