@@ -1,14 +1,34 @@
 //! What must not stop a sync: bad peer files, a server that needs a key or is down, a
 //! second aw-sync; and the daemon, which syncs on its own and stops cleanly on SIGTERM.
 
+use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use aw_tests::TestServer;
 
 use crate::common::{describe, eventually, window_events, Device};
 
 const WINDOW_A: &str = "aw-watcher-window_laptop";
+
+/// Counts the lines of `output` that contain `text` as they come, on a thread of its own
+/// that reads to the end (so the writer never blocks on a full pipe).
+fn lines_containing(
+    output: impl std::io::Read + Send + 'static,
+    text: &'static str,
+) -> Arc<AtomicUsize> {
+    let count = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&count);
+    std::thread::spawn(move || {
+        for line in BufReader::new(output).lines().map_while(Result::ok) {
+            if line.contains(text) {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    });
+    count
+}
 
 #[test]
 fn damaged_and_half_transferred_peer_files_are_skipped_and_the_rest_is_pulled() {
@@ -88,16 +108,18 @@ fn daemons_sync_both_ways_survive_a_server_restart_and_stop_on_sigterm() {
     let f = folder.path();
     let mut a = Device::with_window_events(WINDOW_A, "laptop", window_events(100, 0));
     let b = Device::start();
-    let spawn = |d: &Device| {
+    let spawn = |d: &Device, stdout: Stdio| {
         d.aw_sync_command(f)
             .args(["daemon", "--interval", "1"])
-            .stdout(Stdio::null())
+            .stdout(stdout)
             .stderr(Stdio::null())
             .spawn()
             .unwrap()
     };
-    let mut daemon_a = spawn(&a);
-    let mut daemon_b = spawn(&b);
+    // A's daemon logs to stdout: its failed passes are counted.
+    let mut daemon_a = spawn(&a, Stdio::piped());
+    let failed_passes = lines_containing(daemon_a.stdout.take().unwrap(), "Sync pass failed");
+    let mut daemon_b = spawn(&b, Stdio::null());
     let arrived = |n: usize| {
         b.client
             .get_buckets()
@@ -119,9 +141,13 @@ fn daemons_sync_both_ways_survive_a_server_restart_and_stop_on_sigterm() {
 
     // A's server goes away and comes back (on another port, as a restarted test server
     // does; the daemon keeps its port, so restart it with the new one after checking it
-    // survived the outage).
+    // survived the outage: it tried twice, a pass a second, and lives on).
+    let failed_before = failed_passes.load(Ordering::SeqCst);
     a.server.kill();
-    std::thread::sleep(Duration::from_millis(2500));
+    assert!(
+        eventually(|| failed_passes.load(Ordering::SeqCst) >= failed_before + 2),
+        "the daemon did not try its server again"
+    );
     assert!(
         daemon_a.try_wait().unwrap().is_none(),
         "the daemon died with its server"
@@ -133,7 +159,7 @@ fn daemons_sync_both_ways_survive_a_server_restart_and_stop_on_sigterm() {
     a.client
         .insert_events(WINDOW_A, window_events(20, 5000))
         .unwrap();
-    let mut daemon_a = spawn(&a);
+    let mut daemon_a = spawn(&a, Stdio::null());
     assert!(eventually(|| arrived(120)), "new events did not reach B");
 
     for daemon in [&mut daemon_a, &mut daemon_b] {
