@@ -13,6 +13,14 @@ const WINDOW_A: &str = "aw-watcher-window_laptop";
 const AFK_A: &str = "aw-watcher-afk_laptop";
 const WINDOW_B: &str = "aw-watcher-window_desktop";
 
+/// The events committed to the database at `path`, as another program reads them while it
+/// is written (0 while it cannot be read yet).
+fn committed_events(path: &std::path::Path) -> i64 {
+    rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| c.query_row("SELECT count(*) FROM events", [], |r| r.get(0)))
+        .unwrap_or(0)
+}
+
 fn laptop() -> Device {
     let a = Device::start();
     a.create_bucket(WINDOW_A, "currentwindow", "laptop");
@@ -176,13 +184,18 @@ fn large_buckets_page_exactly_and_a_killed_pull_or_push_resumes_without_loss_or_
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !work.exists() && Instant::now() < deadline {
+    // Killed once the push has committed some of the events to its working copy, long
+    // before all 60,001 are in and the copy is published.
+    let deadline = Instant::now() + aw_tests::HANG_GUARD;
+    while committed_events(&work) == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
     }
-    std::thread::sleep(Duration::from_millis(20));
     child.kill().unwrap();
     let _ = child.wait();
+    eprintln!(
+        "push killed with {} of 60,001 events committed to its working copy",
+        committed_events(&work)
+    );
     assert!(
         !own.exists(),
         "killed while writing its working copy, yet published"
