@@ -168,6 +168,14 @@ impl Datastore {
         self.shared.turns.jobs_in_progress.load(Ordering::Acquire)
     }
 
+    /// How many requests wait in the worker's queue, not yet taken: counted once each is in
+    /// the queue, so a test that holds the worker can know that a request sent from another
+    /// thread (a `close`, which blocks its caller) is there before it lets the worker go.
+    #[doc(hidden)]
+    pub fn queued_requests(&self) -> usize {
+        self.requests.len()
+    }
+
     /// How many requests the worker has taken while a long request was unfinished, counted
     /// before it answers them. The worker's own record of its turns, so a caller that is the
     /// only one sending can prove that its request was answered between a long request's
