@@ -75,10 +75,15 @@ pub(crate) fn copy_journal_key(source: &Connection, target: &Connection) -> Resu
         return Ok(());
     };
     let key = Zeroizing::new(key);
-    target.execute_batch(JOURNAL_KEY_SQL)?;
-    target.execute(
+    store_journal_key(target, &key)
+}
+
+/// Makes `key` the journal key of the database behind `conn`.
+fn store_journal_key(conn: &Connection, key: &[u8]) -> Result<()> {
+    conn.execute_batch(JOURNAL_KEY_SQL)?;
+    conn.execute(
         "INSERT OR REPLACE INTO aw_server_journal_key (id, key) VALUES (1, ?1)",
-        [key.as_slice()],
+        [key],
     )?;
     Ok(())
 }
@@ -116,14 +121,10 @@ pub(crate) fn set_identity(conn: &Connection, id: &str, committed: u64) -> rusql
 pub(crate) fn adopt_identity(conn: &Connection, journal: &Journal) -> Result<()> {
     let (id, committed, key) = journal.identity();
     set_identity(conn, id, committed)?;
-    if let Some(key) = key {
-        conn.execute_batch(JOURNAL_KEY_SQL)?;
-        conn.execute(
-            "INSERT OR REPLACE INTO aw_server_journal_key (id, key) VALUES (1, ?1)",
-            [key.as_slice()],
-        )?;
+    match key {
+        Some(key) => store_journal_key(conn, key.as_slice()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The key of the journal of the encrypted database behind `conn` (made and stored the
