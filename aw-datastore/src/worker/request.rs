@@ -216,6 +216,7 @@ impl Request {
     /// the range, milliseconds for a month, so it is not quick.)
     pub(crate) fn kind(&self) -> Kind<'_> {
         use Commit::{Counted, Later, Now};
+        // Each row: quick, writes, commit, touches, waits for a privacy run, rewrite.
         let (quick, writes, commit, touches, waits_for_privacy_run, rewrite) = match self {
             Request::Heartbeat(b, ..) => (true, true, Counted, one(b), false, None),
             Request::InsertEvents(b, events, _) => (
@@ -257,14 +258,8 @@ impl Request {
                 let touches = Touches::Everything;
                 (false, !dry_run, Now, touches, true, Some(Holds::History))
             }
-            Request::GetKeyValue(..) | Request::GetKeyValues(..) => (
-                matches!(self, Request::GetKeyValue(..)),
-                false,
-                Later,
-                Touches::Nothing,
-                false,
-                None,
-            ),
+            Request::GetKeyValue(..) => (true, false, Later, Touches::Nothing, false, None),
+            Request::GetKeyValues(..) => (false, false, Later, Touches::Nothing, false, None),
             Request::SetKeyValue(key, ..) | Request::DeleteKeyValue(key, _) => {
                 let rules = key == PRIVACY_FILTERS_KEY;
                 (true, true, Later, Touches::Nothing, rules, None)
