@@ -7,7 +7,7 @@ every `use` line (braces expanded) and every inline path that starts with `crate
 `super::`, `self::` or the name of a child module. A path resolves to the file of its
 longest module prefix; a name that module re-exports (`pub use` / `pub(crate) use`) is
 followed to the file that defines it, so a folder's `mod.rs` that only re-exports is no
-hub. Comments and string literals are not code.
+hub. Comments and string literals are not code (the tokens come from `shape.py`).
 
 The crate's rooms, from the top down (a room may import from the rooms below it):
 
@@ -29,84 +29,28 @@ import re
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shape import SourceFile  # noqa: E402  (the one Rust tokenizer of the scripts)
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "aw-datastore", "src")
 ROOMS = ["lib.rs", "handle", "worker", "file", "store"]  # then: top-level files
 MAX_CIRCLES = 0
 MAX_UPWARD = 4
 
 
-def strip_comments_and_strings(text):
-    """Blanks comments, string and char literals (keeps line structure)."""
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            i = j
+def production_code(path):
+    """The file's code as written, without comments, string and char literals, or
+    `#[cfg(test)]` items: the tokens `shape.py` keeps, joined by the spacing between them."""
+    source = SourceFile(path)
+    out, prev_end = [], None
+    for k, t in enumerate(source.tokens):
+        if k in source.removed_tokens:
             continue
-        if text.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-            continue
-        m = re.match(r'r(#*)"', text[i:i + 10])
-        if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            end = '"' + m.group(1)
-            j = text.find(end, i + len(m.group(0)))
-            j = n if j < 0 else j + len(end)
-            out.append('""' + re.sub(r"[^\n]", " ", text[i + 2:j]))
-            i = j
-            continue
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append('""' + re.sub(r"[^\n]", " ", text[i + 1:j]))
-            i = j + 1
-            continue
-        if c == "'":
-            m = re.match(r"'(\\.[^']*|[^\\'])'", text[i:i + 12])
-            if m:
-                out.append("' '")
-                i += len(m.group(0))
-                continue
-        out.append(c)
-        i += 1
+        if prev_end is not None and prev_end != t.pos:
+            out.append("\n" if "\n" in source.src[prev_end:t.pos] else " ")
+        out.append('""' if t.kind == "lit" else source.src[t.pos:t.end])
+        prev_end = t.end
     return "".join(out)
-
-
-def matching_brace(text, i):
-    """Index just past the item starting at `i` (its `{...}` block or its `;`)."""
-    depth = 0
-    for j in range(i, len(text)):
-        if text[j] == "{":
-            depth += 1
-        elif text[j] == "}":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        elif text[j] == ";" and depth == 0:
-            return j + 1
-    return len(text)
-
-
-def strip_tests(code):
-    """Removes each `#[cfg(test)]` item."""
-    while True:
-        m = re.search(r"#\[cfg\(test\)\]", code)
-        if not m:
-            return code
-        end = matching_brace(code, m.end())
-        code = code[: m.start()] + "\n" * code[m.start():end].count("\n") + code[end:]
 
 
 def module_of(rel):
@@ -124,8 +68,7 @@ def load():
             if name.endswith(".rs"):
                 path = os.path.join(dirpath, name)
                 rel = os.path.relpath(path, ROOT).replace(os.sep, "/")
-                with open(path, encoding="utf-8") as f:
-                    files[rel] = strip_tests(strip_comments_and_strings(f.read()))
+                files[rel] = production_code(path)
     modules = {module_of(rel): rel for rel in files}
     # Only the modules production code declares (test-only files are left out).
     declared = {()}
