@@ -244,7 +244,9 @@ fn apply_remapped(conn: &Connection, changes: Vec<Change>) -> rusqlite::Result<V
 fn apply_remapped_dry(conn: &Connection, changes: Vec<Change>) -> Result<Vec<Change>> {
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
     let result = apply_remapped(&tx, changes.clone());
-    tx.rollback()?;
+    // Rolled back unless SQLite already did (a full disk can end the transaction itself;
+    // a `ROLLBACK` then fails and the start with it).
+    tx.finish()?;
     // When even that fails (nothing can be written), the records as they are.
     Ok(result.unwrap_or(changes))
 }
@@ -386,6 +388,31 @@ mod tests {
                 data: data.into(),
             },
         ]
+    }
+
+    /// The held writes cannot be applied at start, and SQLite ends the transaction itself
+    /// while it tries (as a full disk can; here a trigger that rolls back): the start goes
+    /// on with the writes held for the worker, not with an error, and nothing is written.
+    #[test]
+    fn held_writes_are_kept_when_sqlite_ends_the_transaction_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let (conn, db) = db_in(&dir);
+        let (id, committed) = marker(&conn).unwrap();
+        let mut journal = Journal::open(&db, &id, committed, None, None).unwrap();
+        let held = bucket_with_event(r#"{"ours":1}"#);
+        journal.append(&held).unwrap();
+        drop(journal);
+        conn.execute_batch(
+            "CREATE TEMP TRIGGER refuse BEFORE INSERT ON events
+             BEGIN SELECT RAISE(ROLLBACK, 'the disk is full'); END",
+        )
+        .unwrap();
+
+        let recovered = recover(&conn, &db, false).unwrap();
+        assert!(recovered.replayed);
+        assert_eq!(recovered.held, held);
+        assert!(events(&conn).is_empty());
+        assert_eq!(marker(&conn).unwrap().1, committed);
     }
 
     /// A run created a bucket, inserted and resized an event, and died before its commit;
