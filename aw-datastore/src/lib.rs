@@ -98,7 +98,8 @@ pub use handle::{
 pub use new_event::NewEvent;
 pub use store::schema::SCHEMA_VERSION;
 pub use store::{
-    created_from_text, Merge, PrivacyReport, PrivacySample, RangeDeletion, RuleReport, Touched,
-    WriteListener, PRIVACY_FILTERS_KEY,
+    created_from_text, day_of, day_span, DayDigest, DayDigests, Merge, MirroredDay, PrivacyReport,
+    PrivacySample, PulledDay, PulledDayApplied, RangeDeletion, RuleReport, Touched, WriteListener,
+    DAY_NS, PRIVACY_FILTERS_KEY,
 };
 pub use worker::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};

@@ -11,7 +11,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use aw_datastore::Datastore;
-use aw_sync::{Device, Mode, PassReport, SyncError, SyncFolder, SyncOptions, Syncer};
+use aw_sync::{
+    CachedDatastore, DayChanges, DayDigestCache, Device, Mode, PassReport, SyncError, SyncFolder,
+    SyncOptions, Syncer,
+};
 use chrono::{DateTime, TimeZone, Utc};
 use crossbeam_channel::{Receiver, Sender};
 use serde::Serialize;
@@ -70,6 +73,9 @@ pub(crate) struct DeviceStatus {
     pub skipped_events: u64,
     /// Why, for the most recent of them.
     pub problems: Vec<String>,
+    /// What the last pass that read its file applied of its deletions, edits, renames
+    /// and merges (days applied again, events replaced and deleted, days refused).
+    pub last_changes: DayChanges,
 }
 
 /// The background sync: its settings, status and thread.
@@ -79,8 +85,8 @@ pub(crate) struct BackgroundSync {
     stop: Arc<AtomicBool>,
     /// Counted by the passes (`bucket_rows_read` in the status).
     rows_read: Arc<AtomicU64>,
-    /// Set when the history was rewritten: the next pass publishes this device's file anew.
-    republish: AtomicBool,
+    /// The server's day digests, kept between passes by hearing every write.
+    digests: Arc<DayDigestCache>,
     wake: Sender<()>,
     woken: Receiver<()>,
     thread: Background,
@@ -123,7 +129,7 @@ impl BackgroundSync {
             status: Mutex::new(status),
             stop: Arc::new(AtomicBool::new(false)),
             rows_read: Arc::new(AtomicU64::new(0)),
-            republish: AtomicBool::new(false),
+            digests: Arc::new(DayDigestCache::default()),
             wake,
             woken,
             thread: Background::default(),
@@ -156,6 +162,7 @@ impl BackgroundSync {
             options.folder.root().display(),
             options.mode
         );
+        datastore.add_write_listener(self.digests.clone());
         let syncer = Syncer::new(options.clone(), me)
             .with_stop_flag(self.stop.clone())
             .with_rows_read(self.rows_read.clone());
@@ -183,22 +190,12 @@ impl BackgroundSync {
                     }
                 }
             }
-            if self.republish.swap(false, Ordering::Relaxed) {
-                if let Some((options, _)) = &self.options {
-                    let device = self
-                        .status
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .device_id
-                        .clone();
-                    if let Err(e) = aw_sync::forget_working_copy(&options.work_dir, &device) {
-                        log::warn!("Cannot rebuild this device's sync file: {e}");
-                        self.republish.store(true, Ordering::Relaxed);
-                    }
-                }
-            }
             self.update(|s| s.running = true);
-            let result = syncer.pass(datastore);
+            let server = CachedDatastore {
+                store: datastore,
+                digests: &self.digests,
+            };
+            let result = syncer.pass(&server);
             self.update(|s| {
                 s.running = false;
                 record(s, result);
@@ -210,12 +207,6 @@ impl BackgroundSync {
 
     fn update(&self, change: impl FnOnce(&mut SyncStatus)) {
         change(&mut self.status.lock().unwrap_or_else(PoisonError::into_inner));
-    }
-
-    /// Asks the next pass to build this device's sync file anew from the server's data
-    /// (the history was rewritten: see `aw_sync::forget_working_copy`).
-    pub(crate) fn republish(&self) {
-        self.republish.store(true, Ordering::Relaxed);
     }
 
     /// Stops the thread between pages of the pass in progress and waits for it: its files
@@ -273,7 +264,9 @@ fn record(status: &mut SyncStatus, result: Result<PassReport, SyncError>) {
                 error: None,
                 skipped_events: 0,
                 problems: Vec::new(),
+                last_changes: DayChanges::default(),
             });
+        device.last_changes = peer.days;
         // The last pass's (bounded by the report): a host the peer no longer names goes.
         device.hostnames.clone_from(&peer.hostnames);
         device.last_seen = report.finished;

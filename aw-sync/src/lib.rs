@@ -46,6 +46,8 @@
 //! `aw-server` (against its datastore, no HTTP hop), through the [`Server`] trait.
 
 mod cursors;
+mod day_table;
+mod digests;
 mod error;
 mod folder;
 mod outbox;
@@ -56,11 +58,13 @@ mod transfer;
 
 // What the two users need: the `aw-sync` binary and the sync built into `aw-server`.
 pub use cursors::forget_all as forget_pull_positions;
+pub use digests::DayDigestCache;
 pub use error::{Result, SyncError};
 pub use folder::{Device, SyncFolder};
 pub use outbox::forget_working_copy;
 pub use pass::{
-    is_import, parse_list, Mode, PassReport, PeerReport, SyncOptions, Syncer, MAX_PROBLEMS,
+    is_import, parse_list, DayChanges, Mode, PassReport, PeerReport, SyncOptions, Syncer,
+    MAX_PROBLEMS,
 };
 pub use peer::PeerFile;
-pub use server::Server;
+pub use server::{CachedDatastore, Server};

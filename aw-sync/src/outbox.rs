@@ -19,13 +19,35 @@
 //! because the reference's `aw-sync sync` and its Android app read only that layout: so
 //! devices on either of the reference's layouts see this device's data.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use aw_datastore::{with_suffix, Datastore};
+use aw_datastore::{with_suffix, Datastore, DayDigest};
+use rusqlite::{params, Connection, OpenFlags};
 
+use crate::day_table::{CREATE_DAY_TABLE_SQL, DAY_TABLE};
 use crate::error::{Result, SyncError};
 use crate::folder::{Device, SyncFolder, FILE_NAME};
+
+/// The day digests of the working copy: bucket id → day → digest.
+pub(crate) type PublishedDays = BTreeMap<String, BTreeMap<i64, String>>;
+
+/// What a push changed of the working copy's day table.
+#[derive(Default)]
+pub(crate) struct DayUpdates {
+    /// `(bucket, day, its digest now)`; `None`: the day has no events any more.
+    pub days: Vec<(String, i64, Option<DayDigest>)>,
+    /// Buckets gone from the server, with all their days.
+    pub removed_buckets: Vec<String>,
+}
+
+impl DayUpdates {
+    /// Whether nothing changed.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.days.is_empty() && self.removed_buckets.is_empty()
+    }
+}
 
 /// This device's file: where it is built and where it is published.
 pub(crate) struct Outbox {
@@ -84,6 +106,75 @@ impl Outbox {
         }
     }
 
+    /// The working copy's day digests, or `None` when it has no day table: it is missing,
+    /// or was built by a version whose file did not keep the server's event ids (then the
+    /// caller starts it anew, [`Outbox::forget_working_copy`]).
+    pub(crate) fn published_days(&self) -> Result<Option<PublishedDays>> {
+        if !self.work.exists() {
+            return Ok(None);
+        }
+        let sql = |e: rusqlite::Error| SyncError::Config(format!("sync working copy: {e}"));
+        let conn = Connection::open_with_flags(&self.work, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(sql)?;
+        let present: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name = ?1",
+                [DAY_TABLE],
+                |r| r.get(0),
+            )
+            .map_err(sql)?;
+        if present == 0 {
+            return Ok(None);
+        }
+        let mut stmt = conn
+            .prepare("SELECT bucket, day, digest FROM aw_sync_day")
+            .map_err(sql)?;
+        let mut rows = stmt.query([]).map_err(sql)?;
+        let mut days = PublishedDays::new();
+        while let Some(row) = rows.next().map_err(sql)? {
+            let (bucket, day, digest): (String, i64, String) = (
+                row.get(0).map_err(sql)?,
+                row.get(1).map_err(sql)?,
+                row.get(2).map_err(sql)?,
+            );
+            days.entry(bucket).or_default().insert(day, digest);
+        }
+        Ok(Some(days))
+    }
+
+    /// Starts the working copy anew (see [`Outbox::published_days`]).
+    pub(crate) fn start_anew(&self) -> Result<()> {
+        self.forget_working_copy()
+    }
+
+    /// Writes `updates` into the closed working copy's day table (created if missing).
+    fn write_days(&self, updates: &DayUpdates) -> Result<()> {
+        let sql = |e: rusqlite::Error| SyncError::Config(format!("sync working copy: {e}"));
+        let mut conn = Connection::open(&self.work).map_err(sql)?;
+        let tx = conn.transaction().map_err(sql)?;
+        tx.execute_batch(CREATE_DAY_TABLE_SQL).map_err(sql)?;
+        for bucket in &updates.removed_buckets {
+            tx.execute("DELETE FROM aw_sync_day WHERE bucket = ?1", [bucket])
+                .map_err(sql)?;
+        }
+        for (bucket, day, digest) in &updates.days {
+            match digest {
+                Some(d) => tx.execute(
+                    "INSERT OR REPLACE INTO aw_sync_day (bucket, day, count, digest) \
+                     VALUES (?1, ?2, ?3, ?4)",
+                    params![bucket, day, d.count as i64, d.digest],
+                ),
+                None => tx.execute(
+                    "DELETE FROM aw_sync_day WHERE bucket = ?1 AND day = ?2",
+                    params![bucket, day],
+                ),
+            }
+            .map_err(sql)?;
+        }
+        tx.commit().map_err(sql)?;
+        conn.close().map_err(|(_, e)| sql(e))
+    }
+
     /// Removes the working copy and the files beside it (a WAL or a journal without their
     /// database would be taken for the new one's).
     fn forget_working_copy(&self) -> Result<()> {
@@ -93,10 +184,23 @@ impl Outbox {
     /// Closes the working copy and, when `changed` or a published copy is not the one this
     /// device last published (missing, or written by someone else: see `stamps`),
     /// publishes it in both layouts. Returns whether it published.
-    pub(crate) fn close_and_publish(&self, store: Datastore, changed: bool) -> Result<bool> {
+    /// With `days` (a server that tells its day digests), the day table is written first.
+    pub(crate) fn close_and_publish(
+        &self,
+        store: Datastore,
+        changed: bool,
+        days: Option<&DayUpdates>,
+    ) -> Result<bool> {
         // Answered once the connection is closed: the WAL is in the file and gone.
         store.close()?;
         drop(store);
+        let changed = match days {
+            Some(days) => {
+                self.write_days(days)?;
+                changed || !days.is_empty()
+            }
+            None => changed,
+        };
         let recorded = std::fs::read(self.stamps_path()).unwrap_or_default();
         if !changed && recorded == self.stamps() {
             return Ok(false);

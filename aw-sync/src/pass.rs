@@ -17,7 +17,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
+mod destination;
 mod pull;
+mod pull_days;
 mod push;
 
 use crate::error::{Result, SyncError};
@@ -135,7 +137,7 @@ pub struct PassReport {
 }
 
 /// One other device's file in a pass.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct PeerReport {
     /// The device id (its folder name).
     pub device_id: String,
@@ -148,12 +150,33 @@ pub struct PeerReport {
     pub buckets: usize,
     /// Events written into the server from it.
     pub pulled_events: u64,
+    /// What it changed there that was applied here by days (`pull_days.rs`).
+    pub days: DayChanges,
     /// Why it, or one of its buckets, was skipped.
     pub error: Option<String>,
     /// Its events (or buckets) that were skipped because they cannot be synced.
     pub skipped_events: u64,
     /// Why, for the first [`MAX_PROBLEMS`] of them.
     pub problems: Vec<String>,
+}
+
+/// What a pass applied of a peer's changes to its own history (`pull_days.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DayChanges {
+    /// Days of its buckets applied again because they changed there.
+    pub replaced_days: u64,
+    /// Events of its copies here replaced by their edited version.
+    pub replaced_events: u64,
+    /// Events of its copies here deleted because they were deleted there (or moved).
+    pub deleted_events: u64,
+    /// Copies here deleted because their bucket is gone there (deleted, renamed, merged).
+    pub deleted_buckets: u64,
+    /// Events left out because they were deleted from the copy here.
+    pub kept_deleted: u64,
+    /// Days not applied: larger than a pass applies, or not agreeing with their digest.
+    pub refused_days: u64,
+    /// Days left for the next pass (the bound of days per pass was reached).
+    pub days_left: u64,
 }
 
 /// Problems listed per peer and pass; the rest are counted.
@@ -203,6 +226,8 @@ pub struct Syncer {
     /// Bucket rows of other devices' files the running pass has read (see
     /// [`Syncer::with_rows_read`]).
     rows_read: Arc<AtomicU64>,
+    /// Days of the peer being pulled applied in this pass (`pull_days.rs`).
+    days_applied: std::cell::Cell<usize>,
 }
 
 /// A peer file as last checked page by page: its size, time of change, and the events it
@@ -233,6 +258,7 @@ impl Syncer {
             checked: HashMap::new(),
             stop: Arc::new(AtomicBool::new(false)),
             rows_read: Arc::new(AtomicU64::new(0)),
+            days_applied: std::cell::Cell::new(0),
         }
     }
 

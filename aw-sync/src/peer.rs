@@ -32,6 +32,7 @@
 //! version) fails [`PeerFile::open`] and is skipped, so it is never imported half.
 
 mod contents;
+mod days;
 mod file;
 
 use std::sync::atomic::AtomicBool;

@@ -5,12 +5,13 @@
 //! The calls are the reference REST API's, with its semantics: event reads are clipped to
 //! the window and come newest first. `transfer.rs` turns them into exact copies.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use aw_datastore::Datastore;
+use aw_datastore::{Datastore, DayDigest, PulledDay, PulledDayApplied};
 use aw_models::{Bucket, Event};
 use chrono::{DateTime, Utc};
 
+use crate::digests::{compute_all, DayDigestCache};
 use crate::error::Result;
 
 /// An ActivityWatch store a sync reads from or writes to.
@@ -32,6 +33,8 @@ pub trait Server {
     fn event(&self, bucket: &str, id: i64) -> Result<Event>;
     /// Inserts events; an event with an `id` replaces that event of the bucket.
     fn insert(&self, bucket: &str, events: Vec<Event>) -> Result<()>;
+    /// Deletes a bucket and its events.
+    fn delete_bucket(&self, bucket: &str) -> Result<()>;
     /// Makes the writes so far durable, before a resume point past them is saved. A server
     /// over HTTP has committed what it acknowledged as far as a client can tell.
     fn flush(&self) -> Result<()> {
@@ -45,6 +48,92 @@ pub trait Server {
     /// starts again from the server's newest event when its copy ends earlier.
     fn keeps_what_it_flushed(&self) -> bool {
         false
+    }
+    /// Whether the store tells its day digests ([`Server::day_digests`]) and applies a
+    /// peer's days ([`Server::apply_pulled_day`]): ours does, the reference's API does
+    /// not (then pushes and pulls append new events only, as the reference's do).
+    fn tells_days(&self) -> bool {
+        false
+    }
+    /// The digest of each day of the bucket that has events (`aw_datastore::DayDigest`);
+    /// empty where [`Server::tells_days`] is false.
+    fn day_digests(&self, _bucket: &str) -> Result<BTreeMap<i64, DayDigest>> {
+        Ok(BTreeMap::new())
+    }
+    /// Applies one day of another device's bucket to its pulled copy, all or nothing, or
+    /// `None` when the store cannot (the reference's API): then pulls append new events
+    /// only.
+    fn apply_pulled_day(&self, _day: PulledDay) -> Result<Option<PulledDayApplied>> {
+        Ok(None)
+    }
+    /// A setting's JSON text (`None`: not set, or the store cannot say).
+    fn setting(&self, _key: &str) -> Result<Option<String>> {
+        Ok(None)
+    }
+}
+
+/// A datastore whose day digests are kept between passes by a [`DayDigestCache`]
+/// listening to its writes: what the sync built into the server passes.
+pub struct CachedDatastore<'a> {
+    /// The server's datastore.
+    pub store: &'a Datastore,
+    /// Its digests (registered as a write listener of `store`).
+    pub digests: &'a DayDigestCache,
+}
+
+impl Server for CachedDatastore<'_> {
+    fn buckets(&self) -> Result<HashMap<String, Bucket>> {
+        Server::buckets(self.store)
+    }
+
+    fn create_bucket(&self, bucket: &Bucket) -> Result<()> {
+        Server::create_bucket(self.store, bucket)
+    }
+
+    fn events(
+        &self,
+        bucket: &str,
+        start: Option<DateTime<Utc>>,
+        end: Option<DateTime<Utc>>,
+        limit: Option<u64>,
+    ) -> Result<Vec<Event>> {
+        Server::events(self.store, bucket, start, end, limit)
+    }
+
+    fn event(&self, bucket: &str, id: i64) -> Result<Event> {
+        Server::event(self.store, bucket, id)
+    }
+
+    fn insert(&self, bucket: &str, events: Vec<Event>) -> Result<()> {
+        Server::insert(self.store, bucket, events)
+    }
+
+    fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        Server::delete_bucket(self.store, bucket)
+    }
+
+    fn flush(&self) -> Result<()> {
+        Server::flush(self.store)
+    }
+
+    fn keeps_what_it_flushed(&self) -> bool {
+        true
+    }
+
+    fn tells_days(&self) -> bool {
+        true
+    }
+
+    fn day_digests(&self, bucket: &str) -> Result<BTreeMap<i64, DayDigest>> {
+        self.digests.digests(self.store, bucket)
+    }
+
+    fn apply_pulled_day(&self, day: PulledDay) -> Result<Option<PulledDayApplied>> {
+        Server::apply_pulled_day(self.store, day)
+    }
+
+    fn setting(&self, key: &str) -> Result<Option<String>> {
+        Server::setting(self.store, key)
     }
 }
 
@@ -85,12 +174,37 @@ impl Server for Datastore {
         Ok(())
     }
 
+    fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        Ok(Datastore::delete_bucket(self, bucket).wait()?)
+    }
+
     fn flush(&self) -> Result<()> {
         Ok(self.force_commit().wait()?)
     }
 
     fn keeps_what_it_flushed(&self) -> bool {
         true
+    }
+
+    /// Computed whole at every call: a long-running caller uses [`CachedDatastore`].
+    fn tells_days(&self) -> bool {
+        true
+    }
+
+    fn day_digests(&self, bucket: &str) -> Result<BTreeMap<i64, DayDigest>> {
+        compute_all(self, bucket)
+    }
+
+    fn apply_pulled_day(&self, day: PulledDay) -> Result<Option<PulledDayApplied>> {
+        Ok(Some(Datastore::apply_pulled_day(self, day).wait()?))
+    }
+
+    fn setting(&self, key: &str) -> Result<Option<String>> {
+        match self.get_key_value(key).wait() {
+            Ok(text) => Ok(Some(text)),
+            Err(aw_datastore::DatastoreError::NoSuchKey(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 }
 
@@ -122,5 +236,11 @@ impl Server for aw_client_rust::blocking::AwClient {
 
     fn insert(&self, bucket: &str, events: Vec<Event>) -> Result<()> {
         Ok(self.insert_events(bucket, events)?)
+    }
+
+    fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        Ok(aw_client_rust::blocking::AwClient::delete_bucket(
+            self, bucket,
+        )?)
     }
 }

@@ -73,6 +73,18 @@ pub(crate) fn read_pages(
     }
 }
 
+/// The events of `bucket` that start in `day` (UTC), unclipped, with their ids: the
+/// events overlapping the day, with those that touch its edges read again by id, and
+/// those that started before it left out.
+pub(crate) fn events_of_day(server: &dyn Server, bucket: &str, day: i64) -> Result<Vec<Event>> {
+    let (lo, hi) = aw_datastore::day_span(day);
+    let (from, until) = (timestamp::from_ns(lo), timestamp::from_ns(hi));
+    let mut events = server.events(bucket, Some(from), Some(until), None)?;
+    unclip(server, bucket, &mut events, Some(from), Some(until))?;
+    events.retain(|e| aw_datastore::day_of(extent(e).0) == day);
+    Ok(events)
+}
+
 /// Replaces the events of a page that touch the window's edges (and so may have been
 /// clipped) with the stored events.
 fn unclip(

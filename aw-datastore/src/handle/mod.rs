@@ -5,7 +5,8 @@
 //! returns an [`Answer`] to await or wait on; reads of what the worker publishes (bucket
 //! lists, counts) are answered here without a round trip. One file per kind of request:
 //! `bucket_requests.rs`, `event_requests.rs`, `history_requests.rs` (rewrites of stored
-//! history), `setting_requests.rs`;
+//! history), `setting_requests.rs`, `sync_requests.rs` (what sync asks: day digests, a
+//! day mirrored, a pulled day applied);
 //! `opening.rs` opens a file and hands out the handle; `datastore.rs` has the handle
 //! itself, its status reads and the requests about the worker (commit, hold, close).
 
@@ -17,6 +18,7 @@ mod history_requests;
 mod import_document;
 mod opening;
 mod setting_requests;
+mod sync_requests;
 
 pub use answer::{Answer, AnswerFuture};
 pub use datastore::{Datastore, TextParts, WorkerHold};

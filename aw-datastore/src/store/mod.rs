@@ -8,7 +8,8 @@
 //!
 //! One file per concern: `state.rs` has the state, startup (`reload`) and shared helpers;
 //! `buckets.rs`, `events.rs`, `heartbeat.rs`, `key_value.rs`, `merge.rs`,
-//! `range_delete.rs` and `privacy_past.rs` the operations; `range_read.rs` the event reads;
+//! `range_delete.rs` and `privacy_past.rs` the operations; `day_digest.rs`, `day_mirror.rs`
+//! and `pulled_day.rs` what sync asks of a store; `range_read.rs` the event reads;
 //! `change.rs` the row-level changes every write records; `schema.rs` the tables and their
 //! migrations; `privacy.rs` the rules; `published.rs` and `write_listeners.rs` what the
 //! store tells the rest of the process.
@@ -16,6 +17,8 @@
 mod buckets;
 pub(crate) mod change;
 mod created;
+pub(crate) mod day_digest;
+mod day_mirror;
 mod events;
 mod heartbeat;
 mod key_value;
@@ -25,6 +28,7 @@ pub(crate) mod plan_tests;
 pub(crate) mod privacy;
 mod privacy_past;
 mod published;
+mod pulled_day;
 mod range_delete;
 pub(crate) mod range_read;
 pub(crate) mod schema;
@@ -35,11 +39,14 @@ pub(crate) use aw_models::raw_event::TextRows;
 pub(crate) use buckets::ImportBucket;
 pub(crate) use change::Change;
 pub use created::created_from_text;
+pub use day_digest::{day_of, day_span, DayDigest, DayDigests, DAY_NS};
+pub use day_mirror::MirroredDay;
 pub use merge::Merge;
 pub(crate) use merge::MergeRun;
 pub use privacy::{PrivacyReport, PrivacySample, RuleReport, PRIVACY_FILTERS_KEY};
 pub(crate) use privacy_past::PrivacyRun;
 pub(crate) use published::{BucketMap, Published};
+pub use pulled_day::{PulledDay, PulledDayApplied};
 pub use range_delete::RangeDeletion;
 pub(crate) use range_delete::RangeDeletionRun;
 pub(crate) use range_read::RangeRead;

@@ -97,6 +97,11 @@ impl Extent {
         });
     }
 
+    /// The smallest and largest instant added, if anything was.
+    pub(crate) fn bounds(self) -> Option<(i64, i64)> {
+        self.0
+    }
+
     /// The change to tell for `bucket`, if anything was added.
     pub(crate) fn touched(self, bucket: &str) -> Option<Touched<'_>> {
         self.0

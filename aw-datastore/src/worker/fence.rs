@@ -22,7 +22,8 @@ use std::collections::VecDeque;
 
 use crate::store::Store;
 use crate::worker::job::Job;
-use crate::worker::request::{Holds, Kind, Message, Touches};
+use crate::worker::kind::{Holds, Kind, Touches};
+use crate::worker::request::Message;
 use crate::worker::rewrite::Rewrite;
 
 impl<'a> Touches<'a> {

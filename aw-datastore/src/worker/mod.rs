@@ -32,12 +32,14 @@
 //! `live_salvage.rs` (a salvage while serving), `shared.rs` (what handles read).
 
 pub(crate) mod batch;
+mod control;
 #[cfg(test)]
 mod damage_tests;
 mod fence;
 mod group_commit;
 pub(crate) mod handoff;
 mod job;
+mod kind;
 mod live_salvage;
 mod reply;
 mod request;
@@ -45,10 +47,13 @@ mod rewrite;
 mod run;
 pub(crate) mod schedule;
 mod shared;
+mod sync_request;
 mod thread;
 
+pub(crate) use control::Control;
 pub(crate) use reply::{Reply, RowSink};
-pub(crate) use request::{Control, EventRead, Message, Request};
+pub(crate) use request::{EventRead, Message, Request};
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub(crate) use shared::Shared;
+pub(crate) use sync_request::SyncRequest;
 pub(crate) use thread::start;

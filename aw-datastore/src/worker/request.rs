@@ -5,9 +5,11 @@
 //! what its changes mean for the commit, which buckets it touches and how it orders
 //! against a rewrite of stored history. The hand-off (`handoff.rs`), the commit policy
 //! (`schedule.rs`), the write gate (`group_commit.rs`) and the fence (`fence.rs`) all read
-//! that declaration, and [`Request::run`] binds each request to its store code. A
-//! [`Control`] message is about the worker itself (commit, scrub, hold, stop): the loop
-//! carries it out (`run.rs`), and it never reaches [`Request::run`].
+//! that declaration (its vocabulary is in `kind.rs`), and [`Request::run`] binds each
+//! request to its store code. A [`Control`] message is about the worker itself (commit,
+//! scrub, hold, stop: `control.rs`): the loop carries it out (`run.rs`), and it never
+//! reaches [`Request::run`]. The requests sync makes are grouped in `sync_request.rs`,
+//! with their rows of the table.
 //!
 //! Adding a request: a variant here, its row in [`Request::kind`], its arms in
 //! [`Request::run`] and [`Request::refuse`] (the compiler points at each), its store
@@ -19,12 +21,16 @@ use std::time::Duration;
 
 use crate::error::DatastoreError;
 use crate::new_event::NewEvent;
-use crate::store::change::Changes;
 use crate::store::{Merge, PrivacyReport, RangeDeletion, RangeRead, Store, PRIVACY_FILTERS_KEY};
 use crate::worker::batch::Batch;
+pub(crate) use crate::worker::control::Control;
 use crate::worker::job::{Job, Stepped};
-use crate::worker::reply::{answer, Reply, RowSink};
+use crate::worker::kind::{one, Row};
+pub(crate) use crate::worker::kind::{Holds, Kind, Touches};
+use crate::worker::reply::{read, send, write};
+use crate::worker::reply::{Reply, RowSink};
 use crate::worker::schedule::Commit;
+pub(crate) use crate::worker::sync_request::SyncRequest;
 
 /// What goes down the channel to the worker.
 pub(crate) enum Message {
@@ -120,6 +126,8 @@ pub(crate) enum Request {
     DeleteKeyValue(String, Reply<()>),
     /// Reads the settings whose keys start with a prefix.
     GetKeyValues(String, Reply<Vec<(String, String)>>),
+    /// What sync asks (`sync_request.rs`).
+    Sync(SyncRequest),
 }
 
 /// What [`Request::GetEvents`] reads, and where the rows go.
@@ -150,64 +158,6 @@ impl EventRead {
     }
 }
 
-/// An instruction to the worker itself, carried out by its loop (`run.rs`).
-pub(crate) enum Control {
-    /// Answered once everything before it is committed.
-    ForceCommit(Reply<()>),
-    /// Removes what a rewrite left readable beside the database: commits, checkpoints the
-    /// WAL into the file and truncates it, and wipes the journal.
-    Scrub(Reply<()>),
-    /// Commit and stop; answered after the final commit.
-    Close(Reply<()>),
-    /// Holds the worker between two turns: answered at once, then nothing runs until the
-    /// receiver's sender is dropped ([`crate::WorkerHold`]). The files are then as a kill
-    /// at this instant would leave them.
-    Hold(Reply<()>, crossbeam_channel::Receiver<()>),
-}
-
-/// What a message is, as far as the worker's decisions go (see the module docs).
-#[derive(Clone, Copy)]
-pub(crate) struct Kind<'a> {
-    /// Answered in microseconds (unless the worker is busy): only for these may the caller
-    /// poll for the answer, and the worker poll its queue afterwards (`handoff.rs`).
-    pub quick: bool,
-    /// Writes to the database: refused while acknowledged writes wait to be applied again
-    /// (`group_commit.rs`).
-    pub writes: bool,
-    /// What its changes mean for the commit (`schedule.rs`).
-    pub commit: Commit,
-    /// What it reads or writes, as far as a rewrite is concerned (`fence.rs`).
-    pub touches: Touches<'a>,
-    /// Whether it waits while the privacy rules are applied to the past (`fence.rs`).
-    pub waits_for_privacy_run: bool,
-    /// Whether it is a rewrite of stored history, run in steps, all or nothing
-    /// (`rewrite.rs`), and what it holds back while it runs.
-    pub rewrite: Option<Holds>,
-}
-
-/// What a message reads or writes, as far as a rewrite is concerned.
-#[derive(Clone, Copy)]
-pub(crate) enum Touches<'a> {
-    /// No bucket (settings, the worker itself).
-    Nothing,
-    /// One bucket, or two (a rename's new id, a merge's target).
-    Buckets(&'a str, Option<&'a str>),
-    /// These buckets.
-    List(&'a [String]),
-    /// Every bucket, or the commit (an import, a privacy run, a commit, a scrub).
-    Everything,
-}
-
-/// What a rewrite holds back while it runs (`fence.rs`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Holds {
-    /// The requests that touch its buckets (a range deletion, a merge).
-    ItsBuckets,
-    /// The requests the privacy rules' run holds (a range deletion's scope is its buckets;
-    /// this one's is every event, judged by the rules).
-    History,
-}
-
 /// Reads and inserts of at most this many events are quick requests.
 const QUICK_ROWS: usize = 200;
 
@@ -217,7 +167,7 @@ impl Request {
     pub(crate) fn kind(&self) -> Kind<'_> {
         use Commit::{Counted, Later, Now};
         // Each row: quick, writes, commit, touches, waits for a privacy run, rewrite.
-        let (quick, writes, commit, touches, waits_for_privacy_run, rewrite) = match self {
+        let row: Row<'_> = match self {
             Request::Heartbeat(b, ..) => (true, true, Counted, one(b), false, None),
             Request::InsertEvents(b, events, _) => (
                 events.len() <= QUICK_ROWS,
@@ -264,15 +214,9 @@ impl Request {
                 let rules = key == PRIVACY_FILTERS_KEY;
                 (true, true, Later, Touches::Nothing, rules, None)
             }
+            Request::Sync(request) => request.row(),
         };
-        Kind {
-            quick,
-            writes,
-            commit,
-            touches,
-            waits_for_privacy_run,
-            rewrite,
-        }
+        Kind::of(row)
     }
 
     /// Runs the request on `store` and sends its answer (a caller that went away is no
@@ -350,6 +294,7 @@ impl Request {
             Request::ApplyPrivacy { dry_run, reply } => {
                 return Job::apply_privacy(store, batch, dry_run, reply, step);
             }
+            Request::Sync(request) => request.run(store, batch),
         }
         Stepped::done(Commit::Later)
     }
@@ -376,68 +321,7 @@ impl Request {
             Request::CountEvents(.., r) => send(r, error),
             Request::GetKeyValue(_, r) => send(r, error),
             Request::GetKeyValues(_, r) => send(r, error),
-        }
-    }
-}
-
-/// Runs a write and answers it once its changes are sealed in the journal (its error
-/// otherwise: the worker then undoes them).
-fn write<T>(
-    store: &mut Store,
-    batch: &mut Batch,
-    reply: Reply<T>,
-    op: impl FnOnce(&mut Store, &mut Changes) -> crate::error::Result<T>,
-) {
-    let result = op(store, batch.changes());
-    answer(store, reply, batch.sealed_result(result));
-}
-
-/// Runs a read and answers it.
-fn read<T>(
-    store: &mut Store,
-    reply: Reply<T>,
-    op: impl FnOnce(&mut Store) -> crate::error::Result<T>,
-) {
-    let result = op(store);
-    answer(store, reply, result);
-}
-
-/// A request that touches one bucket.
-fn one(bucket: &str) -> Touches<'_> {
-    Touches::Buckets(bucket, None)
-}
-
-/// Sends `error` as the answer (a caller that went away is no error).
-fn send<T>(reply: Reply<T>, error: DatastoreError) {
-    let _ = reply.send(Err(error));
-}
-
-impl Control {
-    /// What it is (see [`Kind`]): a commit or a scrub waits for any rewrite in progress,
-    /// so a rewrite's rows are never committed half done; a stop or a hold waits for
-    /// nothing (a stop undoes a rewrite in progress).
-    pub(crate) fn kind(&self) -> Kind<'static> {
-        let (touches, waits_for_privacy_run) = match self {
-            Control::ForceCommit(_) | Control::Scrub(_) => (Touches::Everything, true),
-            Control::Close(_) | Control::Hold(..) => (Touches::Nothing, false),
-        };
-        Kind {
-            quick: false,
-            writes: false,
-            commit: Commit::Later,
-            touches,
-            waits_for_privacy_run,
-            rewrite: None,
-        }
-    }
-
-    /// Answers it with `error` without carrying it out.
-    pub(crate) fn refuse(self, error: DatastoreError) {
-        match self {
-            Control::ForceCommit(r)
-            | Control::Scrub(r)
-            | Control::Close(r)
-            | Control::Hold(r, _) => send(r, error),
+            Request::Sync(request) => request.refuse(error),
         }
     }
 }

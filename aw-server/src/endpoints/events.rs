@@ -96,8 +96,6 @@ pub(crate) async fn replace_one(
         .datastore
         .replace_event(bucket_id, event_id, &event.0)
         .await?;
-    // The incremental push never rewrites an event it published: the file is built anew.
-    state.sync.republish();
     event_json(&stored)
 }
 

@@ -151,7 +151,6 @@ async fn delete_range(
         .delete_range(&buckets, start, end, false, expect)
         .await?;
     state.datastore.force_commit().await?;
-    state.sync.republish();
     Ok(RangeAnswer {
         done,
         dry_run,
@@ -264,7 +263,6 @@ pub(crate) async fn by_ids(
     let count = ids.len();
     let missing = state.datastore.delete_events_by_id(bucket_id, ids).await?;
     state.datastore.force_commit().await?;
-    state.sync.republish();
     Ok(Json(IdsAnswer {
         deleted: count - missing.len(),
         missing,
@@ -356,7 +354,6 @@ pub(crate) async fn rename_bucket(
             other => ApiError::from(other),
         })?;
     state.datastore.force_commit().await?;
-    state.sync.republish();
     Ok(Json(state.datastore.get_bucket(new_id).await?))
 }
 
@@ -409,7 +406,6 @@ pub(crate) async fn merge_bucket(
     let undo = backup_first(state, events).await?;
     let done = state.datastore.merge_buckets(&from, bucket_id).await?;
     state.datastore.force_commit().await?;
-    state.sync.republish();
     Ok(Json(MergeAnswer { done, undo }))
 }
 
@@ -456,7 +452,6 @@ pub(crate) async fn apply_privacy(
     let undo = backup_first(state, preview.dropped + preview.redacted).await?;
     let report = state.datastore.apply_privacy_to_past(false).await?;
     state.datastore.scrub().await?;
-    state.sync.republish();
     Ok(Json(PrivacyAnswer {
         report,
         dry_run,

@@ -6,12 +6,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use aw_models::{timestamp, Bucket};
-use serde_json::Value;
 
-use super::{
-    text_of, Checked, PassReport, PeerReport, Syncer, DEVICE_KEY, ORIGIN_KEY, SOURCE_KEY,
-    SYNCED_FROM,
-};
+use super::{text_of, Checked, PassReport, PeerReport, Syncer, ORIGIN_KEY, SYNCED_FROM};
 use crate::cursors::Cursors;
 use crate::error::{Result, SyncError};
 use crate::folder::PeerPath;
@@ -20,7 +16,7 @@ use crate::server::Server;
 use crate::transfer::{self, extent, PAGE_SIZE};
 
 /// Bucket row ids read from a peer file at a time.
-const ROWS_PER_PAGE: usize = 1000;
+pub(super) const ROWS_PER_PAGE: usize = 1000;
 
 /// How many reasons the one log line about a peer's unreadable bucket rows gives.
 const REASONS_LOGGED: usize = 3;
@@ -29,13 +25,13 @@ const REASONS_LOGGED: usize = 3;
 /// reasons, and logged once (a file of 200,000 such rows made 87 MB of log in two passes
 /// when each was a line).
 #[derive(Default)]
-struct BadBuckets {
-    count: u64,
+pub(super) struct BadBuckets {
+    pub(super) count: u64,
     reasons: Vec<String>,
 }
 
 impl BadBuckets {
-    fn note(&mut self, e: &SyncError) {
+    pub(super) fn note(&mut self, e: &SyncError) {
         self.count += 1;
         if self.reasons.len() < REASONS_LOGGED {
             self.reasons.push(e.to_string());
@@ -93,12 +89,7 @@ impl Syncer {
                 let mut this = PeerReport {
                     device_id: peer.device_id.clone(),
                     path: peer.path.clone(),
-                    hostnames: Vec::new(),
-                    buckets: 0,
-                    pulled_events: 0,
-                    error: None,
-                    skipped_events: 0,
-                    problems: Vec::new(),
+                    ..PeerReport::default()
                 };
                 match self.pull_peer(server, peer, buckets, &mut cursors, &mut this, !last) {
                     Ok(true) => {}
@@ -180,9 +171,23 @@ impl Syncer {
                 "{unreadable_events} events whose times or id are not integers"
             ));
         }
+        // By days when both sides can (`pull_days.rs`); a day table that is there but
+        // cannot be read is reported, and the file pulled as the reference's would be.
+        let by_day = server.tells_days()
+            && match file.has_days() {
+                Ok(has) => has,
+                Err(e) => {
+                    report.skipped(e.to_string());
+                    false
+                }
+            };
+        self.days_applied.set(0);
+        if by_day {
+            self.forget_vanished(server, &file, &peer.device_id, buckets, report)?;
+        }
         let mut bad = BadBuckets::default();
         let walked = self.pull_bucket_rows(
-            server, &file, peer, first, buckets, cursors, report, &mut bad,
+            server, &file, peer, first, buckets, cursors, report, &mut bad, by_day,
         );
         bad.log(&peer.path);
         walked.map(|()| true)
@@ -203,6 +208,7 @@ impl Syncer {
         cursors: &mut Cursors,
         report: &mut PeerReport,
         bad: &mut BadBuckets,
+        by_day: bool,
     ) -> Result<()> {
         let mut page = first;
         while let Some(&last) = page.last() {
@@ -236,6 +242,7 @@ impl Syncer {
                     bucket: &source,
                     host: &host,
                     peer,
+                    by_day,
                 };
                 match self.pull_bucket(server, &from, buckets, cursors, report) {
                     Ok(n) => report.pulled_events += n,
@@ -257,56 +264,6 @@ impl Syncer {
         Ok(())
     }
 
-    /// The server bucket a peer bucket is pulled into, created if missing. Found by origin
-    /// device and source id first, so a renamed host never splits a bucket (COMPATIBILITY.md, sync
-    /// #10); else by the reference's name `<base>-synced-from-<host>`, so buckets the
-    /// reference aw-sync created go on being used.
-    fn destination(
-        &self,
-        server: &dyn Server,
-        source: &Bucket,
-        host: &str,
-        peer: &PeerPath,
-        buckets: &mut HashMap<String, Bucket>,
-    ) -> Result<(String, bool)> {
-        let mine = |b: &Bucket| {
-            text_of(b, DEVICE_KEY) == Some(peer.device_id.as_str())
-                && text_of(b, SOURCE_KEY) == Some(source.id.as_str())
-        };
-        if let Some(found) = buckets.values().find(|b| mine(b)) {
-            return Ok((found.id.clone(), false));
-        }
-        let base = source.id.split(SYNCED_FROM).next().unwrap_or(&source.id);
-        let mut id = format!("{base}{SYNCED_FROM}{host}");
-        if let Some(existing) = buckets.get(&id) {
-            match text_of(existing, DEVICE_KEY) {
-                // Another device with the same hostname: keep them apart.
-                Some(other) if other != peer.device_id => id = format!("{id}-{}", peer.device_id),
-                _ => return Ok((id, false)),
-            }
-            if buckets.contains_key(&id) {
-                return Ok((id, false));
-            }
-        }
-        let mut bucket = source.clone();
-        bucket.id = id.clone();
-        bucket.bid = None;
-        bucket.events = None;
-        bucket
-            .data
-            .insert(ORIGIN_KEY.into(), Value::String(host.to_string()));
-        bucket
-            .data
-            .insert(DEVICE_KEY.into(), Value::String(peer.device_id.clone()));
-        bucket
-            .data
-            .insert(SOURCE_KEY.into(), Value::String(source.id.clone()));
-        server.create_bucket(&bucket)?;
-        log::info!("Created bucket '{id}' for data from {host}");
-        buckets.insert(id.clone(), bucket);
-        Ok((id, true))
-    }
-
     fn pull_bucket(
         &self,
         server: &dyn Server,
@@ -321,19 +278,17 @@ impl Syncer {
             bucket: source,
             host,
             peer,
+            by_day,
         } = *from;
         let (dest, created) = self.destination(server, source, host, peer, buckets)?;
+        if by_day {
+            return self.pull_days(server, from, &dest, created, cursors, report);
+        }
         let newest = server
             .events(&dest, None, None, Some(1))?
             .first()
             .map(|e| extent(e).0);
-        // Per file: a device's files in both layouts have rows of their own.
-        let file_key = peer
-            .path
-            .strip_prefix(self.options.folder.root())
-            .unwrap_or(&peer.path)
-            .to_string_lossy()
-            .into_owned();
+        let file_key = from.file_key(self);
         // A bucket created now (a pulled bucket the user deleted) is pulled from its start:
         // its old resume point goes at once, so a pass that fails before its first page
         // does not leave it to the next.
@@ -400,12 +355,27 @@ impl Syncer {
 }
 
 /// A bucket of a peer file being pulled, and where it comes from.
-struct Source<'a> {
-    file: &'a PeerFile,
-    row: i64,
-    bucket: &'a Bucket,
-    host: &'a str,
-    peer: &'a PeerPath,
+pub(super) struct Source<'a> {
+    pub(super) file: &'a PeerFile,
+    pub(super) row: i64,
+    pub(super) bucket: &'a Bucket,
+    pub(super) host: &'a str,
+    pub(super) peer: &'a PeerPath,
+    /// The file has a day table and the server applies days (`pull_days.rs`).
+    pub(super) by_day: bool,
+}
+
+impl Source<'_> {
+    /// The key of the file's resume points: its path in the sync folder (a device's files
+    /// in both layouts have rows of their own).
+    pub(super) fn file_key(&self, syncer: &Syncer) -> String {
+        self.peer
+            .path
+            .strip_prefix(syncer.options.folder.root())
+            .unwrap_or(&self.peer.path)
+            .to_string_lossy()
+            .into_owned()
+    }
 }
 
 /// Each device's files, most recently written first (the device layout first on a tie).

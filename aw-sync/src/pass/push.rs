@@ -1,15 +1,24 @@
 //! The push half of a pass: the server's own buckets into this device's file.
+//!
+//! Against a server that tells its day digests (ours), the file follows the server day by
+//! day: each day whose digest differs from the one the file has is made equal to the
+//! server's events of that day, ids included (`Datastore::mirror_day`), and its digest
+//! written in the file's day table (`day_table.rs`). So deletions, edits and backdated
+//! events reach the file in place, at a cost that grows with the days they touched, and a
+//! bucket gone from the server (deleted, renamed, merged away) leaves the file. Against
+//! the reference's API, new events are appended from the last one pushed.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::Ordering;
 
+use aw_datastore::{day_of, NewEvent};
 use aw_models::raw_event::data_to_text;
-use aw_models::{timestamp, Bucket};
+use aw_models::{timestamp, Bucket, Event};
 use serde_json::Value;
 
 use super::{is_import, PassReport, Syncer, ORIGIN_KEY};
 use crate::error::{Result, SyncError};
-use crate::outbox::Outbox;
+use crate::outbox::{DayUpdates, Outbox, PublishedDays};
 use crate::peer::MAX_VALUE_BYTES;
 use crate::server::Server;
 use crate::transfer::{self, extent};
@@ -26,6 +35,17 @@ impl Syncer {
         report: &mut PassReport,
     ) -> Result<bool> {
         let outbox = Outbox::new(&self.options.folder, &self.me, &self.options.work_dir);
+        let by_day = server.tells_days();
+        let published = match by_day.then(|| outbox.published_days()).transpose()? {
+            Some(Some(published)) => published,
+            Some(None) => {
+                // A file built by the append-only push: its ids are not the server's.
+                outbox.start_anew()?;
+                PublishedDays::new()
+            }
+            None => PublishedDays::new(),
+        };
+        let mut updates = DayUpdates::default();
         let own = outbox.open()?;
         let own_buckets = Server::buckets(&own);
         let mut changed = false;
@@ -44,7 +64,13 @@ impl Syncer {
                         continue;
                     }
                     let exists = own_buckets.contains_key(id);
-                    match self.push_bucket(server, &own, bucket, exists, report) {
+                    let pushed = if by_day {
+                        let days = published.get(id);
+                        self.push_days(server, &own, bucket, exists, days, &mut updates, report)
+                    } else {
+                        self.push_bucket(server, &own, bucket, exists, report)
+                    };
+                    match pushed {
                         Err(SyncError::Stopped) => {
                             own.close()?;
                             return Err(SyncError::Stopped);
@@ -59,14 +85,82 @@ impl Syncer {
                         }
                     }
                 }
+                if by_day {
+                    // Gone from the server (deleted, renamed, merged away): gone from the file.
+                    for id in own_buckets.keys().filter(|id| !buckets.contains_key(*id)) {
+                        own.delete_bucket(id).wait()?;
+                        updates.removed_buckets.push(id.clone());
+                    }
+                }
             }
             Err(e) => report.errors.push(format!("push: {e}")),
         }
-        let published = outbox.close_and_publish(own, changed)?;
+        let days = by_day.then_some(&updates);
+        let published = outbox.close_and_publish(own, changed, days)?;
         if published {
             log::info!("Published {}", outbox.published().display());
         }
         Ok(published)
+    }
+
+    /// Creates the bucket in this device's file, marked with this device's hostname.
+    fn create_own_bucket(&self, own: &aw_datastore::Datastore, bucket: &Bucket) -> Result<()> {
+        let mut copy = bucket.clone();
+        copy.bid = None;
+        copy.events = None;
+        if copy.hostname == "unknown" {
+            copy.hostname = self.me.device_id.clone();
+        }
+        copy.data
+            .insert(ORIGIN_KEY.into(), Value::String(self.me.hostname.clone()));
+        Server::create_bucket(own, &copy)
+    }
+
+    /// Makes each day of the bucket in this device's file whose digest differs from the
+    /// server's equal to the server's (see the module docs); returns the events written or
+    /// deleted.
+    #[allow(clippy::too_many_arguments)]
+    fn push_days(
+        &self,
+        server: &dyn Server,
+        own: &aw_datastore::Datastore,
+        bucket: &Bucket,
+        exists: bool,
+        published: Option<&BTreeMap<i64, String>>,
+        updates: &mut DayUpdates,
+        report: &mut PassReport,
+    ) -> Result<u64> {
+        if !exists {
+            self.create_own_bucket(own, bucket)?;
+        }
+        let digests = server.day_digests(&bucket.id)?;
+        let none = BTreeMap::new();
+        let published = published.unwrap_or(&none);
+        let mut days: BTreeSet<i64> = digests
+            .iter()
+            .filter(|(day, d)| published.get(day) != Some(&d.digest))
+            .map(|(day, _)| *day)
+            .collect();
+        days.extend(published.keys().filter(|day| !digests.contains_key(day)));
+        let first = self
+            .options
+            .start_date
+            .map(|t| day_of(timestamp::to_ns_saturating(&t)));
+        days.retain(|day| first.is_none_or(|f| *day >= f));
+        let (mut written, mut too_large) = (0u64, 0usize);
+        for day in days {
+            self.check_stop()?;
+            let mut events = crate::transfer::events_of_day(server, &bucket.id, day)?;
+            too_large += drop_too_large(&mut events);
+            let events = NewEvent::from_events(&events)?;
+            let done = own.mirror_day(&bucket.id, day, events).wait()?;
+            written += done.written + done.deleted;
+            updates
+                .days
+                .push((bucket.id.clone(), day, digests.get(&day).cloned()));
+        }
+        report_too_large(&bucket.id, too_large, report);
+        Ok(written)
     }
 
     fn push_bucket(
@@ -78,15 +172,7 @@ impl Syncer {
         report: &mut PassReport,
     ) -> Result<u64> {
         if !exists {
-            let mut copy = bucket.clone();
-            copy.bid = None;
-            copy.events = None;
-            if copy.hostname == "unknown" {
-                copy.hostname = self.me.device_id.clone();
-            }
-            copy.data
-                .insert(ORIGIN_KEY.into(), Value::String(self.me.hostname.clone()));
-            Server::create_bucket(own, &copy)?;
+            self.create_own_bucket(own, bucket)?;
         }
         // Pages arrive newest first, so the file's newest event says nothing about whether
         // the older pages made it (the reference resumed from it: COMPATIBILITY.md, sync #7). The
@@ -102,27 +188,35 @@ impl Syncer {
         let (mut written, mut too_large) = (0u64, 0usize);
         transfer::read_pages(server, &bucket.id, from, &mut |mut page| {
             self.check_stop()?;
-            // What no reader would take (peer.rs): never written, so never refused.
-            let before = page.len();
-            page.retain(|e| data_to_text(&e.data).len() <= MAX_VALUE_BYTES);
-            too_large += before - page.len();
+            too_large += drop_too_large(&mut page);
             written += transfer::write_page(own, &bucket.id, page)? as u64;
             Ok(())
         })?;
-        if too_large > 0 {
-            log::warn!(
-                "Not pushing {too_large} events of '{}' with more than {MAX_VALUE_BYTES} bytes of data",
-                bucket.id
-            );
-            report.errors.push(format!(
-                "push '{}': {too_large} events with more than {MAX_VALUE_BYTES} bytes of data are not synced",
-                bucket.id
-            ));
-        }
+        report_too_large(&bucket.id, too_large, report);
         if let Some(newest) = own.events(&bucket.id, None, None, Some(1))?.first() {
             let start = extent(newest).0;
             own.set_key_value(&key, &start.to_string()).wait()?;
         }
         Ok(written)
+    }
+}
+
+/// Drops the events no reader would take (`peer.rs`): never written, so never refused.
+/// Returns how many.
+fn drop_too_large(events: &mut Vec<Event>) -> usize {
+    let before = events.len();
+    events.retain(|e| data_to_text(&e.data).len() <= MAX_VALUE_BYTES);
+    before - events.len()
+}
+
+/// Logs and reports the events of `bucket` left out for their size.
+fn report_too_large(bucket: &str, too_large: usize, report: &mut PassReport) {
+    if too_large > 0 {
+        log::warn!(
+            "Not pushing {too_large} events of '{bucket}' with more than {MAX_VALUE_BYTES} bytes of data"
+        );
+        report.errors.push(format!(
+            "push '{bucket}': {too_large} events with more than {MAX_VALUE_BYTES} bytes of data are not synced"
+        ));
     }
 }

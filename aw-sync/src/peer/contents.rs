@@ -56,7 +56,7 @@ pub struct Page {
 /// `column` as text of at most [`MAX_VALUE_BYTES`] (bound as `?1`), else NULL; the value
 /// itself is never loaded when it is not text or too long (`octet_length` reads only its
 /// header).
-fn text_or_null(column: &str) -> String {
+pub(super) fn text_or_null(column: &str) -> String {
     format!(
         "CASE WHEN typeof({column}) = 'text' AND octet_length({column}) <= ?1 THEN {column} END"
     )
@@ -193,18 +193,8 @@ impl PeerFile {
                 row.map_err(|e| self.sql_error("unreadable", e))?;
             *cursor = PageCursor { start, end, id };
             seen += 1;
-            let parsed = match data {
-                None if data_type != "text" => Err(format!("data is {data_type}, not text")),
-                None => Err(format!(
-                    "data is {length} bytes, more than the {MAX_VALUE_BYTES} a synced event may have"
-                )),
-                Some(text) => {
-                    bytes += text.len();
-                    serde_json::from_str::<Map<String, Value>>(&text)
-                        .map_err(|e| format!("data is not a JSON object ({e})"))
-                }
-            };
-            match parsed {
+            bytes += data.as_ref().map_or(0, String::len);
+            match parse_data(data, &data_type, length) {
                 Ok(data) => page.events.push(Event::new(
                     timestamp::from_ns(start),
                     chrono::Duration::nanoseconds(end.saturating_sub(start)),
@@ -244,5 +234,22 @@ impl PeerFile {
             )
             .map(|n| n.max(0) as u64)
             .map_err(|e| self.sql_error("unreadable", e))
+    }
+}
+
+/// The data of an event row, read as [`text_or_null`] reads it: a JSON object, or why the
+/// event cannot be synced.
+pub(super) fn parse_data(
+    data: Option<String>,
+    data_type: &str,
+    length: i64,
+) -> std::result::Result<Map<String, Value>, String> {
+    match data {
+        None if data_type != "text" => Err(format!("data is {data_type}, not text")),
+        None => Err(format!(
+            "data is {length} bytes, more than the {MAX_VALUE_BYTES} a synced event may have"
+        )),
+        Some(text) => serde_json::from_str::<Map<String, Value>>(&text)
+            .map_err(|e| format!("data is not a JSON object ({e})")),
     }
 }

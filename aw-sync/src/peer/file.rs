@@ -147,7 +147,7 @@ impl PeerFile {
 
     /// Checks that `table` is a plain table (not a view or virtual table) with `columns`
     /// and no generated or hidden column, so that reading it evaluates nothing of the file.
-    fn check_table(&self, table: &str, columns: &[&str]) -> Result<()> {
+    pub(super) fn check_table(&self, table: &str, columns: &[&str]) -> Result<()> {
         let found: Option<(String, String)> = self
             .conn
             .query_row(

@@ -2,20 +2,9 @@
 //! folder on their own, with a device running the aw-sync binary in the same folder, the
 //! status route, and a clean stop.
 
-use std::path::Path;
-
-use aw_tests::TestServer;
 use serde_json::Value;
 
-use crate::common::{describe, eventually, window_events, Device};
-
-fn syncing_server(folder: &Path, extra: &str) -> Device {
-    let config = format!(
-        "[sync]\nfolder = \"{}\"\ninterval = 1\n{extra}",
-        folder.display()
-    );
-    Device::with_server(TestServer::start_with_config(&config))
-}
+use crate::common::{describe, eventually, syncing_server, window_events, Device};
 fn count_of(d: &Device, prefix: &str) -> Option<usize> {
     let id = d
         .client

@@ -135,6 +135,16 @@ impl Device {
     }
 }
 
+/// A device whose server syncs through `folder` by itself, every second (`[sync]` in
+/// config.toml, with `extra` lines).
+pub fn syncing_server(folder: &Path, extra: &str) -> Device {
+    let config = format!(
+        "[sync]\nfolder = \"{}\"\ninterval = 1\n{extra}",
+        folder.display()
+    );
+    Device::with_server(TestServer::start_with_config(&config))
+}
+
 /// Exit status and output of a finished command.
 pub fn describe(out: &Output) -> String {
     format!(

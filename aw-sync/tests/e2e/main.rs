@@ -15,4 +15,5 @@ mod common;
 mod failures;
 mod folder_format;
 mod hostile_peers;
+mod rewrites;
 mod two_devices;

@@ -1,0 +1,158 @@
+//! A device's changes to its own history reach the devices that pull it, at their next
+//! pass: deletions, edits and backdated events of any age, renames, merges and privacy
+//! runs; and a deletion made on the pulling device stands.
+
+use aw_models::Event;
+use chrono::SecondsFormat;
+use serde_json::{json, Value};
+
+use crate::common::{at, event, eventually, syncing_server, Device};
+
+const WINDOW: &str = "aw-watcher-window_laptop";
+
+/// `per_day` window events on each of `days` days from [`at`]`(0)`, one a minute.
+fn days_of_events(days: i64, per_day: i64) -> Vec<Event> {
+    (0..days)
+        .flat_map(|d| {
+            (0..per_day).map(move |i| {
+                event(
+                    d * 86_400 + i * 60,
+                    50,
+                    json!({"app": format!("app{}", i % 5), "title": format!("day {d} title {i}")}),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Waits until `d`'s copy of `source` on `from` holds exactly `from`'s events, but those
+/// `left_out` says; panics with both sides otherwise.
+fn converges(d: &Device, from: &Device, source: &str, left_out: impl Fn(&Value) -> bool) {
+    let expected = || -> Vec<_> {
+        from.events(source)
+            .into_iter()
+            .filter(|e| !left_out(&Value::Object(e.2.clone())))
+            .collect()
+    };
+    let mut last = (Vec::new(), Vec::new());
+    let ok = eventually(|| {
+        let copy = d.client.get_buckets().unwrap().into_values().find(|b| {
+            b.data.get("$aw.sync.device") == Some(&json!(from.device_id))
+                && b.data.get("$aw.sync.source") == Some(&json!(source))
+        });
+        let Some(copy) = copy else { return false };
+        last = (d.events(&copy.id), expected());
+        last.0 == last.1
+    });
+    assert!(
+        ok,
+        "the copy did not follow: {} events here, {} expected; first difference: {:?}",
+        last.0.len(),
+        last.1.len(),
+        last.0.iter().zip(&last.1).find(|(a, b)| a != b)
+    );
+}
+
+/// The id of the event of `bucket` on `d` whose title is `title`.
+fn id_of(d: &Device, bucket: &str, title: &str) -> i64 {
+    d.client
+        .get_events(bucket, None, None, None)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.data["title"] == title)
+        .and_then(|e| e.id)
+        .unwrap_or_else(|| panic!("no event titled {title} in {bucket}"))
+}
+
+#[test]
+fn deletions_edits_and_backdated_events_follow_and_a_deletion_here_stands() {
+    let folder = tempfile::tempdir().unwrap();
+    let a = syncing_server(folder.path(), "");
+    let b = syncing_server(folder.path(), "");
+    a.create_bucket(WINDOW, "currentwindow", "laptop");
+    a.client
+        .insert_events(WINDOW, days_of_events(3, 100))
+        .unwrap();
+    converges(&b, &a, WINDOW, |_| false);
+    let mut http = a.server.client();
+
+    // A deletes half an hour of day 1 (30 events), edits an event of day 0, and adds a
+    // meeting five days before everything else.
+    let (from, to) = (at(86_400 + 600), at(86_400 + 600 + 1800));
+    let r = http.delete(&format!(
+        "/api/0/buckets/{WINDOW}/events?start={}&end={}",
+        from.to_rfc3339_opts(SecondsFormat::Secs, true),
+        to.to_rfc3339_opts(SecondsFormat::Secs, true)
+    ));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["deleted"], 30, "{}", r.body);
+    let edited = id_of(&a, WINDOW, "day 0 title 7");
+    let mut changed = event(7 * 60, 55, json!({"app": "app2", "title": "renamed title"}));
+    changed.id = Some(edited);
+    let r = http.request(
+        "PUT",
+        &format!("/api/0/buckets/{WINDOW}/events/{edited}"),
+        &[("Content-Type", "application/json")],
+        Some(serde_json::to_string(&changed).unwrap().as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    a.client
+        .insert_events(
+            WINDOW,
+            vec![event(
+                -5 * 86_400,
+                3600,
+                json!({"app": "meet", "title": "backdated"}),
+            )],
+        )
+        .unwrap();
+    converges(&b, &a, WINDOW, |_| false);
+
+    // B deletes an event of day 2 from its copy; A then edits that event and the day
+    // around it: the event stays deleted on B, the rest of the day follows.
+    let copy = b.pulled(&a, WINDOW).id;
+    let gone = id_of(&b, &copy, "day 2 title 40");
+    let r = b.server.client().post_json(
+        &format!("/api/0/buckets/{copy}/events/delete"),
+        &json!({ "ids": [gone] }).to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let target = id_of(&a, WINDOW, "day 2 title 40");
+    let mut edit = event(
+        2 * 86_400 + 40 * 60,
+        50,
+        json!({"app": "x", "title": "day 2 title 40 edited"}),
+    );
+    edit.id = Some(target);
+    let r = http.request(
+        "PUT",
+        &format!("/api/0/buckets/{WINDOW}/events/{target}"),
+        &[("Content-Type", "application/json")],
+        Some(serde_json::to_string(&edit).unwrap().as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    a.client
+        .insert_events(
+            WINDOW,
+            vec![event(
+                2 * 86_400 + 30,
+                10,
+                json!({"app": "late", "title": "day 2 late"}),
+            )],
+        )
+        .unwrap();
+    converges(&b, &a, WINDOW, |data| {
+        data["title"] == "day 2 title 40 edited"
+    });
+
+    // The status says what the passes applied.
+    let status = b.server.client().get("/api/0/sync").json();
+    let device = status["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device_id"] == a.device_id.as_str())
+        .cloned()
+        .unwrap();
+    assert!(device["last_changes"].is_object(), "{device}");
+}
