@@ -173,6 +173,9 @@ pub struct DayChanges {
     pub deleted_buckets: u64,
     /// Events left out because they were deleted from the copy here.
     pub kept_deleted: u64,
+    /// Events whose text left the copies here (deleted, or their data changed there):
+    /// the pass then scrubbed the database's WAL and journal, as a privacy run does.
+    pub removed_text: u64,
     /// Days not applied: larger than a pass applies, or not agreeing with their digest.
     pub refused_days: u64,
     /// Days left for the next pass (the bound of days per pass was reached).

@@ -70,6 +70,11 @@ pub trait Server {
     fn setting(&self, _key: &str) -> Result<Option<String>> {
         Ok(None)
     }
+    /// Leaves no removed text readable beside the database (`Datastore::scrub`): after a
+    /// pull removed text a peer removed from its history.
+    fn scrub(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A datastore whose day digests are kept between passes by a [`DayDigestCache`]
@@ -134,6 +139,10 @@ impl Server for CachedDatastore<'_> {
 
     fn setting(&self, key: &str) -> Result<Option<String>> {
         Server::setting(self.store, key)
+    }
+
+    fn scrub(&self) -> Result<()> {
+        Server::scrub(self.store)
     }
 }
 
@@ -205,6 +214,10 @@ impl Server for Datastore {
             Err(aw_datastore::DatastoreError::NoSuchKey(_)) => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+
+    fn scrub(&self) -> Result<()> {
+        Ok(Datastore::scrub(self).wait()?)
     }
 }
 

@@ -34,8 +34,19 @@ impl Store {
     /// the id it carries: equal rows stay, changed ones are replaced, missing ones
     /// inserted under their id (a row of that id elsewhere, in another day or bucket, is
     /// removed first: the event moved), and the day's other rows are deleted. Every event
-    /// must carry an id and start in the day.
+    /// must carry an id and start in the day. What it removes is zeroed in the file
+    /// ([`Store::securely`]): a redaction leaves no trace of the old text in the copy.
     pub(crate) fn mirror_day(
+        &mut self,
+        changes: &mut Changes,
+        name: &str,
+        day: i64,
+        events: Vec<NewEvent>,
+    ) -> Result<MirroredDay> {
+        self.securely(|s| s.mirror_day_now(changes, name, day, events))
+    }
+
+    fn mirror_day_now(
         &mut self,
         changes: &mut Changes,
         name: &str,

@@ -88,13 +88,8 @@ impl Store {
         while !run.done {
             let changed = self.judge_chunk(run)?;
             if !run.dry_run && !changed.is_empty() {
-                // Freed cells and pages are zeroed as they are freed: the removed text
-                // does not stay in the file's free space (the WAL and the journal:
-                // `Datastore::scrub`).
-                self.conn.execute_batch("PRAGMA secure_delete = ON")?;
-                let written = self.write_changes(changes, changed, &mut run.dropped);
-                self.conn.execute_batch("PRAGMA secure_delete = OFF")?;
-                written?;
+                let dropped = &mut run.dropped;
+                self.securely(|s| s.write_changes(changes, changed, dropped))?;
                 // A heartbeat between two steps must not merge into an event this one
                 // dropped or redacted.
                 self.last_heartbeat.clear();

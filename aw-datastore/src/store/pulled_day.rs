@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use super::Store;
@@ -64,6 +64,9 @@ pub struct PulledDayApplied {
     pub deleted: u64,
     /// Events left out because they were deleted here.
     pub kept_deleted: u64,
+    /// Events whose text left the copy (deleted, or their data changed): their cells were
+    /// zeroed; the caller scrubs the WAL and the journal (`Datastore::scrub`) once it is done.
+    pub removed_text: u64,
 }
 
 /// The record of one applied day (the `state_key` setting).
@@ -77,6 +80,9 @@ struct DayRecord {
 
 /// Whether event `?2` is still in bucket row `?1`.
 const HAS_EVENT_SQL: &str = "SELECT 1 FROM events WHERE bucketrow = ?1 AND id = ?2";
+
+/// The data of event `?2` of bucket row `?1`.
+const DATA_OF_EVENT_SQL: &str = "SELECT data FROM events WHERE bucketrow = ?1 AND id = ?2";
 
 /// The events of a bucket starting in `[?2, ?3]`.
 const DAY_EVENTS_SQL: &str = "SELECT id, starttime, endtime, data FROM events \
@@ -98,15 +104,9 @@ impl Store {
         }
         let record: Option<DayRecord> = match day.adopt {
             true => None,
-            false => self
-                .setting(&day.state_key)?
-                .and_then(|text| serde_json::from_str(&text).ok()),
+            false => self.json_setting(&day.state_key)?,
         };
-        let deleted_text = self.setting(&day.deleted_key)?;
-        let mut deleted_here: BTreeSet<i64> = deleted_text
-            .as_deref()
-            .and_then(|text| serde_json::from_str(text).ok())
-            .unwrap_or_default();
+        let mut deleted_here: BTreeSet<i64> = self.json_setting(&day.deleted_key)?;
         let before = deleted_here.len();
         let mut plan = match record {
             Some(record) => self.plan_recorded(bid, record, &mut deleted_here)?,
@@ -126,7 +126,7 @@ impl Store {
                 Some((local, _)) => {
                     plan.delete.push(local);
                     applied.replaced += 1;
-                    event.id = None;
+                    event.id = Some(local);
                     to_insert.push((source, hash, event));
                 }
                 None => {
@@ -140,10 +140,15 @@ impl Store {
         plan.delete
             .extend(plan.applied.into_values().map(|(local, _)| local));
         applied.deleted = plan.delete.len() as u64 - applied.replaced;
+        applied.removed_text =
+            applied.deleted + self.changed_texts(bid, &day.bucket, &to_insert)?;
         if !plan.delete.is_empty() {
-            self.delete_events(changes, &day.bucket, &plan.delete)?;
+            let bucket = &day.bucket;
+            self.securely(|s| s.delete_events(changes, bucket, &plan.delete))?;
         }
-        for (source, hash, event) in to_insert {
+        for (source, hash, mut event) in to_insert {
+            // The id only said which event it replaces (`changed_texts`).
+            event.id = None;
             if let Some(stored) = self
                 .insert_events(changes, &day.bucket, vec![event])?
                 .first()
@@ -172,10 +177,7 @@ impl Store {
         deleted_here: &BTreeSet<i64>,
         deleted_before: usize,
     ) -> Result<()> {
-        let mut index: BTreeMap<i64, String> = self
-            .setting(&keys.index)?
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default();
+        let mut index: BTreeMap<i64, String> = self.json_setting(&keys.index)?;
         if keys.digest.is_empty() && kept.is_empty() {
             self.delete_key_value(changes, &keys.state)?;
             index.remove(&keys.day);
@@ -198,11 +200,37 @@ impl Store {
         Ok(())
     }
 
-    /// A setting's text, if it is set.
-    fn setting(&self, key: &str) -> Result<Option<String>> {
+    /// How many of the events that replace one here (`id`: the one they replace) bring
+    /// other data than it has (as this device's privacy rules leave it): their old text
+    /// leaves the copy.
+    fn changed_texts(
+        &self,
+        bid: i64,
+        bucket: &str,
+        events: &[(i64, u64, NewEvent)],
+    ) -> Result<u64> {
+        let mut changed = 0;
+        let mut data_of = self.conn.prepare_cached(DATA_OF_EVENT_SQL)?;
+        for (_, _, event) in events {
+            let Some(local) = event.id else { continue };
+            let old: Option<String> = data_of
+                .query_row(params![bid, local], |r| r.get(0))
+                .optional()?;
+            let mut judged = event.clone();
+            if !self.privacy.is_empty() {
+                let _ = self.privacy.apply(bucket, &mut judged);
+            }
+            changed += u64::from(old.is_some_and(|old| old != judged.data));
+        }
+        Ok(changed)
+    }
+
+    /// A setting read as `T`; unset or unreadable: `T`'s default (a record that cannot be
+    /// read is as good as none: the day is adopted again).
+    fn json_setting<T: serde::de::DeserializeOwned + Default>(&self, key: &str) -> Result<T> {
         match self.get_key_value(key) {
-            Ok(text) => Ok(Some(text)),
-            Err(DatastoreError::NoSuchKey(_)) => Ok(None),
+            Ok(text) => Ok(serde_json::from_str(&text).unwrap_or_default()),
+            Err(DatastoreError::NoSuchKey(_)) => Ok(T::default()),
             Err(e) => Err(e),
         }
     }

@@ -41,6 +41,12 @@ pub(crate) fn configure_as(conn: &Connection, durability: Durability) -> Result<
     if durability == Durability::Full {
         conn.execute_batch("PRAGMA synchronous=FULL;")?;
     }
+    // Space a write frees inside a page it writes anyway is zeroed: without it, a page
+    // split leaves the old cells' bytes in the page's free area (seen: the events root
+    // page kept forty rows after it became an interior page), where no deletion, privacy
+    // run or scrub reaches them. No extra I/O; freed whole pages are zeroed only where the
+    // history is rewritten (`Store::securely`).
+    conn.execute_batch("PRAGMA secure_delete = FAST;")?;
     // The cache holds every statement of the hot paths at once.
     conn.set_prepared_statement_cache_capacity(64);
     // Plans must not depend on bound values: otherwise this SQLite build (with STAT4) marks a

@@ -228,6 +228,17 @@ impl Store {
             .ok_or_else(|| DatastoreError::NoSuchBucket(name.to_string()))
     }
 
+    /// Runs `op` with SQLite's `secure_delete` on: the cells and whole pages it frees are
+    /// zeroed as they are freed (the connection's `FAST` setting zeroes only what costs no
+    /// extra write, `schema.rs`), so removed text does not stay in the file's free space
+    /// (the WAL and the journal: `Datastore::scrub`).
+    pub(super) fn securely<T>(&mut self, op: impl FnOnce(&mut Store) -> Result<T>) -> Result<T> {
+        self.conn.execute_batch("PRAGMA secure_delete = ON")?;
+        let result = op(self);
+        self.conn.execute_batch("PRAGMA secure_delete = FAST")?;
+        result
+    }
+
     /// The row id of bucket `name` (what events point to); `NoSuchBucket` when missing.
     pub(crate) fn bucketrow(&self, name: &str) -> Result<i64> {
         self.state(name)?

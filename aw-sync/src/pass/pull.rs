@@ -121,6 +121,10 @@ impl Syncer {
             report.pulled_events += peer_report.pulled_events;
             report.peers.push(peer_report);
         }
+        // Text a peer removed from its history leaves this server's files too.
+        if report.peers.iter().any(|p| p.days.removed_text > 0) {
+            server.scrub()?;
+        }
         Ok(())
     }
 

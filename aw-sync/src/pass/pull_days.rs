@@ -211,6 +211,7 @@ impl Syncer {
         report.days.replaced_events += applied.replaced;
         report.days.deleted_events += applied.deleted;
         report.days.kept_deleted += applied.kept_deleted;
+        report.days.removed_text += applied.removed_text;
         Ok(Some(applied))
     }
 

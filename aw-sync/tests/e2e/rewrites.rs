@@ -156,3 +156,114 @@ fn deletions_edits_and_backdated_events_follow_and_a_deletion_here_stands() {
         .unwrap();
     assert!(device["last_changes"].is_object(), "{device}");
 }
+
+/// `n` events of `bucket`'s kind a day on `days` days, from `offset` seconds, titled
+/// `<mark> day <d> title <i>`.
+fn marked_events(mark: &str, days: i64, n: i64, offset: i64) -> Vec<Event> {
+    (0..days)
+        .flat_map(|d| {
+            (0..n).map(move |i| {
+                event(
+                    d * 86_400 + offset + i * 60,
+                    20,
+                    json!({"app": "app", "title": format!("{mark} day {d} title {i}"), "url": "https://example.org/"}),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Whether `d` has a copy of `source` of device `from`.
+fn has_copy(d: &Device, from: &Device, source: &str) -> bool {
+    d.client.get_buckets().unwrap().into_values().any(|b| {
+        b.data.get("$aw.sync.device") == Some(&json!(from.device_id))
+            && b.data.get("$aw.sync.source") == Some(&json!(source))
+    })
+}
+
+#[test]
+fn merges_renames_and_privacy_runs_follow_on_two_other_devices() {
+    const SECOND: &str = "aw-watcher-window_laptop-2";
+    const WEB: &str = "aw-watcher-web_laptop";
+    const RENAMED: &str = "aw-watcher-web-firefox_laptop";
+    let secret = "payroll-2026-secret";
+    let folder = tempfile::tempdir().unwrap();
+    let a = syncing_server(folder.path(), "");
+    let b = syncing_server(folder.path(), "");
+    let c = syncing_server(folder.path(), "");
+    a.create_bucket(WINDOW, "currentwindow", "laptop");
+    a.create_bucket(SECOND, "currentwindow", "laptop");
+    a.create_bucket(WEB, "web.tab.current", "laptop");
+    let mut window = marked_events("w", 2, 50, 0);
+    window[7]
+        .data
+        .insert("title".into(), json!(format!("the {secret} sheet")));
+    a.client.insert_events(WINDOW, window).unwrap();
+    a.client
+        .insert_events(SECOND, marked_events("second", 2, 20, 30))
+        .unwrap();
+    a.client
+        .insert_events(WEB, marked_events("web", 1, 30, 0))
+        .unwrap();
+    for d in [&b, &c] {
+        for bucket in [WINDOW, SECOND, WEB] {
+            converges(d, &a, bucket, |_| false);
+        }
+    }
+    // B deletes an event from its copy of the bucket that is merged away next.
+    let copy = b.pulled(&a, SECOND).id;
+    let gone = id_of(&b, &copy, "second day 1 title 3");
+    let r = b.server.client().post_json(
+        &format!("/api/0/buckets/{copy}/events/delete"),
+        &json!({ "ids": [gone] }).to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    let mut http = a.server.client();
+    let r = http.post_json(
+        &format!("/api/0/buckets/{WINDOW}/merge?force=true"),
+        &json!({ "from": SECOND }).to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = http.request(
+        "PATCH",
+        &format!("/api/0/buckets/{WEB}?force=true"),
+        &[("Content-Type", "application/json")],
+        Some(json!({ "id": RENAMED }).to_string().as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = http.post_json(
+        "/api/0/settings/privacy_filters",
+        r#"[{"enabled": true, "field": "title", "pattern": "payroll", "action": "redact", "replacement": "(hidden)"}]"#,
+    );
+    assert!(r.status == 200 || r.status == 201, "{}", r.body);
+    let r = http.post_json("/api/0/privacy/apply", r#"{"dry_run": false}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    // Both follow: the merged-away copy folded into the target's (B's deletion standing,
+    // no event twice), the renamed copy renamed, the redacted text replaced.
+    converges(&b, &a, WINDOW, |data| {
+        data["title"] == "second day 1 title 3"
+    });
+    converges(&c, &a, WINDOW, |_| false);
+    for d in [&b, &c] {
+        converges(d, &a, RENAMED, |_| false);
+        assert!(
+            eventually(|| !has_copy(d, &a, SECOND) && !has_copy(d, &a, WEB)),
+            "copies of the merged-away and the renamed bucket are left: {:?}",
+            d.bucket_ids()
+        );
+    }
+    // Nothing of the removed text in B's database, its WAL or its journal, once the pass
+    // that applied the redaction ended (it scrubs them last).
+    let holds_secret = || {
+        ["", "-wal", ".journal"].iter().any(|suffix| {
+            std::fs::read(aw_tests::with_suffix(&b.server.db_path(), suffix))
+                .is_ok_and(|bytes| bytes.windows(secret.len()).any(|w| w == secret.as_bytes()))
+        })
+    };
+    assert!(
+        eventually(|| !holds_secret()),
+        "the removed text is still in B's database files"
+    );
+}
