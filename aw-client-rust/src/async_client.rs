@@ -38,14 +38,14 @@ pub struct AwClient {
 }
 
 /// A response that passed the status check.
-struct Reply {
+pub(crate) struct Reply {
     url: String,
     status: StatusCode,
     body: Vec<u8>,
 }
 
 impl Reply {
-    fn json<T: DeserializeOwned>(&self) -> Result<T, ClientError> {
+    pub(crate) fn json<T: DeserializeOwned>(&self) -> Result<T, ClientError> {
         serde_json::from_slice(&self.body)
             .map_err(|e| ClientError::decode(&self.url, e, &self.body))
     }
@@ -101,11 +101,11 @@ impl AwClient {
         }
     }
 
-    fn api(&self) -> ApiUrl {
+    pub(crate) fn api(&self) -> ApiUrl {
         ApiUrl::new(&self.baseurl)
     }
 
-    fn bucket_url(&self, bucket_id: &str) -> Result<ApiUrl, ClientError> {
+    pub(crate) fn bucket_url(&self, bucket_id: &str) -> Result<ApiUrl, ClientError> {
         self.api().lit("buckets").seg("bucket id", bucket_id)
     }
 
@@ -147,11 +147,15 @@ impl AwClient {
         }
     }
 
-    async fn get(&self, url: Url) -> Result<Reply, ClientError> {
+    pub(crate) async fn get(&self, url: Url) -> Result<Reply, ClientError> {
         self.send(Method::GET, url, None).await
     }
 
-    async fn post<B: Serialize + ?Sized>(&self, url: Url, body: &B) -> Result<Reply, ClientError> {
+    pub(crate) async fn post<B: Serialize + ?Sized>(
+        &self,
+        url: Url,
+        body: &B,
+    ) -> Result<Reply, ClientError> {
         let body = serde_json::to_vec(body)
             .map_err(|e| ClientError::invalid("request body", "", e.to_string()))?;
         self.send(Method::POST, url, Some(body)).await

@@ -285,6 +285,30 @@ impl AwClient {
         self.run(|c| async move { c.query(&query, timeperiods).await })
     }
 
+    /// The digest of each day of a bucket (ours only; see the async client).
+    pub fn get_day_digests(&self, bucketname: &str) -> Result<Value, ClientError> {
+        let bucket = bucketname.to_string();
+        self.run(|c| async move { c.get_day_digests(&bucket).await })
+    }
+
+    /// The days of another device's bucket applied here (ours only; see the async client).
+    pub fn get_applied_days(&self, device: &str, source: &str) -> Result<Value, ClientError> {
+        let (device, source) = (device.to_string(), source.to_string());
+        self.run(|c| async move { c.get_applied_days(&device, &source).await })
+    }
+
+    /// Applies one day of another device's bucket to its copy here (ours only).
+    pub fn apply_pulled_day<B: Serialize + ?Sized>(&self, day: &B) -> Result<Value, ClientError> {
+        let body = serde_json::to_value(day)
+            .map_err(|e| ClientError::invalid("request body", "", e.to_string()))?;
+        self.run(|c| async move { c.apply_pulled_day(&body).await })
+    }
+
+    /// Scrubs the server's WAL and journal (ours only; see the async client).
+    pub fn scrub(&self) -> Result<(), ClientError> {
+        self.run(|c| async move { c.scrub().await })
+    }
+
     /// One setting's value; a missing key is `Value::Null`.
     pub fn get_setting(&self, key: &str) -> Result<Value, ClientError> {
         let key = key.to_string();

@@ -70,6 +70,7 @@ mod async_client;
 pub mod blocking;
 mod builder;
 mod error;
+mod sync_calls;
 mod url;
 
 /// The canonical dashboard queries, the default categories and query literals: defined in

@@ -134,6 +134,7 @@ fn pulled(day: i64, digest: &str, events: &[(i64, i64, &str)]) -> PulledDay {
         state_key: format!("day.{day}"),
         index_key: "index".into(),
         deleted_key: "deleted".into(),
+        source: "src".into(),
         adopt: false,
         pulled_until: None,
     }
@@ -209,7 +210,10 @@ fn a_pulled_day_follows_the_peer_and_a_deletion_here_stands() {
     assert!(titles(&s).is_empty());
     assert!(s.ds.get_key_value("index").wait().is_err());
     assert!(s.ds.get_key_value(&format!("day.{day}")).wait().is_err());
-    assert_eq!(s.ds.get_key_value("deleted").wait().unwrap(), "[2]");
+    assert_eq!(
+        s.ds.get_key_value("deleted").wait().unwrap(),
+        r#"{"2":"src"}"#
+    );
     // Even moved to another day there, "b" stays deleted here.
     let applied =
         s.ds.apply_pulled_day(pulled(day + 1, "d4", &[(2, DAY_S + 5, "b3")]))
@@ -232,7 +236,10 @@ fn a_day_without_a_record_is_adopted_from_what_an_older_pull_left() {
     let applied = s.ds.apply_pulled_day(day_read).wait().unwrap();
     assert_eq!((applied.inserted, applied.kept_deleted), (1, 1));
     assert_eq!(titles(&s), ["a", "c"]);
-    assert_eq!(s.ds.get_key_value("deleted").wait().unwrap(), "[2]");
+    assert_eq!(
+        s.ds.get_key_value("deleted").wait().unwrap(),
+        r#"{"2":"src"}"#
+    );
     // Applied again unchanged: nothing moves.
     let mut again = pulled(day, "d1", &[(1, 0, "a"), (2, 60, "b"), (3, 120, "c")]);
     again.pulled_until = Some(t(60).timestamp_nanos_opt().unwrap());

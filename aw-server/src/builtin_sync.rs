@@ -87,6 +87,8 @@ pub(crate) struct BackgroundSync {
     rows_read: Arc<AtomicU64>,
     /// The server's day digests, kept between passes by hearing every write.
     digests: Arc<DayDigestCache>,
+    /// Set once `digests` listens to the datastore's writes (from its first use on).
+    listening: std::sync::OnceLock<()>,
     wake: Sender<()>,
     woken: Receiver<()>,
     thread: Background,
@@ -130,6 +132,7 @@ impl BackgroundSync {
             stop: Arc::new(AtomicBool::new(false)),
             rows_read: Arc::new(AtomicU64::new(0)),
             digests: Arc::new(DayDigestCache::default()),
+            listening: std::sync::OnceLock::new(),
             wake,
             woken,
             thread: Background::default(),
@@ -162,7 +165,6 @@ impl BackgroundSync {
             options.folder.root().display(),
             options.mode
         );
-        datastore.add_write_listener(self.digests.clone());
         let syncer = Syncer::new(options.clone(), me)
             .with_stop_flag(self.stop.clone())
             .with_rows_read(self.rows_read.clone());
@@ -193,7 +195,7 @@ impl BackgroundSync {
             self.update(|s| s.running = true);
             let server = CachedDatastore {
                 store: datastore,
-                digests: &self.digests,
+                digests: self.digest_cache(datastore),
             };
             let result = syncer.pass(&server);
             self.update(|s| {
@@ -207,6 +209,17 @@ impl BackgroundSync {
 
     fn update(&self, change: impl FnOnce(&mut SyncStatus)) {
         change(&mut self.status.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// The server's day digests (for the passes, and for the `aw-sync` program's
+    /// `GET /api/0/buckets/<id>/days`), listening to the datastore's writes from the first
+    /// call on: until then no write pays for them, and a bucket not asked for yet is read
+    /// whole at its first call, so nothing written before is missed.
+    pub(crate) fn digest_cache(&self, datastore: &Datastore) -> &DayDigestCache {
+        // A second caller waits until the listener is in.
+        self.listening
+            .get_or_init(|| datastore.add_write_listener(self.digests.clone()));
+        &self.digests
     }
 
     /// Stops the thread between pages of the pass in progress and waits for it: its files

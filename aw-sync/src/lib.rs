@@ -45,11 +45,14 @@
 //! The same [`Syncer`] runs in the `aw-sync` binary (against a server over HTTP) and inside
 //! `aw-server` (against its datastore, no HTTP hop), through the [`Server`] trait.
 
+mod applied;
 mod cursors;
 mod day_table;
 mod digests;
 mod error;
 mod folder;
+#[cfg(feature = "cli")]
+mod http_server;
 mod outbox;
 mod pass;
 mod peer;
@@ -57,10 +60,13 @@ mod server;
 mod transfer;
 
 // What the two users need: the `aw-sync` binary and the sync built into `aw-server`.
+pub use applied::{AppliedDays, DayToApply};
 pub use cursors::forget_all as forget_pull_positions;
 pub use digests::DayDigestCache;
 pub use error::{Result, SyncError};
 pub use folder::{Device, SyncFolder};
+#[cfg(feature = "cli")]
+pub use http_server::HttpServer;
 pub use outbox::forget_working_copy;
 pub use pass::{
     is_import, parse_list, DayChanges, Mode, PassReport, PeerReport, SyncOptions, Syncer,

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use aw_client_rust::blocking::AwClient;
 use aw_platform::dirs;
 use aw_sync::PeerFile;
-use aw_sync::{parse_list, Device, Mode, Server, SyncError, SyncFolder, SyncOptions, Syncer};
+use aw_sync::{parse_list, Device, HttpServer, Mode, SyncError, SyncFolder, SyncOptions, Syncer};
 use chrono::{NaiveDate, TimeZone, Utc};
 use clap::{Args, Parser, Subcommand};
 
@@ -174,7 +174,7 @@ fn run(cli: Cli) -> Result<ExitCode, SyncError> {
             let mut options = pass_options(&folder, &args.pass)?;
             options.hosts = args.host.as_deref().and_then(parse_list);
             let mut syncer = Syncer::new(options, device(&client)?);
-            let report = syncer.pass(&client)?;
+            let report = syncer.pass(&HttpServer::new(&client))?;
             log_report(&report);
             Ok(if report.errors.is_empty() {
                 ExitCode::SUCCESS
@@ -216,7 +216,7 @@ fn daemon(client: &AwClient, options: SyncOptions, interval: u64) -> Result<Exit
             }
         }
         if let Some(s) = syncer.as_mut() {
-            match s.pass(client) {
+            match s.pass(&HttpServer::new(client)) {
                 Ok(report) => log_report(&report),
                 Err(SyncError::Stopped) => break,
                 Err(e) => log::warn!("Sync pass failed, retrying in {interval} s: {e}"),
@@ -296,7 +296,7 @@ fn pass_options(folder: &SyncFolder, args: &PassArgs) -> Result<SyncOptions, Syn
 fn list(client: &AwClient, folder: &SyncFolder) -> Result<ExitCode, SyncError> {
     let me = device(client)?;
     log::info!("Server ({}):", me.device_id);
-    let mut buckets: Vec<_> = Server::buckets(client)?.into_keys().collect();
+    let mut buckets: Vec<_> = client.get_buckets()?.into_keys().collect();
     buckets.sort();
     for id in buckets {
         log::info!("  {id}: {} events", client.get_event_count(&id)?);

@@ -7,10 +7,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use aw_datastore::{Datastore, DayDigest, PulledDay, PulledDayApplied};
+use aw_datastore::{Datastore, DayDigest, PulledDayApplied};
 use aw_models::{Bucket, Event};
 use chrono::{DateTime, Utc};
 
+use crate::applied::{AppliedDays, DayToApply};
 use crate::digests::{compute_all, DayDigestCache};
 use crate::error::Result;
 
@@ -63,12 +64,13 @@ pub trait Server {
     /// Applies one day of another device's bucket to its pulled copy, all or nothing, or
     /// `None` when the store cannot (the reference's API): then pulls append new events
     /// only.
-    fn apply_pulled_day(&self, _day: PulledDay) -> Result<Option<PulledDayApplied>> {
+    fn apply_pulled_day(&self, _day: DayToApply) -> Result<Option<PulledDayApplied>> {
         Ok(None)
     }
-    /// A setting's JSON text (`None`: not set, or the store cannot say).
-    fn setting(&self, _key: &str) -> Result<Option<String>> {
-        Ok(None)
+    /// The days of bucket `source` of device `device` applied to its copy here, with the
+    /// digest applied (`applied.rs`); empty where [`Server::tells_days`] is false.
+    fn applied_days(&self, _device: &str, _source: &str) -> Result<BTreeMap<i64, String>> {
+        Ok(BTreeMap::new())
     }
     /// Leaves no removed text readable beside the database (`Datastore::scrub`): after a
     /// pull removed text a peer removed from its history.
@@ -133,12 +135,12 @@ impl Server for CachedDatastore<'_> {
         self.digests.digests(self.store, bucket)
     }
 
-    fn apply_pulled_day(&self, day: PulledDay) -> Result<Option<PulledDayApplied>> {
+    fn apply_pulled_day(&self, day: DayToApply) -> Result<Option<PulledDayApplied>> {
         Server::apply_pulled_day(self.store, day)
     }
 
-    fn setting(&self, key: &str) -> Result<Option<String>> {
-        Server::setting(self.store, key)
+    fn applied_days(&self, device: &str, source: &str) -> Result<BTreeMap<i64, String>> {
+        Server::applied_days(self.store, device, source)
     }
 
     fn scrub(&self) -> Result<()> {
@@ -204,56 +206,22 @@ impl Server for Datastore {
         compute_all(self, bucket)
     }
 
-    fn apply_pulled_day(&self, day: PulledDay) -> Result<Option<PulledDayApplied>> {
+    fn apply_pulled_day(&self, day: DayToApply) -> Result<Option<PulledDayApplied>> {
+        let day = day.into_pulled_day()?;
         Ok(Some(Datastore::apply_pulled_day(self, day).wait()?))
     }
 
-    fn setting(&self, key: &str) -> Result<Option<String>> {
-        match self.get_key_value(key).wait() {
-            Ok(text) => Ok(Some(text)),
-            Err(aw_datastore::DatastoreError::NoSuchKey(_)) => Ok(None),
+    fn applied_days(&self, device: &str, source: &str) -> Result<BTreeMap<i64, String>> {
+        let key = AppliedDays::new(device, source).index_key();
+        match self.get_key_value(&key).wait() {
+            // Unreadable: none (each day is then applied again, as a day without a record).
+            Ok(text) => Ok(serde_json::from_str(&text).unwrap_or_default()),
+            Err(aw_datastore::DatastoreError::NoSuchKey(_)) => Ok(BTreeMap::new()),
             Err(e) => Err(e.into()),
         }
     }
 
     fn scrub(&self) -> Result<()> {
         Ok(Datastore::scrub(self).wait()?)
-    }
-}
-
-#[cfg(feature = "cli")]
-impl Server for aw_client_rust::blocking::AwClient {
-    fn buckets(&self) -> Result<HashMap<String, Bucket>> {
-        Ok(self.get_buckets()?)
-    }
-
-    fn create_bucket(&self, bucket: &Bucket) -> Result<()> {
-        Ok(aw_client_rust::blocking::AwClient::create_bucket(
-            self, bucket,
-        )?)
-    }
-
-    fn events(
-        &self,
-        bucket: &str,
-        start: Option<DateTime<Utc>>,
-        end: Option<DateTime<Utc>>,
-        limit: Option<u64>,
-    ) -> Result<Vec<Event>> {
-        Ok(self.get_events(bucket, start, end, limit)?)
-    }
-
-    fn event(&self, bucket: &str, id: i64) -> Result<Event> {
-        Ok(self.get_event(bucket, id)?)
-    }
-
-    fn insert(&self, bucket: &str, events: Vec<Event>) -> Result<()> {
-        Ok(self.insert_events(bucket, events)?)
-    }
-
-    fn delete_bucket(&self, bucket: &str) -> Result<()> {
-        Ok(aw_client_rust::blocking::AwClient::delete_bucket(
-            self, bucket,
-        )?)
     }
 }

@@ -43,10 +43,15 @@ pub struct PulledDay {
     /// The setting that lists the digest applied of each day of the bucket (a JSON object
     /// from day to digest): what a pass compares, without reading every day's record.
     pub index_key: String,
-    /// The setting that lists the source ids of events deleted here (one per device).
+    /// The setting that lists the source ids of events deleted here (one per device: an
+    /// event keeps its id when it moves to another bucket there), each with its bucket's
+    /// id there when it was deleted.
     pub deleted_key: String,
+    /// The bucket's id there.
+    pub source: String,
     /// Apply as a day without a record, whatever is recorded (the copy was created anew:
-    /// the record names events of the old one).
+    /// the record names events of the old one, and the events deleted from the old one
+    /// come back, as the whole copy was deleted here).
     pub adopt: bool,
     /// For a day without a record: where the old pull had got to (an event starting at or
     /// before it that the copy lacks was deleted here).
@@ -106,8 +111,9 @@ impl Store {
             true => None,
             false => self.json_setting(&day.state_key)?,
         };
-        let mut deleted_here: BTreeSet<i64> = self.json_setting(&day.deleted_key)?;
-        let before = deleted_here.len();
+        let (mut deleted, before) = self.deleted_here(&day)?;
+        let mut deleted_here: BTreeSet<i64> = deleted.keys().copied().collect();
+        let known = deleted_here.clone();
         let mut plan = match record {
             Some(record) => self.plan_recorded(bid, record, &mut deleted_here)?,
             None => self.plan_adopted(bid, &day, &mut deleted_here)?,
@@ -163,19 +169,21 @@ impl Store {
             deleted: day.deleted_key,
             digest: day.digest,
         };
-        self.record_pulled_day(changes, keys, kept, &deleted_here, before)?;
+        for id in deleted_here.difference(&known) {
+            deleted.insert(*id, day.source.clone());
+        }
+        self.record_pulled_day(changes, keys, kept, (&deleted, &before))?;
         Ok(applied)
     }
 
     /// Writes what was applied of a day: its record (`kept`: source id, id here, hash),
-    /// the bucket's index of days, and the device's deleted ids if they grew.
+    /// the bucket's index of days, and the device's deleted ids if they changed.
     fn record_pulled_day(
         &mut self,
         changes: &mut Changes,
         keys: DayKeys,
         kept: Vec<(i64, i64, u64)>,
-        deleted_here: &BTreeSet<i64>,
-        deleted_before: usize,
+        (deleted, deleted_before): (&BTreeMap<i64, String>, &BTreeMap<i64, String>),
     ) -> Result<()> {
         let mut index: BTreeMap<i64, String> = self.json_setting(&keys.index)?;
         if keys.digest.is_empty() && kept.is_empty() {
@@ -194,8 +202,8 @@ impl Store {
         } else {
             self.set_key_value(changes, &keys.index, &to_json(&index)?)?;
         }
-        if deleted_here.len() != deleted_before {
-            self.set_key_value(changes, &keys.deleted, &to_json(&deleted_here)?)?;
+        if deleted != deleted_before {
+            self.set_key_value(changes, &keys.deleted, &to_json(deleted)?)?;
         }
         Ok(())
     }
@@ -223,6 +231,20 @@ impl Store {
             changed += u64::from(old.is_some_and(|old| old != judged.data));
         }
         Ok(changed)
+    }
+
+    /// The device's ids deleted here, with their bucket there (and as stored): a copy
+    /// created anew takes its bucket's deleted events back.
+    fn deleted_here(
+        &self,
+        day: &PulledDay,
+    ) -> Result<(BTreeMap<i64, String>, BTreeMap<i64, String>)> {
+        let stored: BTreeMap<i64, String> = self.json_setting(&day.deleted_key)?;
+        let mut deleted = stored.clone();
+        if day.adopt {
+            deleted.retain(|_, source| *source != day.source);
+        }
+        Ok((deleted, stored))
     }
 
     /// A setting read as `T`; unset or unreadable: `T`'s default (a record that cannot be

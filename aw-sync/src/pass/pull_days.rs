@@ -24,58 +24,23 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use aw_datastore::{NewEvent, PulledDay, PulledDayApplied};
+use aw_datastore::{NewEvent, PulledDayApplied};
 use aw_models::Bucket;
 
 use super::pull::{BadBuckets, Source};
 use super::{text_of, PeerReport, Syncer, DEVICE_KEY, SOURCE_KEY};
+use crate::applied::DayToApply;
 use crate::cursors::Cursors;
 use crate::day_table::{MAX_DAYS_PER_BUCKET, MAX_DAYS_PER_PASS};
 use crate::error::{Result, SyncError};
 use crate::peer::PeerFile;
 use crate::server::Server;
 
-/// The settings that record what was applied of a peer's bucket (see the module docs):
-/// keyed by the peer's device id and the bucket's id there, written as JSON so that no
-/// id can run into another.
-struct DayKeys {
-    device: String,
-    source: String,
-}
-
-impl DayKeys {
-    fn new(device: &str, source: &str) -> DayKeys {
-        DayKeys {
-            device: device.to_string(),
-            source: source.to_string(),
-        }
-    }
-
-    /// Day → digest of every day applied.
-    fn index(&self) -> String {
-        format!("aw-sync.days.{}", json(&(&self.device, &self.source)))
-    }
-
-    /// What was applied of one day.
-    fn day(&self, day: i64) -> String {
-        format!("aw-sync.day.{}", json(&(&self.device, &self.source, day)))
-    }
-
-    /// The peer's event ids deleted here (one list per device: an event keeps its id when
-    /// it moves to another bucket there).
-    fn deleted(&self) -> String {
-        format!("aw-sync.deleted.{}", json(&[&self.device]))
-    }
-}
-
-fn json(value: &impl serde::Serialize) -> String {
-    serde_json::to_string(value).unwrap_or_default()
-}
-
 /// How one day is to be applied.
 struct DayJob<'a> {
+    device: &'a str,
+    source: &'a str,
     dest: &'a str,
-    keys: &'a DayKeys,
     day: i64,
     /// The peer's digest and count of the day; `None`: it has none any more.
     theirs: Option<&'a (u64, String)>,
@@ -95,7 +60,6 @@ impl Syncer {
         cursors: &Cursors,
         report: &mut PeerReport,
     ) -> Result<u64> {
-        let keys = DayKeys::new(&from.peer.device_id, &from.bucket.id);
         let theirs = from
             .file
             .day_digests(&from.bucket.id, MAX_DAYS_PER_BUCKET)?;
@@ -104,7 +68,7 @@ impl Syncer {
         let ours = if created {
             BTreeMap::new()
         } else {
-            applied_days(server, &keys)?
+            server.applied_days(&from.peer.device_id, &from.bucket.id)?
         };
         let mut days: Vec<i64> = theirs
             .iter()
@@ -112,6 +76,12 @@ impl Syncer {
             .map(|(day, _)| *day)
             .collect();
         days.extend(ours.keys().filter(|day| !theirs.contains_key(day)));
+        // `--start-date`: nothing before its day (a date is a whole day in UTC).
+        let first = self
+            .options
+            .start_date
+            .map(|t| aw_datastore::day_of(aw_models::timestamp::to_ns_saturating(&t)));
+        days.retain(|day| first.is_none_or(|f| *day >= f));
         days.sort_unstable();
         // Where the append-only pull had got to: events before it that the copy lacks
         // were deleted here (see `aw_datastore::PulledDay::pulled_until`).
@@ -125,8 +95,9 @@ impl Syncer {
         let mut written = 0;
         for day in days {
             let job = DayJob {
+                device: &from.peer.device_id,
+                source: &from.bucket.id,
                 dest,
-                keys: &keys,
                 day,
                 theirs: theirs.get(&day),
                 adopt: created,
@@ -186,19 +157,18 @@ impl Syncer {
         let mut events = Vec::with_capacity(read.events.len());
         for (id, event) in read.events {
             match NewEvent::from_event(&event) {
-                Ok(new) => events.push((id, new)),
+                Ok(_) => events.push(event),
                 Err(e) => report.skipped(format!("bucket copy '{}', event {id}: {e}", job.dest)),
             }
         }
         self.days_applied.set(self.days_applied.get() + 1);
-        let Some(applied) = server.apply_pulled_day(PulledDay {
+        let Some(applied) = server.apply_pulled_day(DayToApply {
+            device: job.device.to_string(),
+            source: job.source.to_string(),
             bucket: job.dest.to_string(),
             day: job.day,
             digest: job.theirs.map(|(_, d)| d.clone()).unwrap_or_default(),
             events,
-            state_key: job.keys.day(job.day),
-            index_key: job.keys.index(),
-            deleted_key: job.keys.deleted(),
             adopt: job.adopt,
             pulled_until: job.pulled_until,
         })?
@@ -252,16 +222,16 @@ impl Syncer {
             .collect();
         gone.sort();
         for (dest, source) in gone {
-            let keys = DayKeys::new(device_id, &source);
-            let ours = applied_days(server, &keys)?;
+            let ours = server.applied_days(device_id, &source)?;
             if ours.is_empty() {
                 // Never pulled by days: an older version's copy, left as it was.
                 continue;
             }
             for day in ours.keys() {
                 let job = DayJob {
+                    device: device_id,
+                    source: &source,
                     dest: &dest,
-                    keys: &keys,
                     day: *day,
                     theirs: None,
                     adopt: false,
@@ -278,12 +248,4 @@ impl Syncer {
         }
         Ok(())
     }
-}
-
-/// The days applied of a peer's bucket, with their digests (unreadable: none).
-fn applied_days(server: &dyn Server, keys: &DayKeys) -> Result<BTreeMap<i64, String>> {
-    Ok(server
-        .setting(&keys.index())?
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default())
 }

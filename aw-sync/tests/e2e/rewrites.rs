@@ -267,3 +267,53 @@ fn merges_renames_and_privacy_runs_follow_on_two_other_devices() {
         "the removed text is still in B's database files"
     );
 }
+
+/// The `aw-sync` program against our servers does the same over HTTP.
+#[test]
+fn the_aw_sync_program_carries_deletions_and_edits_and_a_deletion_here_stands() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let a = Device::start();
+    let b = Device::start();
+    a.create_bucket(WINDOW, "currentwindow", "laptop");
+    a.client
+        .insert_events(WINDOW, days_of_events(2, 50))
+        .unwrap();
+    a.sync(f, &["sync"]);
+    b.sync(f, &["sync"]);
+    converges(&b, &a, WINDOW, |_| false);
+
+    let copy = b.pulled(&a, WINDOW).id;
+    let gone = id_of(&b, &copy, "day 1 title 9");
+    b.client.delete_event(&copy, gone).unwrap();
+    let mut http = a.server.client();
+    let r = http.post_json(
+        &format!("/api/0/buckets/{WINDOW}/events/delete"),
+        &json!({ "ids": [id_of(&a, WINDOW, "day 0 title 3")] }).to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    for title in ["day 0 title 4", "day 1 title 9"] {
+        let id = id_of(&a, WINDOW, title);
+        let mut changed = a.client.get_event(WINDOW, id).unwrap();
+        changed
+            .data
+            .insert("title".into(), json!(format!("{title} edited")));
+        let r = http.request(
+            "PUT",
+            &format!("/api/0/buckets/{WINDOW}/events/{id}"),
+            &[("Content-Type", "application/json")],
+            Some(serde_json::to_string(&changed).unwrap().as_bytes()),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    a.sync(f, &["sync"]);
+    b.sync(f, &["sync"]);
+    converges(&b, &a, WINDOW, |data| {
+        data["title"] == "day 1 title 9 edited"
+    });
+    // A pass with nothing new changes nothing.
+    b.sync(f, &["sync"]);
+    converges(&b, &a, WINDOW, |data| {
+        data["title"] == "day 1 title 9 edited"
+    });
+}
