@@ -76,6 +76,9 @@ pub(crate) struct DeviceStatus {
     /// What the last pass that read its file applied of its deletions, edits, renames
     /// and merges (days applied again, events replaced and deleted, days refused).
     pub last_changes: DayChanges,
+    /// Whether it runs ours (its file has day digests): it follows this device's
+    /// deletions and edits; a device running the reference's aw-sync keeps its copies.
+    pub follows_changes: bool,
 }
 
 /// The background sync: its settings, status and thread.
@@ -278,8 +281,10 @@ fn record(status: &mut SyncStatus, result: Result<PassReport, SyncError>) {
                 skipped_events: 0,
                 problems: Vec::new(),
                 last_changes: DayChanges::default(),
+                follows_changes: false,
             });
         device.last_changes = peer.days;
+        device.follows_changes = peer.follows_changes;
         // The last pass's (bounded by the report): a host the peer no longer names goes.
         device.hostnames.clone_from(&peer.hostnames);
         device.last_seen = report.finished;

@@ -25,8 +25,12 @@
 //!   (`transfer.rs`), so an interrupted pass loses and doubles nothing;
 //! - pulled buckets are keyed on the origin's device id and source bucket id;
 //! - a failing peer or bucket is logged and skipped, and the daemon goes on;
-//! - a pull resumes exactly after the last event pulled (a read position in the peer
-//!   file), so events a privacy filter changed on the way in are never compared again;
+//! - between devices running ours, deletions, edits, backdated events, renames, merges and
+//!   privacy runs travel, by day (`day_table.rs`); an event deleted from a pulled copy stays
+//!   deleted (`applied.rs`); a device running the reference's tool keeps its copies;
+//! - from a reference's file, a pull resumes exactly after the last event pulled (a read
+//!   position in the peer file), so events a privacy filter changed on the way in are never
+//!   compared again;
 //! - the API key is sent (`--api-key`, `AW_API_KEY`), and `--buckets` / `sync --host` work.
 //!
 //! Choices where the reference's behaviour gives no answer:
@@ -67,7 +71,6 @@ pub use error::{Result, SyncError};
 pub use folder::{Device, SyncFolder};
 #[cfg(feature = "cli")]
 pub use http_server::HttpServer;
-pub use outbox::forget_working_copy;
 pub use pass::{
     is_import, parse_list, DayChanges, Mode, PassReport, PeerReport, SyncOptions, Syncer,
     MAX_PROBLEMS,

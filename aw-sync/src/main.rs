@@ -269,6 +269,25 @@ fn log_report(report: &aw_sync::PassReport) {
             )
         }
     );
+    let applied = report
+        .peers
+        .iter()
+        .fold(aw_sync::DayChanges::default(), |mut sum, p| {
+            sum.replaced_days += p.days.replaced_days;
+            sum.events_read += p.days.events_read;
+            sum.replaced_events += p.days.replaced_events;
+            sum.deleted_events += p.days.deleted_events;
+            sum
+        });
+    log::info!(
+        "By days: pushed {} days ({} events read), applied {} days ({} events read), replaced {} events, deleted {}",
+        report.pushed_days,
+        report.pushed_days_events,
+        applied.replaced_days,
+        applied.events_read,
+        applied.replaced_events,
+        applied.deleted_events
+    );
 }
 
 fn pass_options(folder: &SyncFolder, args: &PassArgs) -> Result<SyncOptions, SyncError> {

@@ -256,14 +256,6 @@ impl Outbox {
     }
 }
 
-/// Drops `device`'s working copy in `work_dir`, so the next push builds it anew from the
-/// server's data and publishes it: after the server's history was rewritten (events
-/// deleted, redacted, edited, buckets renamed or merged), which the incremental push would
-/// never carry into a file it has written before. Call it between passes.
-pub fn forget_working_copy(work_dir: &Path, device_id: &str) -> Result<()> {
-    remove_working_copy(&work_dir.join(format!("{device_id}.db")))
-}
-
 fn remove_working_copy(work: &Path) -> Result<()> {
     for suffix in ["", "-wal", "-shm", ".journal", ".partial", ".published"] {
         let path = with_suffix(work, suffix);

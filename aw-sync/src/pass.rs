@@ -128,6 +128,11 @@ pub struct PassReport {
     pub pushed_events: u64,
     /// Whether this device's file was published anew.
     pub published: bool,
+    /// Days of this device's file made equal to the server's (a server that tells its day
+    /// digests: `push.rs`).
+    pub pushed_days: u64,
+    /// Events read from the server for them.
+    pub pushed_days_events: u64,
     /// Events written into the server from other devices (new or extended).
     pub pulled_events: u64,
     /// Each other device's file.
@@ -152,6 +157,9 @@ pub struct PeerReport {
     pub pulled_events: u64,
     /// What it changed there that was applied here by days (`pull_days.rs`).
     pub days: DayChanges,
+    /// Its file has a day table (`day_table.rs`): the device runs ours, and follows this
+    /// device's deletions and edits as this one follows its.
+    pub follows_changes: bool,
     /// Why it, or one of its buckets, was skipped.
     pub error: Option<String>,
     /// Its events (or buckets) that were skipped because they cannot be synced.
@@ -180,6 +188,8 @@ pub struct DayChanges {
     pub refused_days: u64,
     /// Days left for the next pass (the bound of days per pass was reached).
     pub days_left: u64,
+    /// Events read from its file for the days applied.
+    pub events_read: u64,
 }
 
 /// Problems listed per peer and pass; the rest are counted.

@@ -10,8 +10,9 @@
 //! runs alone (two wait for each other, `AppState::rewrites`), and is committed before it
 //! answers.
 //!
-//! The other devices keep their copies. Events deleted from a pulled bucket
-//! (`…-synced-from-…`) stay deleted: the pull resumes where it stopped (aw-sync's `cursors.rs`).
+//! The other devices running ours follow at their next sync pass (aw-sync's `day_table.rs`);
+//! those running the reference's aw-sync keep their copies. Events deleted from a pulled
+//! bucket (`…-synced-from-…`) stay deleted (aw-sync's `applied.rs`).
 
 use aw_datastore::RangeDeletion;
 use rocket::serde::json::Json;

@@ -58,6 +58,28 @@ function describeDeletion(answer) {
  * the view rendered anew to show (`shown`); `onSpan` hears of each span previewed (to mark
  * it on the timeline).
  */
+/**
+ * What the other devices do with a deletion here, from the built-in sync's state: those
+ * running ours follow at their next pass, those running the reference's aw-sync keep their
+ * copies. Nothing when sync is off or the state cannot be read.
+ */
+export async function otherDevicesNote() {
+  let status;
+  try {
+    status = await api.request('GET', 'sync');
+  } catch {
+    return null;
+  }
+  if (!status?.enabled || !status.devices?.length) return null;
+  const name = (d) => d.hostnames?.[0] || d.device_id;
+  const follow = status.devices.filter((d) => d.follows_changes).map(name);
+  const keep = status.devices.filter((d) => !d.follows_changes).map(name);
+  const parts = [];
+  if (follow.length) parts.push(`${follow.join(', ')} will delete it too at the next sync pass.`);
+  if (keep.length) parts.push(`${keep.join(', ')} (the reference's aw-sync) will keep their copies.`);
+  return h('p', { class: 'stat-detail', id: 'tl-del-devices' }, parts.join(' '));
+}
+
 export function spanDeleter({ host, dayStart, dayEnd, onDeleted, onSpan = () => {}, shown = null }) {
   const from = h('input', { type: 'time', step: 1, id: 'tl-del-from', required: true });
   const to = h('input', { type: 'time', step: 1, id: 'tl-del-to', required: true });
@@ -103,6 +125,7 @@ export function spanDeleter({ host, dayStart, dayEnd, onDeleted, onSpan = () => 
           h('p', { id: 'tl-del-summary' }, nothing
             ? `Nothing recorded between ${fmt.clock(chosen[0], true)} and ${fmt.clock(chosen[1], true)}.`
             : `Between ${fmt.clock(chosen[0], true)} and ${fmt.clock(chosen[1], true)}: ${describeDeletion(answer)}. Nothing is deleted until you press Delete.`),
+          nothing ? null : await otherDevicesNote(),
           nothing ? null : h('div', { class: 'form-actions' },
             h('button', { type: 'button', class: 'btn', onclick: forget }, 'Cancel'),
             h('button', { type: 'button', class: 'btn danger', id: 'tl-del-run', onclick: () => run(false) }, 'Delete')));

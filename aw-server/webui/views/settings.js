@@ -110,7 +110,7 @@ function privacyCard(ctx) {
         onclick: async () => {
           const ok = await confirmDialog({
             title: 'Apply the privacy rules to the stored history?',
-            text: `${fmt.count(answer.dropped)} events are deleted and ${fmt.count(answer.redacted)} redacted, and the removed text is erased from the database file. A backup is taken first; older backups and other devices keep their copies.`,
+            text: `${fmt.count(answer.dropped)} events are deleted and ${fmt.count(answer.redacted)} redacted, and the removed text is erased from the database file. A backup is taken first, and older backups keep the old text. Other devices that sync with this one and run ours redact their copies at their next pass; those running the reference's aw-sync keep them.`,
             confirmLabel: 'Apply',
             danger: true,
           });

@@ -185,6 +185,7 @@ impl Syncer {
                     false
                 }
             };
+        report.follows_changes = by_day || file.has_days().unwrap_or(false);
         self.days_applied.set(0);
         if by_day {
             self.forget_vanished(server, &file, &peer.device_id, buckets, report)?;

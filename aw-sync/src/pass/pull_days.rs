@@ -139,6 +139,7 @@ impl Syncer {
             return Ok(Some(PulledDayApplied::default()));
         };
         let found = (read.events.len() + read.skipped.len()) as u64;
+        report.days.events_read += found;
         let agrees = match job.theirs {
             Some((count, _)) => *count == found,
             None => found == 0,

@@ -151,6 +151,8 @@ impl Syncer {
         for day in days {
             self.check_stop()?;
             let mut events = crate::transfer::events_of_day(server, &bucket.id, day)?;
+            report.pushed_days += 1;
+            report.pushed_days_events += events.len() as u64;
             too_large += drop_too_large(&mut events);
             let events = NewEvent::from_events(&events)?;
             let done = own.mirror_day(&bucket.id, day, events).wait()?;
