@@ -20,7 +20,7 @@ const DAY_EVENTS_SQL: &str = "SELECT id, starttime, endtime, data FROM events \
 /// Where an event id lives now.
 const EVENT_OWNER_SQL: &str = "SELECT bucketrow, starttime, endtime FROM events WHERE id = ?1";
 
-/// What [`Store::mirror_day`] wrote.
+/// What [`crate::Datastore::mirror_day`] wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MirroredDay {
     /// Events inserted or replaced.
