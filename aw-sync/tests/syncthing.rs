@@ -235,7 +235,7 @@ fn events_travel_both_ways_through_two_syncthing_instances() {
     let mut b = Engine::generate(dir_b.path());
     a.start(&b);
     b.start(&a);
-    let (_server_a, client_a, id_a) = server(&a.folder);
+    let (server_a, client_a, id_a) = server(&a.folder);
     let (_server_b, client_b, id_b) = server(&b.folder);
 
     client_a
@@ -278,6 +278,21 @@ fn events_travel_both_ways_through_two_syncthing_instances() {
         .unwrap();
     let again = arrival(&client_b, "aw-watcher-window_laptop", 3100, [&a, &b]);
     eprintln!("A → B: 100 more events arrived in {again:.1?}");
+
+    // A deletes an hour of its history: B's copy follows through Syncthing (by days).
+    let r = server_a.client().delete(
+        "/api/0/buckets/aw-watcher-window_laptop/events?start=2026-04-01T08:00:00Z&end=2026-04-01T09:00:00Z",
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let deleted = r.json()["deleted"].as_u64().unwrap() as usize;
+    assert_eq!(deleted, 360, "{}", r.body);
+    let gone = arrival(
+        &client_b,
+        "aw-watcher-window_laptop",
+        3100 - deleted,
+        [&a, &b],
+    );
+    eprintln!("A → B: a deletion of 360 events followed in {gone:.1?}");
 
     // Each side holds the other's file whole, and nothing else: no conflict copies, no
     // SQLite side files.

@@ -51,12 +51,18 @@ pub(crate) async fn day_digests(
 
 /// The days of bucket `source` of device `device` applied to its copy here, with the
 /// digest applied of each (an object from day to digest; `{}` when none).
+/// 400 without `device` or `source`.
 #[rocket::get("/api/0/sync/applied?<device>&<source>")]
 pub(crate) async fn applied_days(
-    device: &str,
-    source: &str,
+    device: Option<&str>,
+    source: Option<&str>,
     state: &State<AppState>,
 ) -> ApiResult<Json<BTreeMap<i64, String>>> {
+    let (Some(device), Some(source)) = (device, source) else {
+        return Err(ApiError::bad_request(
+            "both `device` and `source` are required",
+        ));
+    };
     let key = aw_sync::AppliedDays::new(device, source).index_key();
     match state.datastore.get_key_value(&key).await {
         Ok(text) => Ok(Json(serde_json::from_str(&text).unwrap_or_default())),

@@ -299,3 +299,104 @@ fn our_file_is_the_reference_format_and_the_reference_can_read_it() {
     assert_eq!(first_start, at(0).timestamp_nanos_opt().unwrap());
     assert_eq!(first_data, r#"{"app":"app0","title":"title 0"}"#);
 }
+
+/// The reference's aw-sync (pinned commit) and ours in one folder, both ways, with a
+/// rewrite of history on our side: run by hand,
+/// `AW_REFERENCE_SYNC_BIN=/path/to/reference/aw-sync cargo test -p aw-sync --test e2e -- --ignored reference`.
+#[test]
+#[ignore = "needs the reference aw-sync binary in AW_REFERENCE_SYNC_BIN"]
+fn the_reference_aw_sync_and_ours_share_a_folder_both_ways_after_a_rewrite() {
+    let Some(reference) = std::env::var_os("AW_REFERENCE_SYNC_BIN") else {
+        panic!("set AW_REFERENCE_SYNC_BIN to the reference aw-sync binary");
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let ours = Device::start();
+    let theirs = Device::start(); // a server synced by the reference's aw-sync
+    let window = "aw-watcher-window_laptop";
+    ours.create_bucket(window, "currentwindow", "laptop");
+    let events: Vec<_> = (0..60)
+        .map(|i| crate::common::event(i * 3600, 60, json!({"app": "a", "title": format!("t{i}")})))
+        .collect();
+    ours.client.insert_events(window, events).unwrap();
+    theirs.create_bucket("aw-watcher-window_tablet", "currentwindow", "tablet");
+    theirs
+        .client
+        .insert_events(
+            "aw-watcher-window_tablet",
+            crate::common::window_events(20, 0),
+        )
+        .unwrap();
+    let run_reference = || {
+        let home = theirs.home.path();
+        let out = std::process::Command::new(&reference)
+            .env("HOME", home)
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env_remove("AW_SYNC_DIR")
+            .args(["--port", &theirs.server.port.to_string(), "--sync-dir"])
+            .arg(f)
+            .args(["sync", "--mode", "both"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", crate::common::describe(&out));
+    };
+    let copy_count = |d: &Device, prefix: &str| {
+        d.client
+            .get_buckets()
+            .unwrap()
+            .into_keys()
+            .find(|id| id.starts_with(prefix) && id.contains("-synced-from-"))
+            .map(|id| d.client.get_event_count(&id).unwrap())
+    };
+
+    ours.sync(f, &["sync"]);
+    run_reference();
+    assert_eq!(
+        copy_count(&theirs, window),
+        Some(60),
+        "the reference read our file"
+    );
+    ours.sync(f, &["sync"]);
+    assert_eq!(
+        copy_count(&ours, "aw-watcher-window_tablet"),
+        Some(20),
+        "we read the reference's file"
+    );
+
+    // A rewrite on our side (ten events deleted): the reference's side keeps its copy and
+    // goes on reading our file; new events still reach it.
+    let mut http = ours.server.client();
+    let r = http.delete(&format!(
+        "/api/0/buckets/{window}/events?start=2026-03-01T09:00:00Z&end=2026-03-01T18:30:00Z"
+    ));
+    assert_eq!(r.status, 200, "{}", r.body);
+    ours.client
+        .insert_events(
+            window,
+            vec![crate::common::event(
+                100 * 3600,
+                60,
+                json!({"app": "a", "title": "new"}),
+            )],
+        )
+        .unwrap();
+    ours.sync(f, &["sync"]);
+    run_reference();
+    assert_eq!(
+        copy_count(&theirs, window),
+        Some(61),
+        "the reference keeps its copy and gets the new event"
+    );
+    theirs
+        .client
+        .insert_events(
+            "aw-watcher-window_tablet",
+            crate::common::window_events(5, 9_000),
+        )
+        .unwrap();
+    run_reference();
+    ours.sync(f, &["sync"]);
+    assert_eq!(copy_count(&ours, "aw-watcher-window_tablet"), Some(25));
+}

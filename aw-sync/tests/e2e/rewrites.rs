@@ -64,16 +64,19 @@ fn id_of(d: &Device, bucket: &str, title: &str) -> i64 {
         .unwrap_or_else(|| panic!("no event titled {title} in {bucket}"))
 }
 
+/// A deletion, an edit and a backdated event on A reach B and C; B's own deletion stands.
 #[test]
 fn deletions_edits_and_backdated_events_follow_and_a_deletion_here_stands() {
     let folder = tempfile::tempdir().unwrap();
     let a = syncing_server(folder.path(), "");
     let b = syncing_server(folder.path(), "");
+    let c = syncing_server(folder.path(), "");
     a.create_bucket(WINDOW, "currentwindow", "laptop");
     a.client
         .insert_events(WINDOW, days_of_events(3, 100))
         .unwrap();
     converges(&b, &a, WINDOW, |_| false);
+    converges(&c, &a, WINDOW, |_| false);
     let mut http = a.server.client();
 
     // A deletes half an hour of day 1 (30 events), edits an event of day 0, and adds a
@@ -107,6 +110,7 @@ fn deletions_edits_and_backdated_events_follow_and_a_deletion_here_stands() {
         )
         .unwrap();
     converges(&b, &a, WINDOW, |_| false);
+    converges(&c, &a, WINDOW, |_| false);
 
     // B deletes an event of day 2 from its copy; A then edits that event and the day
     // around it: the event stays deleted on B, the rest of the day follows.
@@ -316,4 +320,150 @@ fn the_aw_sync_program_carries_deletions_and_edits_and_a_deletion_here_stands() 
     converges(&b, &a, WINDOW, |data| {
         data["title"] == "day 1 title 9 edited"
     });
+}
+
+/// A device that was offline (its server stopped) through a deletion, an edit, a backdated
+/// event, a merge, a rename and a privacy run converges at its first pass back.
+#[test]
+fn a_device_offline_through_every_kind_of_change_converges_when_it_is_back() {
+    const SECOND: &str = "aw-watcher-window_laptop-2";
+    const WEB: &str = "aw-watcher-web_laptop";
+    const RENAMED: &str = "aw-watcher-web-chrome_laptop";
+    let folder = tempfile::tempdir().unwrap();
+    let a = syncing_server(folder.path(), "");
+    let mut b = syncing_server(folder.path(), "");
+    a.create_bucket(WINDOW, "currentwindow", "laptop");
+    a.create_bucket(SECOND, "currentwindow", "laptop");
+    a.create_bucket(WEB, "web.tab.current", "laptop");
+    a.client
+        .insert_events(WINDOW, marked_events("w", 3, 40, 0))
+        .unwrap();
+    a.client
+        .insert_events(SECOND, marked_events("second", 2, 10, 30))
+        .unwrap();
+    a.client
+        .insert_events(WEB, marked_events("web", 2, 10, 0))
+        .unwrap();
+    for bucket in [WINDOW, SECOND, WEB] {
+        converges(&b, &a, bucket, |_| false);
+    }
+    assert!(b.server.stop(), "B did not stop cleanly");
+
+    let mut http = a.server.client();
+    let (from, to) = (at(86_400), at(86_400 + 1200));
+    let r = http.delete(&format!(
+        "/api/0/buckets/{WINDOW}/events?start={}&end={}",
+        from.to_rfc3339_opts(SecondsFormat::Secs, true),
+        to.to_rfc3339_opts(SecondsFormat::Secs, true)
+    ));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let id = id_of(&a, WINDOW, "w day 2 title 5");
+    let mut changed = a.client.get_event(WINDOW, id).unwrap();
+    changed
+        .data
+        .insert("title".into(), json!("w day 2 title 5 edited"));
+    let r = http.request(
+        "PUT",
+        &format!("/api/0/buckets/{WINDOW}/events/{id}"),
+        &[("Content-Type", "application/json")],
+        Some(serde_json::to_string(&changed).unwrap().as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    a.client
+        .insert_events(
+            WINDOW,
+            vec![event(
+                -30 * 86_400,
+                600,
+                json!({"app": "meet", "title": "a month before"}),
+            )],
+        )
+        .unwrap();
+    let r = http.post_json(
+        &format!("/api/0/buckets/{WINDOW}/merge?force=true"),
+        &json!({ "from": SECOND }).to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = http.request(
+        "PATCH",
+        &format!("/api/0/buckets/{WEB}?force=true"),
+        &[("Content-Type", "application/json")],
+        Some(json!({ "id": RENAMED }).to_string().as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = http.post_json(
+        "/api/0/settings/privacy_filters",
+        r#"[{"enabled": true, "field": "title", "pattern": "title 1$", "action": "redact", "replacement": "(hidden)"}]"#,
+    );
+    assert!(r.status == 200 || r.status == 201, "{}", r.body);
+    let r = http.post_json("/api/0/privacy/apply", r#"{"dry_run": false}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    // A publishes all of it before B is back.
+    let published = |http: &mut aw_tests::Client| http.get("/api/0/sync").json()["passes"].as_u64();
+    let seen = published(&mut http);
+    assert!(eventually(|| published(&mut http) >= seen.map(|n| n + 2)));
+
+    b.server.start_again();
+    let Device { server, .. } = b;
+    let b = Device::with_server(server);
+    converges(&b, &a, WINDOW, |_| false);
+    converges(&b, &a, RENAMED, |_| false);
+    assert!(
+        eventually(|| !has_copy(&b, &a, SECOND) && !has_copy(&b, &a, WEB)),
+        "{:?}",
+        b.bucket_ids()
+    );
+}
+
+/// A peer's day table that does not agree with its events (a digest row changed, rows
+/// removed) is refused and reported day by day, and nothing of the copy is deleted.
+#[test]
+fn a_day_table_that_disagrees_with_its_file_is_refused_and_deletes_nothing() {
+    let folder = tempfile::tempdir().unwrap();
+    let f = folder.path();
+    let a = Device::start();
+    let b = syncing_server(f, "");
+    a.create_bucket(WINDOW, "currentwindow", "laptop");
+    a.client
+        .insert_events(WINDOW, days_of_events(3, 20))
+        .unwrap();
+    a.sync(f, &["sync", "--mode", "push"]);
+    converges(&b, &a, WINDOW, |_| false);
+    let copy = b.pulled(&a, WINDOW).id;
+    let before = b.events(&copy);
+
+    // Hostile or damaged: one day's digest changed with a wrong count, another day's row
+    // removed while its events stay (the file's own device folder, as anyone can write).
+    let file = f.join(&a.device_id).join("test.db");
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    let days: Vec<i64> = conn
+        .prepare("SELECT day FROM aw_sync_day ORDER BY day")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(days.len(), 3);
+    conn.execute(
+        "UPDATE aw_sync_day SET count = count + 5, digest = 'forged' WHERE day = ?1",
+        [days[0]],
+    )
+    .unwrap();
+    conn.execute("DELETE FROM aw_sync_day WHERE day = ?1", [days[1]])
+        .unwrap();
+    drop(conn);
+
+    let mut http = b.server.client();
+    let mut status = Value::Null;
+    assert!(
+        eventually(|| {
+            status = http.get("/api/0/sync").json();
+            status["devices"].as_array().is_some_and(|d| {
+                d.iter()
+                    .any(|d| d["last_changes"]["refused_days"].as_u64() == Some(2))
+            })
+        }),
+        "the two days were not refused: {status}"
+    );
+    assert_eq!(b.events(&copy), before, "the copy changed");
 }
