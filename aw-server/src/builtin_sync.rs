@@ -181,10 +181,14 @@ impl BackgroundSync {
         let mut salvage_seen = None;
         while !self.stop.load(Ordering::Relaxed) {
             // A salvage (at start or while serving) lost writes the pulls had made: they
-            // start again from each bucket's newest event (see aw-sync's `cursors.rs`).
+            // start again from each bucket's newest event (see aw-sync's `cursors.rs`), and
+            // every day is applied again (`aw_sync::forget_applied_days`).
             let salvage = datastore.salvage_report();
             if salvage.is_some() && salvage != salvage_seen {
-                match syncer.forget_pulls() {
+                let forgotten = syncer
+                    .forget_pulls()
+                    .and_then(|()| aw_sync::forget_applied_days(datastore).map(|_| ()));
+                match forgotten {
                     Ok(()) => {
                         log::info!("The database was salvaged: the next pull checks every device's data again from each bucket's newest event");
                         salvage_seen = salvage;

@@ -48,6 +48,22 @@ impl AppliedDays {
     }
 }
 
+/// Forgets what was applied of every peer's days, but not the events deleted here: after
+/// the server's database lost writes (a salvage), a record could name events that are
+/// gone, which the next pass would take for deletions made here. Without records, the next
+/// pass applies every day again as a day without one (matched by start and data), and
+/// what the database lost comes back. Returns how many settings went.
+pub fn forget_applied_days(store: &aw_datastore::Datastore) -> Result<usize> {
+    let mut forgotten = 0;
+    for prefix in ["aw-sync.days.", "aw-sync.day."] {
+        for (key, _) in store.get_key_values(prefix).wait()? {
+            store.delete_key_value(&key).wait()?;
+            forgotten += 1;
+        }
+    }
+    Ok(forgotten)
+}
+
 fn json(value: &impl Serialize) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
@@ -100,5 +116,67 @@ impl DayToApply {
             adopt: self.adopt,
             pulled_until: self.pulled_until,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::Server;
+    use aw_models::Bucket;
+    use serde_json::json;
+
+    #[test]
+    fn forgetting_applied_days_keeps_the_deletions_made_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = aw_datastore::Datastore::open(&dir.path().join("db.sqlite")).unwrap();
+        Server::create_bucket(&store, &Bucket::new("copy", "t", "c", "h")).unwrap();
+        let event = |id: i64, title: &str| {
+            let mut e = Event::new(
+                aw_models::timestamp::from_ns(1_000_000_000),
+                chrono::Duration::seconds(1),
+                json!({ "title": title }).as_object().unwrap().clone(),
+            );
+            e.id = Some(id);
+            e
+        };
+        let day = |events: Vec<Event>, digest: &str| DayToApply {
+            device: "peer".into(),
+            source: "src".into(),
+            bucket: "copy".into(),
+            day: 0,
+            digest: digest.into(),
+            events,
+            adopt: false,
+            pulled_until: None,
+        };
+        Server::apply_pulled_day(&store, day(vec![event(1, "a"), event(2, "b")], "d1")).unwrap();
+        let b = Server::events(&store, "copy", None, None, None)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.data["title"] == "b")
+            .and_then(|e| e.id)
+            .unwrap();
+        store.delete_events_by_id("copy", vec![b]).wait().unwrap();
+        Server::apply_pulled_day(&store, day(vec![event(1, "a"), event(2, "b")], "d2")).unwrap();
+        assert_eq!(
+            Server::applied_days(&store, "peer", "src").unwrap().len(),
+            1
+        );
+        assert_eq!(
+            forget_applied_days(&store).unwrap(),
+            2,
+            "the index and the day"
+        );
+        assert_eq!(
+            Server::applied_days(&store, "peer", "src").unwrap().len(),
+            0
+        );
+        // Applied again without a record: "a" is adopted, "b" stays deleted.
+        let applied =
+            Server::apply_pulled_day(&store, day(vec![event(1, "a"), event(2, "b")], "d2"))
+                .unwrap()
+                .unwrap();
+        assert_eq!((applied.inserted, applied.kept_deleted), (0, 1));
     }
 }

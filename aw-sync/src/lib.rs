@@ -64,7 +64,7 @@ mod server;
 mod transfer;
 
 // What the two users need: the `aw-sync` binary and the sync built into `aw-server`.
-pub use applied::{AppliedDays, DayToApply};
+pub use applied::{forget_applied_days, AppliedDays, DayToApply};
 pub use cursors::forget_all as forget_pull_positions;
 pub use digests::DayDigestCache;
 pub use error::{Result, SyncError};

@@ -93,7 +93,7 @@ impl Syncer {
                 .map(|c| c.start)
         };
         let mut written = 0;
-        for day in days {
+        for (i, &day) in days.iter().enumerate() {
             let job = DayJob {
                 device: &from.peer.device_id,
                 source: &from.bucket.id,
@@ -105,7 +105,10 @@ impl Syncer {
             };
             match self.apply_day(server, from.file, Some(from.row), &job, report)? {
                 Some(applied) => written += applied.inserted + applied.replaced,
-                None => break,
+                None => {
+                    report.days.days_left += (days.len() - i) as u64;
+                    break;
+                }
             }
         }
         Ok(written)
@@ -121,7 +124,6 @@ impl Syncer {
         report: &mut PeerReport,
     ) -> Result<Option<PulledDayApplied>> {
         if self.days_applied.get() >= MAX_DAYS_PER_PASS {
-            report.days.days_left += 1;
             return Ok(None);
         }
         self.check_stop()?;
@@ -228,7 +230,7 @@ impl Syncer {
                 // Never pulled by days: an older version's copy, left as it was.
                 continue;
             }
-            for day in ours.keys() {
+            for (i, day) in ours.keys().enumerate() {
                 let job = DayJob {
                     device: device_id,
                     source: &source,
@@ -239,6 +241,7 @@ impl Syncer {
                     pulled_until: None,
                 };
                 if self.apply_day(server, file, None, &job, report)?.is_none() {
+                    report.days.days_left += (ours.len() - i) as u64;
                     return Ok(());
                 }
             }
