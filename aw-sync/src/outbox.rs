@@ -24,7 +24,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use aw_datastore::{with_suffix, Datastore, DayDigest};
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{params, Connection};
 
 use crate::day_table::{CREATE_DAY_TABLE_SQL, DAY_TABLE};
 use crate::error::{Result, SyncError};
@@ -109,13 +109,22 @@ impl Outbox {
     /// The working copy's day digests, or `None` when it has no day table: it is missing,
     /// or was built by a version whose file did not keep the server's event ids (then the
     /// caller starts it anew, [`Outbox::forget_working_copy`]).
-    pub(crate) fn published_days(&self) -> Result<Option<PublishedDays>> {
+    /// A working copy that cannot be read is as good as none (it is built anew).
+    pub(crate) fn published_days(&self) -> Option<PublishedDays> {
         if !self.work.exists() {
-            return Ok(None);
+            return None;
         }
+        self.read_published_days().unwrap_or_else(|e| {
+            log::warn!("Building the sync working copy anew: {e}");
+            None
+        })
+    }
+
+    fn read_published_days(&self) -> Result<Option<PublishedDays>> {
         let sql = |e: rusqlite::Error| SyncError::Config(format!("sync working copy: {e}"));
-        let conn = Connection::open_with_flags(&self.work, OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(sql)?;
+        // Read-write: a WAL a crash left beside it is recovered, not an error (the file is
+        // private, and nothing else has it open between passes).
+        let conn = Connection::open(&self.work).map_err(sql)?;
         let present: i64 = conn
             .query_row(
                 "SELECT count(*) FROM sqlite_schema WHERE name = ?1",
@@ -304,4 +313,30 @@ fn rename_durably(from: &Path, to: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_working_copy_that_cannot_be_read_is_built_anew() {
+        let root = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let device = Device {
+            device_id: "me".into(),
+            hostname: "host".into(),
+        };
+        let outbox = Outbox::new(&SyncFolder::new(root.path()), &device, work.path());
+        assert!(outbox.published_days().is_none(), "none yet");
+        std::fs::write(work.path().join("me.db"), b"not a database at all").unwrap();
+        assert!(outbox.published_days().is_none());
+        // A copy of an older version (no day table) is not taken either.
+        std::fs::remove_file(work.path().join("me.db")).unwrap();
+        drop(Datastore::open(&work.path().join("me.db")).unwrap());
+        assert!(outbox.published_days().is_none());
+        // One with the table is read.
+        outbox.write_days(&DayUpdates::default()).unwrap();
+        assert_eq!(outbox.published_days(), Some(PublishedDays::new()));
+    }
 }

@@ -36,7 +36,7 @@ impl Syncer {
     ) -> Result<bool> {
         let outbox = Outbox::new(&self.options.folder, &self.me, &self.options.work_dir);
         let by_day = server.tells_days();
-        let published = match by_day.then(|| outbox.published_days()).transpose()? {
+        let published = match by_day.then(|| outbox.published_days()) {
             Some(Some(published)) => published,
             Some(None) => {
                 // A file built by the append-only push: its ids are not the server's.
