@@ -153,14 +153,10 @@ impl PeerFile {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
-                "SELECT id, starttime, endtime, {}, typeof(data), octet_length(data)
-                 FROM events
-                 WHERE bucketrow = ?2 AND starttime >= ?3
+                "{} AND starttime >= ?3
                    AND (starttime > ?3 OR endtime < ?4 OR (endtime = ?4 AND id < ?5))
-                   AND typeof(starttime) = 'integer' AND typeof(endtime) = 'integer'
-                   AND typeof(id) = 'integer'
                  ORDER BY starttime ASC, endtime DESC, id DESC LIMIT ?6",
-                text_or_null("data")
+                select_event_rows()
             ))
             .map_err(|e| self.sql_error("unreadable", e))?;
         let max = i64::try_from(MAX_VALUE_BYTES).unwrap_or(i64::MAX);
@@ -174,32 +170,26 @@ impl PeerFile {
                     cursor.id,
                     i64::try_from(limit).unwrap_or(i64::MAX)
                 ],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, i64>(2)?,
-                        r.get::<_, Option<String>>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, i64>(5)?,
-                    ))
-                },
+                event_row,
             )
             .map_err(|e| self.sql_error("unreadable", e))?;
         let mut page = Page::default();
         let (mut seen, mut bytes) = (0usize, 0usize);
         for row in rows {
-            let (id, start, end, data, data_type, length) =
-                row.map_err(|e| self.sql_error("unreadable", e))?;
-            *cursor = PageCursor { start, end, id };
+            let row = row.map_err(|e| self.sql_error("unreadable", e))?;
+            *cursor = PageCursor {
+                start: row.start,
+                end: row.end,
+                id: row.id,
+            };
             seen += 1;
-            bytes += data.as_ref().map_or(0, String::len);
-            match parse_data(data, &data_type, length) {
-                Ok(data) => page.events.push(Event::new(
-                    timestamp::from_ns(start),
-                    chrono::Duration::nanoseconds(end.saturating_sub(start)),
-                    data,
-                )),
+            bytes += row.data.as_ref().map_or(0, String::len);
+            let id = row.id;
+            match row.into_event() {
+                Ok(mut event) => {
+                    event.id = None;
+                    page.events.push(event)
+                }
                 Err(reason) => page.skipped.push((id, reason)),
             }
             if bytes >= PAGE_BYTES {
@@ -239,7 +229,7 @@ impl PeerFile {
 
 /// The data of an event row, read as [`text_or_null`] reads it: a JSON object, or why the
 /// event cannot be synced.
-pub(super) fn parse_data(
+fn parse_data(
     data: Option<String>,
     data_type: &str,
     length: i64,
@@ -251,5 +241,56 @@ pub(super) fn parse_data(
         )),
         Some(text) => serde_json::from_str::<Map<String, Value>>(&text)
             .map_err(|e| format!("data is not a JSON object ({e})")),
+    }
+}
+
+/// `SELECT` of the event rows of bucket row `?2` whose id and times are integers, with
+/// the data as [`text_or_null`] reads it (bound as `?1`): what a page or a day reads,
+/// followed by their own conditions and order.
+pub(super) fn select_event_rows() -> String {
+    format!(
+        "SELECT id, starttime, endtime, {}, typeof(data), octet_length(data)
+         FROM events
+         WHERE bucketrow = ?2
+           AND typeof(starttime) = 'integer' AND typeof(endtime) = 'integer'
+           AND typeof(id) = 'integer'",
+        text_or_null("data")
+    )
+}
+
+/// One row of [`select_event_rows`].
+pub(super) struct EventRow {
+    pub(super) id: i64,
+    pub(super) start: i64,
+    pub(super) end: i64,
+    /// The data text, or `None` when it is not text of at most `MAX_VALUE_BYTES`.
+    pub(super) data: Option<String>,
+    data_type: String,
+    length: i64,
+}
+
+/// Reads a row of [`select_event_rows`].
+pub(super) fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EventRow> {
+    Ok(EventRow {
+        id: r.get(0)?,
+        start: r.get(1)?,
+        end: r.get(2)?,
+        data: r.get(3)?,
+        data_type: r.get(4)?,
+        length: r.get(5)?,
+    })
+}
+
+impl EventRow {
+    /// The event, with its id in the file; or why it cannot be synced.
+    pub(super) fn into_event(self) -> std::result::Result<Event, String> {
+        let data = parse_data(self.data, &self.data_type, self.length)?;
+        let mut event = Event::new(
+            timestamp::from_ns(self.start),
+            chrono::Duration::nanoseconds(self.end.saturating_sub(self.start)),
+            data,
+        );
+        event.id = Some(self.id);
+        Ok(event)
     }
 }

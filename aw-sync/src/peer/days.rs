@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 
 use aw_datastore::day_span;
-use aw_models::{timestamp, Event};
+use aw_models::Event;
 
-use super::contents::{parse_data, text_or_null};
+use super::contents::{event_row, select_event_rows};
 use super::file::PeerFile;
 use super::MAX_VALUE_BYTES;
 use crate::day_table::{DAY_COLUMNS, DAY_TABLE, MAX_BYTES_PER_DAY, MAX_EVENTS_PER_DAY};
@@ -77,49 +77,28 @@ impl PeerFile {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
-                "SELECT id, starttime, endtime, {}, typeof(data), octet_length(data)
-                 FROM events
-                 WHERE bucketrow = ?2 AND starttime >= ?3 AND starttime <= ?4
-                   AND typeof(starttime) = 'integer' AND typeof(endtime) = 'integer'
-                   AND typeof(id) = 'integer'
+                "{} AND starttime >= ?3 AND starttime <= ?4
                  ORDER BY starttime, endtime, id LIMIT ?5",
-                text_or_null("data")
+                select_event_rows()
             ))
             .map_err(|e| self.sql_error("unreadable", e))?;
         let max = i64::try_from(MAX_VALUE_BYTES).unwrap_or(i64::MAX);
         let limit = i64::try_from(MAX_EVENTS_PER_DAY + 1).unwrap_or(i64::MAX);
         let rows = stmt
-            .query_map(rusqlite::params![max, bucket_row, lo, hi, limit], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, i64>(5)?,
-                ))
-            })
+            .query_map(rusqlite::params![max, bucket_row, lo, hi, limit], event_row)
             .map_err(|e| self.sql_error("unreadable", e))?;
         let mut day_read = PeerDay::default();
         let (mut seen, mut bytes) = (0usize, 0usize);
         for row in rows {
-            let (id, start, end, data, data_type, length) =
-                row.map_err(|e| self.sql_error("unreadable", e))?;
+            let row = row.map_err(|e| self.sql_error("unreadable", e))?;
             seen += 1;
-            bytes += data.as_ref().map_or(0, String::len);
+            bytes += row.data.as_ref().map_or(0, String::len);
             if seen > MAX_EVENTS_PER_DAY || bytes > MAX_BYTES_PER_DAY {
                 return Ok(None);
             }
-            match parse_data(data, &data_type, length) {
-                Ok(data) => {
-                    let mut event = Event::new(
-                        timestamp::from_ns(start),
-                        chrono::Duration::nanoseconds(end.saturating_sub(start)),
-                        data,
-                    );
-                    event.id = Some(id);
-                    day_read.events.push((id, event));
-                }
+            let id = row.id;
+            match row.into_event() {
+                Ok(event) => day_read.events.push((id, event)),
                 Err(reason) => day_read.skipped.push((id, reason)),
             }
         }

@@ -53,6 +53,26 @@ fn converges(d: &Device, from: &Device, source: &str, left_out: impl Fn(&Value) 
     );
 }
 
+/// Replaces event `id` of `bucket` over HTTP (`PUT`), which must answer 200.
+fn replace_event(http: &mut aw_tests::Client, bucket: &str, id: i64, event: &Event) {
+    let r = http.request(
+        "PUT",
+        &format!("/api/0/buckets/{bucket}/events/{id}"),
+        &[("Content-Type", "application/json")],
+        Some(serde_json::to_string(event).unwrap().as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// Deletes event `id` of `bucket` on `d` by id, which must answer 200.
+fn delete_event(d: &Device, bucket: &str, id: i64) {
+    let r = d.server.client().post_json(
+        &format!("/api/0/buckets/{bucket}/events/delete"),
+        &json!({ "ids": [id] }).to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
 /// The id of the event of `bucket` on `d` whose title is `title`.
 fn id_of(d: &Device, bucket: &str, title: &str) -> i64 {
     d.client
@@ -92,13 +112,7 @@ fn deletions_edits_and_backdated_events_follow_and_a_deletion_here_stands() {
     let edited = id_of(&a, WINDOW, "day 0 title 7");
     let mut changed = event(7 * 60, 55, json!({"app": "app2", "title": "renamed title"}));
     changed.id = Some(edited);
-    let r = http.request(
-        "PUT",
-        &format!("/api/0/buckets/{WINDOW}/events/{edited}"),
-        &[("Content-Type", "application/json")],
-        Some(serde_json::to_string(&changed).unwrap().as_bytes()),
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
+    replace_event(&mut http, WINDOW, edited, &changed);
     a.client
         .insert_events(
             WINDOW,
@@ -116,11 +130,7 @@ fn deletions_edits_and_backdated_events_follow_and_a_deletion_here_stands() {
     // around it: the event stays deleted on B, the rest of the day follows.
     let copy = b.pulled(&a, WINDOW).id;
     let gone = id_of(&b, &copy, "day 2 title 40");
-    let r = b.server.client().post_json(
-        &format!("/api/0/buckets/{copy}/events/delete"),
-        &json!({ "ids": [gone] }).to_string(),
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
+    delete_event(&b, &copy, gone);
     let target = id_of(&a, WINDOW, "day 2 title 40");
     let mut edit = event(
         2 * 86_400 + 40 * 60,
@@ -128,13 +138,7 @@ fn deletions_edits_and_backdated_events_follow_and_a_deletion_here_stands() {
         json!({"app": "x", "title": "day 2 title 40 edited"}),
     );
     edit.id = Some(target);
-    let r = http.request(
-        "PUT",
-        &format!("/api/0/buckets/{WINDOW}/events/{target}"),
-        &[("Content-Type", "application/json")],
-        Some(serde_json::to_string(&edit).unwrap().as_bytes()),
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
+    replace_event(&mut http, WINDOW, target, &edit);
     a.client
         .insert_events(
             WINDOW,
@@ -217,11 +221,7 @@ fn merges_renames_and_privacy_runs_follow_on_two_other_devices() {
     // B deletes an event from its copy of the bucket that is merged away next.
     let copy = b.pulled(&a, SECOND).id;
     let gone = id_of(&b, &copy, "second day 1 title 3");
-    let r = b.server.client().post_json(
-        &format!("/api/0/buckets/{copy}/events/delete"),
-        &json!({ "ids": [gone] }).to_string(),
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
+    delete_event(&b, &copy, gone);
 
     let mut http = a.server.client();
     let r = http.post_json(
@@ -302,13 +302,7 @@ fn the_aw_sync_program_carries_deletions_and_edits_and_a_deletion_here_stands() 
         changed
             .data
             .insert("title".into(), json!(format!("{title} edited")));
-        let r = http.request(
-            "PUT",
-            &format!("/api/0/buckets/{WINDOW}/events/{id}"),
-            &[("Content-Type", "application/json")],
-            Some(serde_json::to_string(&changed).unwrap().as_bytes()),
-        );
-        assert_eq!(r.status, 200, "{}", r.body);
+        replace_event(&mut http, WINDOW, id, &changed);
     }
     a.sync(f, &["sync"]);
     b.sync(f, &["sync"]);
@@ -362,13 +356,7 @@ fn a_device_offline_through_every_kind_of_change_converges_when_it_is_back() {
     changed
         .data
         .insert("title".into(), json!("w day 2 title 5 edited"));
-    let r = http.request(
-        "PUT",
-        &format!("/api/0/buckets/{WINDOW}/events/{id}"),
-        &[("Content-Type", "application/json")],
-        Some(serde_json::to_string(&changed).unwrap().as_bytes()),
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
+    replace_event(&mut http, WINDOW, id, &changed);
     a.client
         .insert_events(
             WINDOW,
