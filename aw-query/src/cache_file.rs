@@ -12,20 +12,27 @@
 //! is never worth a wrong answer.
 //!
 //! Layout (integers little-endian; a text is its `u32` length and its UTF-8 bytes): the
-//! magic, the identity, the program texts, then each entry: the index of its program, its
-//! period (seconds `i64` and nanoseconds `u32`, start then end), its reads (a count, then
-//! `0` with the bucket and the range in ns, or `1` for the bucket list), and its result.
+//! magic, the identity, the program texts, the data texts of summed results (each once),
+//! then each entry: the index of its program, its period (seconds `i64` and nanoseconds
+//! `u32`, start then end), its reads (a count, then `0` with the bucket and the range in
+//! ns, or `1` for the bucket list), and its result: `0` and its JSON text, or `1` and its
+//! summed form (`2` with a count of events, each the index of its data text, its start and
+//! its duration in ns; `1` with a count of fields, each its name and value; `0` with a
+//! number's `f64` bits; `3` with any other value's JSON text).
 //! All of it is compressed with LZ4 ([`pack`]): results are JSON, which shrinks to a fifth
-//! or less, and what is kept may take at most a twentieth of the database file.
+//! or less, and what is kept may take at most a twentieth of the database file (or 16 MiB).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use crate::cache::Stored;
 use crate::recording::Read;
+use crate::summed::{Summed, SummedEvent};
 
 /// The first bytes: what this is and the layout's version.
-const MAGIC: &[u8] = b"aw-query results 1\n";
+const MAGIC: &[u8] = b"aw-query results 2\n";
 
 /// The first bytes of the compressed form, followed by the plain length (`u32`).
 const PACKED: &[u8] = b"aw-query packed 1\n";
@@ -58,12 +65,12 @@ fn unpack(packed: &[u8]) -> Option<Vec<u8>> {
 pub(crate) const ENGINE: &str = concat!("aw-query ", env!("CARGO_PKG_VERSION"));
 
 /// One result as written and read back.
-pub(crate) struct Stored {
+pub(crate) struct Saved {
     pub code: Arc<str>,
     pub start: DateTime<Utc>,
     pub end: DateTime<Utc>,
     pub reads: Vec<Read>,
-    pub value: Arc<str>,
+    pub value: Stored,
 }
 
 /// Builds the bytes: [`Writer::program`] for each distinct program text first, then
@@ -72,6 +79,9 @@ pub(crate) struct Writer {
     head: Vec<u8>,
     texts: Vec<u8>,
     programs: u32,
+    /// The data texts of summed results, each once, and their indexes.
+    strings: Vec<u8>,
+    string_index: HashMap<Arc<str>, u32>,
     entries: u32,
     body: Vec<u8>,
 }
@@ -81,6 +91,10 @@ fn put_text(out: &mut Vec<u8>, text: &str) {
     let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
     out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(&text.as_bytes()[..len as usize]);
+}
+
+fn put_count(out: &mut Vec<u8>, n: usize) {
+    out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
 }
 
 fn put_time(out: &mut Vec<u8>, t: &DateTime<Utc>) {
@@ -97,6 +111,8 @@ impl Writer {
             head,
             texts: Vec::new(),
             programs: 0,
+            strings: Vec::new(),
+            string_index: HashMap::new(),
             entries: 0,
             body: Vec::new(),
         }
@@ -104,7 +120,7 @@ impl Writer {
 
     /// Bytes so far.
     pub(crate) fn len(&self) -> usize {
-        self.head.len() + 4 + self.texts.len() + 4 + self.body.len()
+        self.head.len() + 4 + self.texts.len() + 4 + self.strings.len() + 4 + self.body.len()
     }
 
     /// Adds a program text; returns its index for [`Writer::entry`].
@@ -115,7 +131,7 @@ impl Writer {
     }
 
     /// Bytes [`Writer::entry`] adds for these.
-    pub(crate) fn entry_len(reads: &[Read], value: &str) -> usize {
+    pub(crate) fn entry_len(&self, reads: &[Read], value: &Stored) -> usize {
         4 + 24
             + 4
             + reads
@@ -125,8 +141,77 @@ impl Writer {
                     Read::BucketList => 1,
                 })
                 .sum::<usize>()
-            + 4
-            + value.len()
+            + 1
+            + match value {
+                Stored::Text(text) => 4 + text.len(),
+                Stored::Summed(summed) => self.summed_len(summed),
+            }
+    }
+
+    /// Bytes `put_summed` adds for `summed`, the data texts not yet written included.
+    fn summed_len(&self, summed: &Summed) -> usize {
+        match summed {
+            Summed::Number(_) => 9,
+            Summed::Object(fields) => {
+                5 + fields
+                    .iter()
+                    .map(|(k, v)| 4 + k.len() + self.summed_len(v))
+                    .sum::<usize>()
+            }
+            Summed::Events(events) => {
+                5 + events
+                    .iter()
+                    .map(|e| {
+                        20 + if self.string_index.contains_key(&e.data) {
+                            0
+                        } else {
+                            4 + e.data.len()
+                        }
+                    })
+                    .sum::<usize>()
+            }
+            Summed::Other(v) => 5 + v.to_string().len(),
+        }
+    }
+
+    /// Writes `summed` into the body, its data texts into the table.
+    fn put_summed(&mut self, summed: &Summed) {
+        match summed {
+            Summed::Number(n) => {
+                self.body.push(0);
+                self.body.extend_from_slice(&n.to_bits().to_le_bytes());
+            }
+            Summed::Object(fields) => {
+                self.body.push(1);
+                put_count(&mut self.body, fields.len());
+                for (k, v) in fields {
+                    put_text(&mut self.body, k);
+                    self.put_summed(v);
+                }
+            }
+            Summed::Events(events) => {
+                self.body.push(2);
+                put_count(&mut self.body, events.len());
+                for e in events {
+                    let index = match self.string_index.get(&e.data) {
+                        Some(&i) => i,
+                        None => {
+                            let i = u32::try_from(self.string_index.len()).unwrap_or(u32::MAX);
+                            put_text(&mut self.strings, &e.data);
+                            self.string_index.insert(e.data.clone(), i);
+                            i
+                        }
+                    };
+                    self.body.extend_from_slice(&index.to_le_bytes());
+                    self.body.extend_from_slice(&e.start.to_le_bytes());
+                    self.body.extend_from_slice(&e.duration.to_le_bytes());
+                }
+            }
+            Summed::Other(v) => {
+                self.body.push(3);
+                put_text(&mut self.body, &v.to_string());
+            }
+        }
     }
 
     /// Adds one result of the program `program` (an index from [`Writer::program`]).
@@ -136,7 +221,7 @@ impl Writer {
         start: &DateTime<Utc>,
         end: &DateTime<Utc>,
         reads: &[Read],
-        value: &str,
+        value: &Stored,
     ) {
         let out = &mut self.body;
         out.extend_from_slice(&program.to_le_bytes());
@@ -154,7 +239,16 @@ impl Writer {
                 Read::BucketList => out.push(1),
             }
         }
-        put_text(out, value);
+        match value {
+            Stored::Text(text) => {
+                out.push(0);
+                put_text(out, text);
+            }
+            Stored::Summed(summed) => {
+                out.push(1);
+                self.put_summed(summed);
+            }
+        }
         self.entries += 1;
     }
 
@@ -163,6 +257,8 @@ impl Writer {
         let mut out = self.head;
         out.extend_from_slice(&self.programs.to_le_bytes());
         out.extend_from_slice(&self.texts);
+        out.extend_from_slice(&(self.string_index.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.strings);
         out.extend_from_slice(&self.entries.to_le_bytes());
         out.extend_from_slice(&self.body);
         out
@@ -202,6 +298,44 @@ impl<'a> Reader<'a> {
         DateTime::from_timestamp(secs, nanos)
     }
 
+    /// A summed result (`depth`: how deep in dicts, bounded as values are).
+    fn summed(&mut self, strings: &[Arc<str>], depth: usize) -> Option<Summed> {
+        if depth > crate::MAX_VALUE_DEPTH {
+            return None;
+        }
+        Some(match self.u8()? {
+            0 => Summed::Number(f64::from_bits(u64::from_le_bytes(
+                self.take(8)?.try_into().ok()?,
+            ))),
+            1 => {
+                let n = self.count(5)?;
+                let mut fields = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let k = Arc::from(self.text()?);
+                    fields.push((k, self.summed(strings, depth + 1)?));
+                }
+                Summed::Object(fields)
+            }
+            2 => {
+                let n = self.count(20)?;
+                let mut events = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let data = strings.get(self.u32()? as usize)?.clone();
+                    let start = self.i64()?;
+                    let duration = self.i64()?;
+                    events.push(SummedEvent {
+                        data,
+                        start,
+                        duration,
+                    });
+                }
+                Summed::Events(events)
+            }
+            3 => Summed::Other(serde_json::from_str(self.text()?).ok()?),
+            _ => return None,
+        })
+    }
+
     /// A count of items each at least `min` bytes long: larger than what is left means the
     /// bytes are not whole (and no vector is sized from a bad number).
     fn count(&mut self, min: usize) -> Option<usize> {
@@ -212,12 +346,12 @@ impl<'a> Reader<'a> {
 
 /// The results in `packed` ([`pack`]ed) if they were made by the engine `identity` and are
 /// whole; `None` otherwise.
-pub(crate) fn read(packed: &[u8], identity: &str) -> Option<Vec<Stored>> {
+pub(crate) fn read(packed: &[u8], identity: &str) -> Option<Vec<Saved>> {
     let plain = unpack(packed)?;
     read_plain(&plain, identity)
 }
 
-fn read_plain(bytes: &[u8], identity: &str) -> Option<Vec<Stored>> {
+fn read_plain(bytes: &[u8], identity: &str) -> Option<Vec<Saved>> {
     let mut r = Reader(bytes.strip_prefix(MAGIC)?);
     if r.text()? != format!("{ENGINE}; {identity}") {
         return None;
@@ -226,6 +360,11 @@ fn read_plain(bytes: &[u8], identity: &str) -> Option<Vec<Stored>> {
     let mut codes: Vec<Arc<str>> = Vec::with_capacity(programs);
     for _ in 0..programs {
         codes.push(Arc::from(r.text()?));
+    }
+    let n = r.count(4)?;
+    let mut strings: Vec<Arc<str>> = Vec::with_capacity(n);
+    for _ in 0..n {
+        strings.push(Arc::from(r.text()?));
     }
     let entries = r.count(40)?;
     let mut out = Vec::with_capacity(entries);
@@ -246,8 +385,12 @@ fn read_plain(bytes: &[u8], identity: &str) -> Option<Vec<Stored>> {
                 _ => return None,
             });
         }
-        let value = Arc::from(r.text()?);
-        out.push(Stored {
+        let value = match r.u8()? {
+            0 => Stored::Text(Arc::from(r.text()?)),
+            1 => Stored::Summed(Arc::new(r.summed(&strings, 0)?)),
+            _ => return None,
+        };
+        out.push(Saved {
             code,
             start,
             end,
@@ -278,8 +421,27 @@ mod tests {
             },
             Read::BucketList,
         ];
-        w.entry(q, &at(10), &at(20), &reads, "[{\"a\":1}]");
-        w.entry(p, &at(0), &at(1), &[], "1");
+        w.entry(
+            q,
+            &at(10),
+            &at(20),
+            &reads,
+            &Stored::Text(Arc::from("[{\"a\":1}]")),
+        );
+        w.entry(p, &at(0), &at(1), &[], &Stored::Text(Arc::from("1")));
+        let summed = Summed::from_json(
+            serde_json::json!({
+                "n": 1.5,
+                "list": [{"data": {"app": "a"}, "duration": 2.0, "id": null, "timestamp": "2025-01-01T00:00:00Z"}],
+                "s": "text",
+            }),
+            None,
+        );
+        let value = Stored::Summed(Arc::new(summed));
+        // The entry and its new data text.
+        let expected = w.len() + w.entry_len(&[], &value);
+        w.entry(p, &at(1), &at(2), &[], &value);
+        assert_eq!(w.len(), expected);
         let expected = w.len();
         let bytes = w.finish();
         assert_eq!(bytes.len(), expected);
@@ -289,11 +451,18 @@ mod tests {
     #[test]
     fn results_read_back_as_written() {
         let stored = read(&sample(), "build 1").unwrap();
-        assert_eq!(stored.len(), 2);
+        assert_eq!(stored.len(), 3);
         assert_eq!(&*stored[0].code, "RETURN = query_bucket(\"ü\");");
         assert_eq!((stored[0].start, stored[0].end), (at(10), at(20)));
         assert_eq!(stored[0].reads.len(), 2);
-        assert_eq!(&*stored[0].value, "[{\"a\":1}]");
+        assert!(matches!(&stored[0].value, Stored::Text(t) if &**t == "[{\"a\":1}]"));
+        let Stored::Summed(summed) = &stored[2].value else {
+            panic!("not summed");
+        };
+        let sum = Summed::add_up(&[summed, summed], None);
+        assert_eq!(sum["n"], serde_json::json!(3.0));
+        assert_eq!(sum["list"][0]["duration"], serde_json::json!(4.0));
+        assert_eq!(sum["s"], serde_json::json!("text"));
         assert_eq!(&*stored[1].code, "RETURN = 1;");
         assert!(stored[1].reads.is_empty());
     }

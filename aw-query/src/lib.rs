@@ -47,6 +47,7 @@ mod program;
 mod reaper;
 mod recording;
 mod regex_cache;
+mod summed;
 mod transforms;
 mod value;
 
@@ -55,6 +56,7 @@ pub use datasource::{DataSource, DataSourceError, MemoryDataSource, RowChunks, S
 pub use error::{BucketFailure, QueryError};
 pub use memory::MAX_QUERY_MEMORY;
 pub use parser::MAX_NESTING;
+pub use summed::MergeKeys;
 pub use value::MAX_VALUE_DEPTH;
 
 /// The stack size of every thread that parses, evaluates, serialises or drops query values
@@ -124,4 +126,35 @@ pub fn query_json(
     }
     out.push(']');
     Ok(out)
+}
+
+/// The results of `code` over every period added up into one (see `summed.rs` for how
+/// values add up: numbers summed, event lists merged by data, or by the [`MergeKeys`]
+/// named for them, and cut to `limit`), as JSON text. Each period's result is taken from
+/// `cache` when it holds it, and stored there in the form it is added up in, so asking for
+/// a year as its 365 days evaluates only the days a write reached since. An error in any
+/// period fails the whole call; with no periods the answer is `null`.
+pub fn query_sum(
+    code: &str,
+    keys: Option<&MergeKeys>,
+    periods: &[TimeInterval],
+    ds: &dyn DataSource,
+    deadline: Option<std::time::Instant>,
+    cache: Option<&ResultCache>,
+    limit: Option<usize>,
+) -> Result<String, QueryError> {
+    if periods.is_empty() {
+        return Ok("null".to_string());
+    }
+    // The keys change what is kept of each period: they are part of its name in the cache
+    // (after a NUL, which no program text holds at that place with the same meaning).
+    let identity = match keys {
+        Some(keys) => format!("{code}\u{0}sum by {keys:?}"),
+        None => format!("{code}\u{0}sum"),
+    };
+    let parts = Program::run_all_summed(code, keys, &identity, periods, ds, deadline, cache)?;
+    let refs: Vec<&summed::Summed> = parts.iter().map(|p| &**p).collect();
+    let value = summed::Summed::add_up(&refs, limit);
+    crate::reaper::drop_later(parts);
+    Ok(value.to_string())
 }

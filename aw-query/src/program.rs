@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use aw_models::TimeInterval;
 use serde_json::Value;
 
-use crate::cache::{Key, ResultCache};
+use crate::cache::{Key, ResultCache, Stored};
 use crate::datasource::DataSource;
 use crate::error::{QueryError, QueryResult};
 use crate::interpreter::Interpreter;
@@ -17,6 +17,7 @@ use crate::liveness::mark_last_uses;
 use crate::memory::MemoryBudget;
 use crate::parser::{parse, Stmt};
 use crate::recording::Recording;
+use crate::summed::{MergeKeys, Summed};
 
 /// A parsed, analysed query program, so that it can be parsed once and run for many periods.
 #[derive(Debug, Clone)]
@@ -83,7 +84,10 @@ impl Program {
             .iter()
             .map(|p| {
                 let key = Key::new(&code, *p.start(), *p.end());
-                let hit = cache.get(&key);
+                let hit = match cache.get(&key) {
+                    Some(Stored::Text(text)) => Some(text),
+                    _ => None,
+                };
                 (key, hit, p)
             })
             .collect();
@@ -102,6 +106,57 @@ impl Program {
             let text = to_text(&program.run_until(p, &recording, deadline, &budget)?)?;
             cache.insert(&ticket, key.clone(), recording.into_reads(), text.clone());
             Ok(text)
+        })
+    }
+}
+
+impl Program {
+    /// Each period's result in the summed form (`summed.rs`, its lists merged by `keys`),
+    /// taken from `cache` when it holds it and otherwise evaluated (in parallel) and stored
+    /// there, as [`Program::run_all_cached`] does for texts; without a cache, evaluated.
+    /// `identity` names the program and its keys in the cache.
+    pub(crate) fn run_all_summed(
+        code: &str,
+        keys: Option<&MergeKeys>,
+        identity: &str,
+        periods: &[TimeInterval],
+        ds: &dyn DataSource,
+        deadline: Option<Instant>,
+        cache: Option<&ResultCache>,
+    ) -> QueryResult<Vec<Arc<Summed>>> {
+        let identity: Arc<str> = Arc::from(identity);
+        let lookups: Vec<(Key, Option<Arc<Summed>>, &TimeInterval)> = periods
+            .iter()
+            .map(|p| {
+                let key = Key::summed(&identity, *p.start(), *p.end());
+                let hit = match cache.and_then(|c| c.get(&key)) {
+                    Some(Stored::Summed(summed)) => Some(summed),
+                    _ => None,
+                };
+                (key, hit, p)
+            })
+            .collect();
+        if lookups.iter().all(|(_, hit, _)| hit.is_some()) {
+            return Ok(lookups.into_iter().filter_map(|(_, hit, _)| hit).collect());
+        }
+        let program = Program::parse(code)?;
+        let budget = MemoryBudget::new();
+        each_period(&lookups, |(key, hit, p)| {
+            if let Some(hit) = hit {
+                return Ok(hit.clone());
+            }
+            let Some(cache) = cache else {
+                return Ok(Arc::new(Summed::from_json(
+                    program.run_until(p, ds, deadline, &budget)?,
+                    keys,
+                )));
+            };
+            // Taken before the first read: writes from here on are checked at insert.
+            let ticket = cache.ticket();
+            let recording = Recording::new(ds);
+            let value =
+                Summed::from_json(program.run_until(p, &recording, deadline, &budget)?, keys);
+            Ok(cache.insert_summed(&ticket, key.clone(), recording.into_reads(), value))
         })
     }
 }

@@ -101,6 +101,21 @@ export function query(periods, statements) {
   });
 }
 
+/**
+ * Runs a query over periods and resolves to their results added up by the server
+ * (`POST /api/0/query/sum`): numbers summed, event lists merged (by the `keys` named for
+ * them, `{field: {list: [key, …]}}`), longest first and cut to `limit`. The server keeps
+ * each period's result, so a year asked for as its days evaluates only the days written since.
+ */
+export function querySum(periods, statements, { keys, limit } = {}) {
+  return request('POST', 'query/sum', {
+    timeperiods: periods.map(([s, e]) => `${s.toISOString()}/${e.toISOString()}`),
+    query: statements,
+    keys,
+    limit,
+  });
+}
+
 /** An export download: `{blob, filename}` of one bucket (`id`) or of all (`id` omitted). */
 export async function exportBuckets(id) {
   const path = id === undefined ? 'export' : `buckets/${enc(id)}/export`;

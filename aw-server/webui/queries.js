@@ -230,23 +230,36 @@ export function desktopQuery({ limit = 100, activeEvents = true, ...ids }) {
 }
 
 /**
- * What a week, month or year view shows of one piece of its period (`period-pieces.js`),
- * to be added up with the other pieces': `{window: {app_events, title_events, cat_events,
- * duration}, browser: {domains, duration}}`, each list the `limit` longest (every one with
- * `limit` null).
+ * What a week, month or year view shows of one day of its period, for the server to add
+ * up over the period's days (`POST /api/0/query/sum` with `PERIOD_KEYS`), of one host or of
+ * several (`hosts`: a list of `hostBuckets`-like ids, their events put together):
+ * `{window: {app_events, title_events, cat_events, duration}, browser: {domains, duration}}`,
+ * every list complete.
  */
-export function pieceQuery({ limit = null, ...ids }) {
-  const cut = (list) => (limit === null ? list : `limit_events(${list}, ${limit})`);
-  const q = activityStatements(ids);
-  q.push('title_events = sort_by_duration(merge_events_by_keys(events, ["app", "title"]));');
-  q.push(`app_events = ${cut('sort_by_duration(merge_events_by_keys(title_events, ["app"]))')};`);
-  q.push('cat_events = sort_by_duration(merge_events_by_keys(events, ["$category"]));');
-  q.push(`title_events = ${cut('title_events')};`);
-  q.push(`browser_domains = ${cut('sort_by_duration(merge_events_by_keys(browser_events, ["$domain"]))')};`);
-  q.push('RETURN = {"window": {"app_events": app_events, "title_events": title_events, "cat_events": cat_events, '
-    + '"duration": sum_durations(events)}, "browser": {"domains": browser_domains, "duration": sum_durations(browser_events)}};');
+export function periodQuery(hosts, classes) {
+  const q = [];
+  hosts.forEach((ids, i) => q.push(...activityStatements({ ...ids, classes }, `_${i}`)));
+  q.push('events = [];');
+  q.push('browser_events = [];');
+  hosts.forEach((_, i) => {
+    q.push(`events = concat(events, events_${i});`);
+    q.push(`browser_events = concat(browser_events, browser_events_${i});`);
+  });
+  q.push('title_events = merge_events_by_keys(events, ["app", "title"]);');
+  q.push('RETURN = {"window": {"app_events": merge_events_by_keys(title_events, ["app"]), "title_events": title_events, '
+    + '"cat_events": merge_events_by_keys(events, ["$category"]), "duration": sum_durations(events)}, '
+    + '"browser": {"domains": merge_events_by_keys(browser_events, ["$domain"]), "duration": sum_durations(browser_events)}};');
   return q;
 }
+
+/** The keys each list of `periodQuery` is merged by, for the server to add the days up by. */
+export const PERIOD_KEYS = {
+  window: { app_events: ['app'], title_events: ['app', 'title'], cat_events: ['$category'] },
+  browser: { domains: ['$domain'] },
+};
+
+/** The keys of `dailyQuery`'s category list, to add days up by. */
+export const DAILY_KEYS = { cats: ['$category'] };
 
 /**
  * A day's (or any period's) totals for the period views and trends, of one host or of

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as period from '../../aw-server/webui/period.js';
 import { dayRange, parseDate } from '../../aw-server/webui/format.js';
-import { addUp, combinePieces, pieces } from '../../aw-server/webui/period-pieces.js';
+import { addUp, combineHosts } from '../../aw-server/webui/combine-hosts.js';
 
 // The time zone is the process's (run.sh starts this file with TZ=Europe/Berlin); elsewhere
 // the DST test is skipped rather than passing for the wrong reason.
@@ -64,54 +64,14 @@ test('only real days between 1970 and 2199 are dates', () => {
   assert.equal(period.periodOf('day', '2024-02-29').first, '2024-02-29');
 });
 
-test('a period that reaches today is asked for as the months before this one and each day since', () => {
-  assert.deepEqual(pieces({ first: '2025-01-01', last: '2025-12-31' }, '2025-03-03'), {
-    months: { first: '2025-01-01', last: '2025-02-28' },
-    days: [
-      { first: '2025-03-01', last: '2025-03-01' },
-      { first: '2025-03-02', last: '2025-03-02' },
-      { first: '2025-03-03', last: '2025-12-31' },
-    ],
-  });
-  // A week across the month's start; a month from its first day; one day.
-  assert.deepEqual(pieces({ first: '2025-02-24', last: '2025-03-02' }, '2025-03-01'), {
-    months: { first: '2025-02-24', last: '2025-02-28' },
-    days: [{ first: '2025-03-01', last: '2025-03-02' }],
-  });
-  assert.deepEqual(pieces({ first: '2025-03-01', last: '2025-03-31' }, '2025-03-01'), {
-    months: null,
-    days: [{ first: '2025-03-01', last: '2025-03-31' }],
-  });
-  // Past and future periods are asked for whole (their answers do not change with today's writes).
-  assert.equal(pieces({ first: '2024-01-01', last: '2024-12-31' }, '2025-03-03'), null);
-  assert.equal(pieces({ first: '2025-04-01', last: '2025-04-30' }, '2025-03-03'), null);
-});
-
-test('pieces add up to the top list exactly, or not at all', () => {
-  const ev = (app, duration) => ({ data: { app }, duration, timestamp: '2025-01-01T00:00:00Z' });
-  const key = (e) => e.data.app;
-  const top = (lists, n) => {
-    const list = addUp(lists, key, n);
-    return list && list.map((e) => [e.data.app, e.duration]);
-  };
-  // Complete lists: summed, longest first.
-  assert.deepEqual(top([{ events: [ev('a', 5), ev('b', 3)], limit: null }, { events: [ev('b', 4)], limit: null }], 2), [['b', 7], ['a', 5]]);
-  // A cut list (as long as its limit) whose entries are all in the top, the rest far below.
-  const cut = { events: [ev('a', 100), ev('b', 90)], limit: 2 };
-  assert.deepEqual(top([cut, { events: [ev('a', 1)], limit: null }], 1), [['a', 101]]);
-  // An entry of today's list that the cut list may have left out (up to 90 there): unknown.
-  assert.equal(top([cut, { events: [ev('c', 95)], limit: null }], 2), null);
-  // Not in the top either way, but could reach it: unknown.
-  assert.equal(top([cut, { events: [ev('c', 20)], limit: null }], 1), null);
-  // Fewer entries than shown while a list was cut: something unseen could be next.
-  assert.equal(top([{ events: [ev('a', 5)], limit: 1 }], 3), null);
-  // The months' piece and one day, as combinePieces gets them from the server.
+test('the day lists of several devices add up by their keys, longest first', () => {
+  const ev = (app, duration) => ({ data: { app, title: 't' }, duration, timestamp: '2025-01-01T00:00:00Z' });
+  assert.deepEqual(addUp([[ev('a', 5), ev('b', 3)], [ev('b', 4)]], (e) => e.data.app).map((e) => [e.data.app, e.duration]), [['b', 7], ['a', 5]]);
   const result = (apps, duration) => ({
-    window: { app_events: apps, title_events: apps.map((e) => ({ data: { app: e.data.app, title: 't' }, duration: e.duration })), cat_events: [], duration },
+    window: { app_events: apps, title_events: apps, cat_events: [], active_events: [], duration },
     browser: { domains: [], duration: 0 },
   });
-  const both = combinePieces([{ result: result([ev('a', 10)], 10), limit: 5 }, { result: result([ev('a', 2), ev('b', 1)], 3), limit: null }], 100);
+  const both = combineHosts([result([ev('a', 10)], 10), result([ev('a', 2), ev('b', 1)], 3)]);
   assert.deepEqual(both.window.app_events.map((e) => [e.data.app, e.duration]), [['a', 12], ['b', 1]]);
   assert.equal(both.window.duration, 13);
-  assert.equal(combinePieces([{ result: result([ev('a', 10)], 10), limit: 1 }, { result: result([ev('b', 1)], 1), limit: null }], 100), null);
 });

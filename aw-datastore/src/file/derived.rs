@@ -34,6 +34,9 @@ const MAGIC: &[u8; 12] = b"aw-derived 1";
 /// CRC-32.
 const ENCRYPTED: u8 = 1;
 
+/// The least [`Slot::allowance`] gives, whatever the database's size.
+const MIN_ALLOWANCE: usize = 16 << 20;
+
 /// Where a save writes before it renames the file into place.
 const TEMPORARY: &str = ".derived.new";
 
@@ -272,9 +275,15 @@ impl Slot {
     }
 
     /// The most bytes of state kept for `db`: a twentieth of the database file, so the
-    /// cache never adds more than 5 % to what the user's data takes on disk.
+    /// cache adds at most 5 % to what a large history takes on disk, but at least
+    /// [`MIN_ALLOWANCE`], which a year of per-day dashboard results needs (about 7 MB:
+    /// a year's database is some 90 MB, whose twentieth kept only 210 of its 365 days).
     fn allowance(db: &Path) -> usize {
-        std::fs::metadata(db).map_or(0, |m| usize::try_from(m.len() / 20).unwrap_or(usize::MAX))
+        std::fs::metadata(db).map_or(0, |m| {
+            usize::try_from(m.len() / 20)
+                .unwrap_or(usize::MAX)
+                .max(MIN_ALLOWANCE)
+        })
     }
 
     /// At a clean stop, with the database closed: saves the producer's state for the file

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::writes::Dirty;
-use super::{Key, ResultCache};
+use super::{Key, ResultCache, Stored};
 use crate::cache_file;
 
 impl ResultCache {
@@ -47,7 +47,7 @@ impl ResultCache {
                 continue;
             };
             let code = &*entry.key.code;
-            let more = cache_file::Writer::entry_len(&entry.reads, &entry.value)
+            let more = writer.entry_len(&entry.reads, &entry.value)
                 + if programs.contains_key(code) {
                     0
                 } else {
@@ -114,8 +114,14 @@ impl RestoreTicket {
         // Oldest first, so the last added (the most recently used at the save) are the
         // last to be evicted.
         for s in stored.into_iter().flatten().rev() {
-            let key = Key::new(&s.code, s.start, s.end);
-            if cache.store(&mut inner, &dirty, key, s.reads, s.value) {
+            let key = match &s.value {
+                Stored::Text(_) => Key::new(&s.code, s.start, s.end),
+                Stored::Summed(_) => Key::summed(&s.code, s.start, s.end),
+            };
+            if cache
+                .store(&mut inner, &dirty, key, s.reads, s.value)
+                .is_ok()
+            {
                 added += 1;
             }
         }

@@ -28,6 +28,10 @@
 //! know: the server keeps them beside the database, which hands them back only for the
 //! very file they were saved with.
 //!
+//! **Two forms.** A result is kept as the JSON text `POST /api/0/query` answers, or, for
+//! [`crate::query_sum`], in the form periods are added up in (`summed.rs`), whose event
+//! data texts the cache holds once for all its entries ([`crate::summed::Texts`]).
+//!
 //! Here: the entries, their lookup and storing; `writes.rs`: what a write reaches;
 //! `keep.rs`: export and restore.
 
@@ -38,6 +42,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::recording::Read;
+use crate::summed::{Summed, Texts};
 use writes::Dirty;
 
 mod keep;
@@ -58,15 +63,43 @@ pub(crate) struct Key {
     start: DateTime<Utc>,
     /// The period's end.
     end: DateTime<Utc>,
+    /// Kept in the summed form (`query_sum`), not as text.
+    summed: bool,
 }
 
 impl Key {
-    /// The key of `code` over `[start, end]`.
+    /// The key of `code`'s result text over `[start, end]`.
     pub(crate) fn new(code: &Arc<str>, start: DateTime<Utc>, end: DateTime<Utc>) -> Key {
         Key {
             code: code.clone(),
             start,
             end,
+            summed: false,
+        }
+    }
+
+    /// The key of `code`'s result over `[start, end]` in the summed form.
+    pub(crate) fn summed(code: &Arc<str>, start: DateTime<Utc>, end: DateTime<Utc>) -> Key {
+        Key {
+            summed: true,
+            ..Key::new(code, start, end)
+        }
+    }
+}
+
+/// A cached result: the JSON text, or the summed form (see the module docs).
+#[derive(Debug, Clone)]
+pub(crate) enum Stored {
+    Text(Arc<str>),
+    Summed(Arc<Summed>),
+}
+
+impl Stored {
+    /// Bytes it is charged (a summed result's data texts are charged once, by `Texts`).
+    fn bytes(&self) -> usize {
+        match self {
+            Stored::Text(text) => text.len(),
+            Stored::Summed(summed) => summed.bytes(),
         }
     }
 }
@@ -108,8 +141,8 @@ pub struct ResultCache {
 #[derive(Debug)]
 struct Entry {
     key: Arc<Key>,
-    /// The period's result as JSON text.
-    value: Arc<str>,
+    /// The period's result.
+    value: Stored,
     reads: Vec<Read>,
     bytes: usize,
     /// When it was last used, on the cache's own clock (the LRU order).
@@ -132,6 +165,8 @@ struct Inner {
     /// Entries that read the bucket list.
     list_readers: HashSet<u64>,
     in_flight: HashMap<u64, Dirty>,
+    /// The data texts of the summed results (their bytes are in `bytes`).
+    texts: Texts,
     /// The restore tickets out.
     restoring: usize,
     bytes: usize,
@@ -189,7 +224,7 @@ impl ResultCache {
     }
 
     /// The cached result for `key`, if any (counted as a hit or a miss).
-    pub(crate) fn get(&self, key: &Key) -> Option<Arc<str>> {
+    pub(crate) fn get(&self, key: &Key) -> Option<Stored> {
         let mut guard = self.lock();
         let inner = &mut *guard;
         let Some(&id) = inner.by_key.get(key) else {
@@ -221,24 +256,59 @@ impl ResultCache {
     /// holds `ticket`, unless a write since the ticket was taken reaches those reads. Ends
     /// the ticket's watch (dropping it afterwards is a no-op).
     pub(crate) fn insert(&self, ticket: &Ticket<'_>, key: Key, reads: Vec<Read>, value: Arc<str>) {
+        self.insert_stored(ticket, key, reads, Stored::Text(value));
+    }
+
+    /// [`ResultCache::insert`] of a summed result; returns it, with its data texts shared
+    /// with the cache's when it was stored.
+    pub(crate) fn insert_summed(
+        &self,
+        ticket: &Ticket<'_>,
+        key: Key,
+        reads: Vec<Read>,
+        value: Summed,
+    ) -> Arc<Summed> {
         let mut inner = self.lock();
         let dirty = inner.end_watch(ticket.id);
-        if !self.store(&mut inner, &dirty, key, reads, value) {
+        let stored = match self.store(
+            &mut inner,
+            &dirty,
+            key,
+            reads,
+            Stored::Summed(Arc::new(value)),
+        ) {
+            Ok(stored) => stored,
+            Err(refused) => {
+                inner.stats.not_stored += 1;
+                refused
+            }
+        };
+        match stored {
+            Stored::Summed(summed) => summed,
+            Stored::Text(_) => Arc::new(Summed::Other(serde_json::Value::Null)),
+        }
+    }
+
+    fn insert_stored(&self, ticket: &Ticket<'_>, key: Key, reads: Vec<Read>, value: Stored) {
+        let mut inner = self.lock();
+        let dirty = inner.end_watch(ticket.id);
+        if self.store(&mut inner, &dirty, key, reads, value).is_err() {
             inner.stats.not_stored += 1;
         }
     }
 
     /// Stores one result unless `dirty` (the writes since its data was read) reaches its
-    /// reads or it is too large; false when it is not stored.
+    /// reads or it is too large: the value as stored (a summed one's data texts shared with
+    /// the cache's), or the value back when it is not stored.
     fn store(
         &self,
         inner: &mut Inner,
         dirty: &Dirty,
         key: Key,
         reads: Vec<Read>,
-        value: Arc<str>,
-    ) -> bool {
-        let bytes = value.len()
+        mut value: Stored,
+    ) -> Result<Stored, Stored> {
+        let bytes = value.bytes()
             + key.code.len()
             + reads
                 .iter()
@@ -249,7 +319,16 @@ impl ResultCache {
                 .sum::<usize>()
             + 256;
         if dirty.reaches(&reads) || bytes > self.budget / 4 {
-            return false;
+            return Err(value);
+        }
+        if let Stored::Summed(summed) = &mut value {
+            let before = inner.texts.bytes;
+            match Arc::get_mut(summed) {
+                Some(summed) => inner.texts.intern(summed),
+                // Shared already: held as it is (never the case for a new result).
+                None => return Err(value),
+            }
+            inner.bytes += inner.texts.bytes - before;
         }
         // Two evaluations of the same key at once: the later result replaces the earlier.
         if let Some(&old) = inner.by_key.get(&key) {
@@ -289,7 +368,7 @@ impl ResultCache {
             id,
             Entry {
                 key,
-                value,
+                value: value.clone(),
                 reads,
                 bytes,
                 used,
@@ -302,7 +381,7 @@ impl ResultCache {
             inner.remove(oldest);
             inner.stats.evicted += 1;
         }
-        true
+        Ok(value)
     }
 }
 
@@ -334,6 +413,11 @@ impl Inner {
             }
         }
         self.bytes -= entry.bytes;
+        if let Stored::Summed(summed) = &entry.value {
+            let before = self.texts.bytes;
+            self.texts.release(summed);
+            self.bytes -= before - self.texts.bytes;
+        }
         true
     }
 
@@ -345,6 +429,7 @@ impl Inner {
         self.lru.clear();
         self.by_bucket.clear();
         self.list_readers.clear();
+        self.texts.clear();
         self.bytes = 0;
     }
 }
@@ -374,6 +459,14 @@ mod tests {
         Arc::from(v)
     }
 
+    /// The cached text for `k`.
+    fn got(c: &ResultCache, k: &Key) -> Option<String> {
+        match c.get(k)? {
+            Stored::Text(t) => Some(t.to_string()),
+            Stored::Summed(_) => None,
+        }
+    }
+
     fn store(c: &ResultCache, k: Key, reads: Vec<Read>, v: &str) {
         let t = c.ticket();
         c.insert(&t, k, reads, text(v));
@@ -395,7 +488,7 @@ mod tests {
         c.events_changed("w", 10 * S, 10 * S);
         assert!(c.get(&key("q", 0, 10)).is_none());
         assert!(c.get(&key("q", 10, 20)).is_none());
-        assert_eq!(c.get(&key("q", 20, 30)).as_deref(), Some("c"));
+        assert_eq!(got(&c, &key("q", 20, 30)).as_deref(), Some("c"));
         assert_eq!(c.stats().invalidated, 2);
     }
 
@@ -411,7 +504,7 @@ mod tests {
         c.events_changed("w", 50 * S, 60 * S);
         c.events_changed("afk", 5 * S, 6 * S);
         c.insert(&t, key("q", 0, 10), vec![events("w", 0, 10)], text("x"));
-        assert_eq!(c.get(&key("q", 0, 10)).as_deref(), Some("x"));
+        assert_eq!(got(&c, &key("q", 0, 10)).as_deref(), Some("x"));
         // Bucket list changes reach list readers in flight; `clear` reaches everyone.
         let t = c.ticket();
         c.bucket_changed("new");
@@ -504,9 +597,9 @@ mod tests {
         let ticket = next.restore_ticket();
         next.events_changed("w", 15 * S, 16 * S);
         assert_eq!(ticket.restore(&bytes, "build"), 2);
-        assert_eq!(next.get(&key("q", 0, 10)).as_deref(), Some("a"));
+        assert_eq!(got(&next, &key("q", 0, 10)).as_deref(), Some("a"));
         assert!(next.get(&key("q", 10, 20)).is_none());
-        assert_eq!(next.get(&key("l", 0, 10)).as_deref(), Some("c"));
+        assert_eq!(got(&next, &key("l", 0, 10)).as_deref(), Some("c"));
         assert_eq!(next.stats().restored, 2);
         // Restored entries are invalidated like any other.
         next.bucket_changed("x");

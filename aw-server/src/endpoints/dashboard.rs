@@ -29,7 +29,7 @@ const FILES: &[Embedded] = embed![
     "default-classes.js",
     "browsers.js",
     "period.js",
-    "period-pieces.js",
+    "combine-hosts.js",
     "components/barlist.js",
     "components/daychart.js",
     "components/importer.js",

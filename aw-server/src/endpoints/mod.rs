@@ -44,6 +44,7 @@ pub(crate) fn api_routes() -> Vec<rocket::Route> {
         import::json,
         import::multipart,
         query::query,
+        query::sum,
         query::cache_stats,
         settings::list,
         settings::get,

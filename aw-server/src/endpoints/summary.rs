@@ -11,7 +11,9 @@
 //! Days begin at the user's day start (the `startOfDay` setting, default 04:00) and hours
 //! on the hour, in `tz` (an IANA name or an offset; default the server's zone): a day of a
 //! daylight-saving change has 23 or 25 hours. Each day or hour is its own period of the
-//! query, so past ones are answered from the query cache.
+//! query, so past ones are answered from the query cache; groups by a key over several
+//! days are the sum of the days' groups, added up on the server (`aw_query::query_sum`),
+//! so a year evaluates only the days written since it was last asked for.
 
 use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Timelike, Utc};
 use rocket::serde::json::Json;
@@ -85,6 +87,24 @@ impl Key {
             Key::Category => ("merge_events_by_keys(events, [\"$category\"])", "events"),
             Key::Domain => ("merge_events_by_keys(browser_events, [\"$domain\"])", "browser_events"),
         }
+    }
+
+    /// The keys the groups are merged by, as `aw_query::MergeKeys` names them for the
+    /// `groups` list.
+    fn merge_keys(self) -> aw_query::MergeKeys {
+        let keys = match self {
+            Key::App => vec!["app"],
+            Key::Title => vec!["app", "title"],
+            Key::Category => vec!["$category"],
+            Key::Domain => vec!["$domain"],
+        };
+        aw_query::MergeKeys::Fields(
+            [(
+                "groups".to_string(),
+                aw_query::MergeKeys::Keys(keys.into_iter().map(str::to_string).collect()),
+            )]
+            .into(),
+        )
     }
 
     /// The data field whose value names a group.
@@ -258,29 +278,34 @@ pub(crate) async fn summary(
     let events = queries::try_canonical_events(&params)
         .map_err(|e| ApiError::bad_request(format!("The host's buckets cannot be queried: {e}")))?
         .join("\n");
-    let (code, periods) = match by {
+    match by {
         By::Period(period) => {
             let cuts = boundaries(&zone, from, until, period, day_start)?;
-            (
-                format!("{events}\nRETURN = sum_durations(events);"),
-                periods_within(&cuts, from, until),
-            )
+            let code = format!("{events}\nRETURN = sum_durations(events);");
+            let periods = periods_within(&cuts, from, until);
+            let intervals: Vec<TimeInterval> = periods.iter().map(|(_, p)| p.clone()).collect();
+            let results = run_query(state, Run::EachPeriod(code), intervals).await?;
+            period_groups(&mut answer, periods, results);
         }
         By::Key(key) => {
+            // The range as its days (each kept on its own), their groups added up.
+            let cuts = boundaries(&zone, from, until, Period::Day, day_start)?;
+            let intervals: Vec<TimeInterval> = periods_within(&cuts, from, until)
+                .into_iter()
+                .map(|(_, p)| p)
+                .collect();
             let (merged, total) = key.query_parts();
-            (
-                format!(
-                    "{events}\nRETURN = {{\"total\": sum_durations({total}), \"groups\": limit_events(sort_by_duration({merged}), {limit})}};"
-                ),
-                vec![(String::new(), TimeInterval::new(from, until))],
-            )
+            let code = format!(
+                "{events}\nRETURN = {{\"total\": sum_durations({total}), \"groups\": {merged}}};"
+            );
+            let sum = Run::Sum {
+                code,
+                keys: key.merge_keys(),
+                limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            };
+            let results = run_query(state, sum, intervals).await?;
+            key_groups(&mut answer, key, results);
         }
-    };
-    let intervals: Vec<TimeInterval> = periods.iter().map(|(_, p)| p.clone()).collect();
-    let results = run_query(state, code, intervals).await?;
-    match by {
-        By::Period(_) => period_groups(&mut answer, periods, results),
-        By::Key(key) => key_groups(&mut answer, key, results),
     }
     Ok(Json(answer))
 }
@@ -312,11 +337,25 @@ fn periods_within(
         .collect()
 }
 
+/// How a summary's query runs over its periods.
+enum Run {
+    /// One result per period.
+    EachPeriod(String),
+    /// The periods' results added up into one (`aw_query::query_sum`), its `groups` merged
+    /// by `keys` and cut to `limit`.
+    Sum {
+        code: String,
+        keys: aw_query::MergeKeys,
+        limit: usize,
+    },
+}
+
 /// Runs the summary's query over `intervals` on the CPU pool, through the query cache and
-/// within the query time limit, as `POST /api/0/query` does: one result per interval.
+/// within the query time limit, as `POST /api/0/query` (or `/query/sum`) does: one result
+/// per interval, or their sum as one.
 async fn run_query(
     state: &AppState,
-    code: String,
+    run: Run,
     intervals: Vec<TimeInterval>,
 ) -> ApiResult<Vec<Value>> {
     let source = crate::query_source::DatastoreSource(state.datastore.clone());
@@ -324,7 +363,21 @@ async fn run_query(
     let budget = state.query_timeout;
     let text = crate::cpu::run(move || {
         let deadline = budget.and_then(|b| std::time::Instant::now().checked_add(b));
-        aw_query::query_json(&code, &intervals, &source, deadline, cache.as_deref())
+        match run {
+            Run::EachPeriod(code) => {
+                aw_query::query_json(&code, &intervals, &source, deadline, cache.as_deref())
+            }
+            Run::Sum { code, keys, limit } => aw_query::query_sum(
+                &code,
+                Some(&keys),
+                &intervals,
+                &source,
+                deadline,
+                cache.as_deref(),
+                Some(limit),
+            )
+            .map(|sum| format!("[{sum}]")),
+        }
     })
     .await?
     .map_err(ApiError::from)?;

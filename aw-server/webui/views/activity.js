@@ -1,16 +1,17 @@
 // Activity: a day, week, month, year or custom range of one host or of all devices, computed
-// by the server's query engine with the web UI's canonical desktop query (window, AFK and
-// browser buckets, categories) over the whole period (or, for a period that reaches today,
-// over its pieces, added up here: `period-pieces.js`), the day query (`dailyQuery`) over each
-// of its days (active time per day and per category; the server caches every past day on its
-// own), and the same over the period before, to compare against.
+// by the server's query engine: a day with the web UI's canonical desktop query (window, AFK
+// and browser buckets, categories); a longer period as the sum of its days, which the server
+// adds up from each day's result (`POST /api/0/query/sum` with `periodQuery`) and keeps per
+// day, so a write reaches one day's result; the day query (`dailyQuery`) over each of its
+// days (active time per day and per category); and the days of the period before, added
+// up the same way, to compare against.
 
 import * as api from '../api.js';
 import { h, replace, notice } from '../dom.js';
 import * as fmt from '../format.js';
 import * as period from '../period.js';
-import { ALL_HOSTS, dailyQuery, desktopQuery, hostBuckets, pieceQuery, queryable, unwritableClasses, windowHosts } from '../queries.js';
-import { MONTHS_LIMIT, combinePieces, pieces } from '../period-pieces.js';
+import { ALL_HOSTS, DAILY_KEYS, PERIOD_KEYS, dailyQuery, desktopQuery, hostBuckets, periodQuery, queryable, unwritableClasses, windowHosts } from '../queries.js';
+import { combineHosts } from '../combine-hosts.js';
 import { barList } from '../components/barlist.js';
 import { dayChart } from '../components/daychart.js';
 import { stackBar } from '../components/stackbar.js';
@@ -114,28 +115,24 @@ export function activityHosts(ctx) {
 /** How many entries each top list of a view shows (`desktopQuery`'s default limit). */
 const SHOWN = 100;
 
+/** What a period without data answers (`periodQuery`'s shape). */
+const EMPTY = { window: { app_events: [], title_events: [], cat_events: [], duration: 0 }, browser: { domains: [], duration: 0 } };
+
 /**
- * The desktop result of a week, month, year or custom range: for a period that reaches
- * today, added up from pieces the server keeps cached (`period-pieces.js`: the months
- * before this one, then each day), so today's writes leave all but one day's piece cached;
- * otherwise, or when the pieces cannot be added up exactly, `whole()`. Returns `{result,
- * from}`, `from` saying which (`'pieces'` or `'whole'`).
+ * The desktop result of a week, month, year or custom range: its `days` (up to today) added
+ * up by the server from each day's result, which it keeps, so today's writes leave every
+ * other day's result kept, and the first look after a restart is answered from kept days.
  */
-async function periodResult(ctx, ids, today, whole) {
-  const asWhole = () => whole().then((result) => ({ result, from: 'whole' }));
-  const split = pieces(ctx.period, today);
-  if (!split) return asWhole();
-  const range = (p) => period.range(p, ctx.startOfDay);
-  const asked = ids.flatMap((x) => {
-    const statements = (limit) => pieceQuery({ ...x, classes: ctx.classes, limit });
-    return [
-      split.months ? api.query([range(split.months)], statements(MONTHS_LIMIT)).then(([r]) => [{ result: r, limit: MONTHS_LIMIT }]) : [],
-      api.query(split.days.map(range), statements(null)).then((rs) => rs.map((r) => ({ result: r, limit: null }))),
-    ];
-  });
-  const parts = (await Promise.all(asked)).flat();
-  const result = combinePieces(parts, SHOWN);
-  return result ? { result, from: 'pieces' } : asWhole();
+async function periodResult(ctx, ids, days) {
+  if (!days.length) return EMPTY;
+  const sum = await api.querySum(days.map((d) => fmt.dayRange(d, ctx.startOfDay)), periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, limit: SHOWN });
+  return sum || EMPTY;
+}
+
+/** The day query's totals of the days of `p` added up by the server (`{active, duration, cats}`). */
+async function periodTotals(ctx, daily, p) {
+  const sum = await api.querySum(period.days(p).map((d) => fmt.dayRange(d, ctx.startOfDay)), daily, { keys: DAILY_KEYS });
+  return sum || { active: 0, duration: 0, cats: [] };
 }
 
 /** A change as text: `+1h 05m (+12 %) vs the week before`. */
@@ -169,13 +166,13 @@ export async function render(root, ctx) {
   const today = fmt.today(ctx.startOfDay);
   const elapsed = period.days(ctx.period).filter((d) => d <= today);
   const started = performance.now();
-  const whole = () => Promise.all(perHost.map((statements) => api.query([ctx.range], statements).then(([r]) => r)))
+  const day = () => Promise.all(perHost.map((statements) => api.query([ctx.range], statements).then(([r]) => r)))
     // Several devices: every list added up in full (each device's top list as it came).
-    .then((results) => (results.length === 1 ? results[0] : combinePieces(results.map((result) => ({ result, limit: null })), Infinity)));
-  const [{ result, from }, perDay, [previous]] = await Promise.all([
-    isDay ? whole().then((r) => ({ result: r, from: 'whole' })) : periodResult(ctx, ids, today, whole),
+    .then((results) => (results.length === 1 ? results[0] : combineHosts(results)));
+  const [result, perDay, previous] = await Promise.all([
+    isDay ? day() : periodResult(ctx, ids, elapsed),
     isDay || !elapsed.length ? [] : api.query(elapsed.map((d) => fmt.dayRange(d, ctx.startOfDay)), daily),
-    api.query([period.range(before, ctx.startOfDay)], daily),
+    periodTotals(ctx, daily, before),
   ]);
   const queryMs = Math.round(performance.now() - started);
   if (!ctx.isCurrent()) return;
@@ -191,8 +188,8 @@ export async function render(root, ctx) {
   if (isDay) show(root, ctx, result, used, queryMs, { label, statements, notices, compare });
   else showPeriod(root, ctx, result, perDay, used, queryMs, { label, statements, notices, compare });
   // Every card and chart is filled: for the browser benchmark (`tests/browser/bench.mjs`) and the tests,
-  // which also see whether the period was added up from its pieces or asked for whole.
-  root.dataset.assembled = from;
+  // which also see whether the period was added up from its days or asked for whole.
+  root.dataset.assembled = isDay ? 'whole' : 'days';
   root.dataset.complete = 'activity';
   performance.mark('aw-activity-complete');
 }
