@@ -323,11 +323,7 @@ impl<'a> Reader<'a> {
                     let data = strings.get(self.u32()? as usize)?.clone();
                     let start = self.i64()?;
                     let duration = self.i64()?;
-                    events.push(SummedEvent {
-                        data,
-                        start,
-                        duration,
-                    });
+                    events.push(SummedEvent::new(data, start, duration));
                 }
                 Summed::Events(events)
             }

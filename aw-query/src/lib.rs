@@ -128,33 +128,74 @@ pub fn query_json(
     Ok(out)
 }
 
+/// The name of `code`'s summed results in the cache: the keys change what is kept of each
+/// period, so they are part of it (after a NUL, which no program text holds at that place
+/// with the same meaning).
+fn sum_identity(code: &str, keys: Option<&MergeKeys>) -> String {
+    match keys {
+        Some(keys) => format!("{code}\u{0}sum by {keys:?}"),
+        None => format!("{code}\u{0}sum"),
+    }
+}
+
+impl ResultCache {
+    /// Whether the cache holds the result of `code` over `period` that [`query_sum`] with
+    /// these `keys` would use (not counted as a hit or a miss).
+    pub fn holds_sum(&self, code: &str, keys: Option<&MergeKeys>, period: &TimeInterval) -> bool {
+        let identity: std::sync::Arc<str> = std::sync::Arc::from(sum_identity(code, keys));
+        self.holds(&cache::Key::summed(
+            &identity,
+            *period.start(),
+            *period.end(),
+        ))
+    }
+}
+
+/// How [`query_sum`] adds the periods' results up, and what else it answers.
+#[derive(Debug, Clone, Default)]
+pub struct SumOptions {
+    /// The keys the result's event lists are merged by (all of their data where it names
+    /// none).
+    pub keys: Option<MergeKeys>,
+    /// Events kept in each list of the sum, longest first (all when `None`).
+    pub limit: Option<usize>,
+    /// Values answered for each period besides the sum, each named by its path in the
+    /// result (`["window", "duration"]`); with any, the answer is `{"sum", "each"}`.
+    pub each: Vec<Vec<String>>,
+}
+
 /// The results of `code` over every period added up into one (see `summed.rs` for how
 /// values add up: numbers summed, event lists merged by data, or by the [`MergeKeys`]
-/// named for them, and cut to `limit`), as JSON text. Each period's result is taken from
-/// `cache` when it holds it, and stored there in the form it is added up in, so asking for
-/// a year as its 365 days evaluates only the days a write reached since. An error in any
-/// period fails the whole call; with no periods the answer is `null`.
+/// named for them, and cut to the limit), as JSON text; with [`SumOptions::each`], the
+/// sum and each period's values at those paths, `{"sum": …, "each": [{…}, …]}`. Each
+/// period's result is taken from `cache` when it holds it, and stored there in the form it
+/// is added up in, so asking for a year as its 365 days evaluates only the days a write
+/// reached since. An error in any period fails the whole call; with no periods the sum is
+/// `null`.
 pub fn query_sum(
     code: &str,
-    keys: Option<&MergeKeys>,
     periods: &[TimeInterval],
     ds: &dyn DataSource,
     deadline: Option<std::time::Instant>,
     cache: Option<&ResultCache>,
-    limit: Option<usize>,
+    options: &SumOptions,
 ) -> Result<String, QueryError> {
-    if periods.is_empty() {
-        return Ok("null".to_string());
-    }
-    // The keys change what is kept of each period: they are part of its name in the cache
-    // (after a NUL, which no program text holds at that place with the same meaning).
-    let identity = match keys {
-        Some(keys) => format!("{code}\u{0}sum by {keys:?}"),
-        None => format!("{code}\u{0}sum"),
+    let parts = if periods.is_empty() {
+        Vec::new()
+    } else {
+        let keys = options.keys.as_ref();
+        let identity = sum_identity(code, keys);
+        Program::run_all_summed(code, keys, &identity, periods, ds, deadline, cache)?
     };
-    let parts = Program::run_all_summed(code, keys, &identity, periods, ds, deadline, cache)?;
     let refs: Vec<&summed::Summed> = parts.iter().map(|p| &**p).collect();
-    let value = summed::Summed::add_up(&refs, limit);
+    let sum = summed::Summed::add_up(&refs, options.limit);
+    let answer = if options.each.is_empty() {
+        sum
+    } else {
+        let each: Vec<serde_json::Value> =
+            refs.iter().map(|part| part.picked(&options.each)).collect();
+        serde_json::json!({"sum": sum, "each": each})
+    };
     crate::reaper::drop_later(parts);
-    Ok(value.to_string())
+    Ok(answer.to_string())
 }

@@ -26,7 +26,6 @@
 //! whole period, except where `flood` would have filled a gap of under 5 s that straddles
 //! a day's boundary (each day is evaluated on its own, as the day view shows it).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -55,7 +54,28 @@ pub(crate) struct SummedEvent {
     pub start: i64,
     /// The summed duration, ns.
     pub duration: i64,
+    /// The number the cache's [`Texts`] gave `data` ([`NO_NUMBER`]: none), by which adding
+    /// up finds equal texts without hashing them.
+    pub number: u32,
+    /// The Fx hash of `data`, computed once.
+    pub hash: u64,
 }
+
+impl SummedEvent {
+    /// An event whose text is not numbered (yet).
+    pub(crate) fn new(data: Arc<str>, start: i64, duration: i64) -> SummedEvent {
+        SummedEvent {
+            hash: crate::fxhash::hash_str(&data),
+            data,
+            start,
+            duration,
+            number: NO_NUMBER,
+        }
+    }
+}
+
+/// The [`SummedEvent::number`] of a text not held by [`Texts`].
+pub(crate) const NO_NUMBER: u32 = u32::MAX;
 
 /// Bytes one event of a list is charged in the cache, besides its data text.
 const EVENT_BYTES: usize = std::mem::size_of::<SummedEvent>();
@@ -157,7 +177,7 @@ impl Summed {
                 let Some(events) = events else {
                     return Summed::Other(Value::Array(list));
                 };
-                let mut sum = Adder::default();
+                let mut each = Vec::with_capacity(events.len());
                 for (data, start, duration) in events {
                     // Data objects serialise with sorted keys: the canonical text.
                     let text = match keys {
@@ -174,19 +194,19 @@ impl Summed {
                         }
                         _ => Value::Object(data.clone()).to_string(),
                     };
-                    sum.add_text(text, start, duration);
+                    each.push(SummedEvent::new(Arc::from(text), start, duration));
                 }
-                Summed::Events(sum.into_events(None))
+                Summed::Events(add_lists(&[&each], None))
             }
             other => Summed::Other(other),
         }
     }
 
-    /// Every data text it holds, to share them ([`Texts::intern`]).
-    fn texts_mut(&mut self, each: &mut impl FnMut(&mut Arc<str>)) {
+    /// Every event it holds, to share their texts ([`Texts::intern`]).
+    fn events_mut(&mut self, each: &mut impl FnMut(&mut SummedEvent)) {
         match self {
-            Summed::Object(fields) => fields.iter_mut().for_each(|(_, v)| v.texts_mut(each)),
-            Summed::Events(events) => events.iter_mut().for_each(|e| each(&mut e.data)),
+            Summed::Object(fields) => fields.iter_mut().for_each(|(_, v)| v.events_mut(each)),
+            Summed::Events(events) => events.iter_mut().for_each(each),
             Summed::Number(_) | Summed::Other(_) => {}
         }
     }
@@ -249,13 +269,14 @@ impl Summed {
                 )
             }
             Summed::Events(_) if parts.iter().all(|p| matches!(p, Summed::Events(_))) => {
-                let mut sum = Adder::default();
-                for part in parts {
-                    if let Summed::Events(events) = part {
-                        events.iter().for_each(|e| sum.add(e));
-                    }
-                }
-                Value::Array(sum.into_events(limit).iter().map(event_json).collect())
+                let lists: Vec<&[SummedEvent]> = parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        Summed::Events(events) => Some(events.as_slice()),
+                        _ => None,
+                    })
+                    .collect();
+                Value::Array(add_lists(&lists, limit).iter().map(event_json).collect())
             }
             _ => {
                 let json = |p: &Summed| match p {
@@ -268,6 +289,50 @@ impl Summed {
                 } else {
                     Value::Null
                 }
+            }
+        }
+    }
+}
+
+impl Summed {
+    /// The values at `paths` (each a list of dict keys from the top), as one JSON object
+    /// of the same nesting; a path that leads nowhere is left out.
+    pub(crate) fn picked(&self, paths: &[Vec<String>]) -> Value {
+        let mut out = Map::new();
+        for path in paths {
+            let mut at = Some(self);
+            for name in path {
+                at = match at {
+                    Some(Summed::Object(fields)) => {
+                        fields.iter().find(|(k, _)| **k == **name).map(|(_, v)| v)
+                    }
+                    _ => None,
+                };
+            }
+            if let Some(value) = at {
+                insert_at(&mut out, path, Summed::add_up(&[value], None));
+            }
+        }
+        Value::Object(out)
+    }
+}
+
+/// Puts `value` at `path` below `out`, making the dicts on the way.
+fn insert_at(out: &mut Map<String, Value>, path: &[String], value: Value) {
+    match path {
+        [] => {}
+        [last] => {
+            out.insert(last.clone(), value);
+        }
+        [first, rest @ ..] => {
+            let child = out
+                .entry(first.clone())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !child.is_object() {
+                *child = Value::Object(Map::new());
+            }
+            if let Value::Object(child) = child {
+                insert_at(child, rest, value);
             }
         }
     }
@@ -286,77 +351,114 @@ fn event_json(e: &SummedEvent) -> Value {
     Value::Object(obj)
 }
 
-/// Events added up by data text.
-#[derive(Default)]
-struct Adder {
-    by_text: FxHashMap<Arc<str>, (i64, i64)>,
-}
-
-impl Adder {
-    fn add(&mut self, e: &SummedEvent) {
-        match self.by_text.get_mut(&e.data) {
-            Some((start, duration)) => {
-                *start = (*start).min(e.start);
-                *duration = duration.saturating_add(e.duration);
-            }
+/// The events of `lists` added up by data text, longest first (ties by data text), the
+/// first `limit`. The texts of kept results are numbered by the cache (`Texts`), so each is
+/// found by its number in a table (checked to be the same text: a number freed while a
+/// request still holds its old result may have been given to another text), and its
+/// characters are hashed once per number, not once a day.
+fn add_lists(lists: &[&[SummedEvent]], limit: Option<usize>) -> Vec<SummedEvent> {
+    let total: usize = lists.iter().map(|l| l.len()).sum();
+    let numbers = lists
+        .iter()
+        .flat_map(|l| l.iter())
+        .map(|e| e.number)
+        .filter(|&n| n != NO_NUMBER)
+        .max()
+        .map_or(0, |n| n as usize + 1);
+    // Per number: the address of its text and its slot in `sums`.
+    let mut by_number: Vec<(usize, usize)> = vec![(0, usize::MAX); numbers];
+    // Per text hash, the slot of its first text; texts whose hash another text has, by text.
+    let mut by_hash: FxHashMap<u64, usize> = FxHashMap::default();
+    by_hash.reserve(numbers.max(total.min(1 << 16)));
+    let mut collided: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut sums: Vec<SummedEvent> = Vec::with_capacity(numbers.max(total.min(1 << 16)));
+    for e in lists.iter().flat_map(|l| l.iter()) {
+        let address = e.data.as_ptr() as usize;
+        let known = by_number
+            .get(e.number as usize)
+            .filter(|&&(at, slot)| at == address && slot != usize::MAX)
+            .map(|&(_, slot)| slot);
+        let slot = match known {
+            Some(slot) => slot,
             None => {
-                self.by_text.insert(e.data.clone(), (e.start, e.duration));
+                let slot = match by_hash.get(&e.hash).copied() {
+                    Some(slot) if sums.get(slot).is_some_and(|s| s.data == e.data) => slot,
+                    first => {
+                        let hit = first.and_then(|_| collided.get(&*e.data).copied());
+                        match hit {
+                            Some(slot) => slot,
+                            None => {
+                                sums.push(SummedEvent {
+                                    start: i64::MAX,
+                                    duration: 0,
+                                    ..e.clone()
+                                });
+                                let slot = sums.len() - 1;
+                                if first.is_some() {
+                                    collided.insert(&e.data, slot);
+                                } else {
+                                    by_hash.insert(e.hash, slot);
+                                }
+                                slot
+                            }
+                        }
+                    }
+                };
+                if let Some(entry) = by_number.get_mut(e.number as usize) {
+                    if entry.1 == usize::MAX {
+                        *entry = (address, slot);
+                    }
+                }
+                slot
             }
-        }
-    }
-
-    fn add_text(&mut self, text: String, start: i64, duration: i64) {
-        self.add(&SummedEvent {
-            data: Arc::from(text),
-            start,
-            duration,
-        });
-    }
-
-    /// Longest first, ties by data text; the first `limit`.
-    fn into_events(self, limit: Option<usize>) -> Vec<SummedEvent> {
-        let mut events: Vec<SummedEvent> = self
-            .by_text
-            .into_iter()
-            .map(|(data, (start, duration))| SummedEvent {
-                data,
-                start,
-                duration,
-            })
-            .collect();
-        let order = |a: &SummedEvent, b: &SummedEvent| {
-            b.duration
-                .cmp(&a.duration)
-                .then_with(|| a.data.cmp(&b.data))
         };
-        match limit {
-            Some(n) if n < events.len() => {
-                events.select_nth_unstable_by(n, order);
-                events.truncate(n);
-            }
-            _ => {}
+        if let Some(sum) = sums.get_mut(slot) {
+            sum.start = sum.start.min(e.start);
+            sum.duration = sum.duration.saturating_add(e.duration);
         }
-        events.sort_unstable_by(order);
-        events
     }
+    let order = |a: &SummedEvent, b: &SummedEvent| {
+        b.duration
+            .cmp(&a.duration)
+            .then_with(|| a.data.cmp(&b.data))
+    };
+    if let Some(n) = limit.filter(|&n| n < sums.len()) {
+        sums.select_nth_unstable_by(n, order);
+        sums.truncate(n);
+    }
+    sums.sort_unstable_by(order);
+    sums
 }
 
-/// Each distinct data text once, shared by every result that holds it (the cache's).
+/// Each distinct data text once, shared by every result that holds it (the cache's), and
+/// numbered from 0 (numbers of forgotten texts are given again), so that adding up can
+/// find equal texts in a table instead of hashing them.
 #[derive(Debug, Default)]
 pub(crate) struct Texts {
-    set: HashMap<Arc<str>, ()>,
+    set: FxHashMap<Arc<str>, u32>,
+    /// Numbers given before and free again.
+    free: Vec<u32>,
     /// Bytes of the texts held.
     pub bytes: usize,
 }
 
 impl Texts {
-    /// Makes `summed` share the texts held here (adding those that are new).
+    /// Makes `summed` share the texts held here (adding those that are new), and numbers
+    /// its events by them.
     pub(crate) fn intern(&mut self, summed: &mut Summed) {
-        summed.texts_mut(&mut |text| match self.set.get_key_value(&**text) {
-            Some((held, ())) => *text = held.clone(),
+        summed.events_mut(&mut |e| match self.set.get_key_value(&*e.data) {
+            Some((held, &number)) => {
+                e.data = held.clone();
+                e.number = number;
+            }
             None => {
-                self.bytes += text.len() + 32;
-                self.set.insert(text.clone(), ());
+                let number = self
+                    .free
+                    .pop()
+                    .unwrap_or_else(|| u32::try_from(self.set.len()).unwrap_or(NO_NUMBER));
+                self.bytes += e.data.len() + 32;
+                self.set.insert(e.data.clone(), number);
+                e.number = number;
             }
         });
     }
@@ -365,8 +467,12 @@ impl Texts {
     pub(crate) fn release(&mut self, summed: &Summed) {
         summed.texts(&mut |text| {
             // Held by the set and by `summed` only.
-            if Arc::strong_count(text) <= 2 && self.set.remove(&**text).is_some() {
+            if Arc::strong_count(text) > 2 {
+                return;
+            }
+            if let Some(number) = self.set.remove(&**text) {
                 self.bytes -= text.len() + 32;
+                self.free.push(number);
             }
         });
     }
@@ -374,6 +480,7 @@ impl Texts {
     /// Forgets every text.
     pub(crate) fn clear(&mut self) {
         self.set.clear();
+        self.free.clear();
         self.bytes = 0;
     }
 }
@@ -443,6 +550,76 @@ mod tests {
         assert_eq!(sum["all"].as_array().unwrap().len(), 2);
         assert!(MergeKeys::from_json(&json!({"apps": [1]})).is_err());
         assert!(MergeKeys::from_json(&json!("app")).is_err());
+    }
+
+    #[test]
+    fn a_number_given_again_never_adds_up_two_texts() {
+        let mut texts = Texts::default();
+        let mut old = from(json!([ev(
+            json!({"app": "old"}),
+            "2025-01-01T00:00:00Z",
+            1.0
+        )]));
+        texts.intern(&mut old);
+        // A request still holds the old result when the cache drops it.
+        texts.release(&old);
+        let mut new = from(json!([ev(
+            json!({"app": "new"}),
+            "2025-01-02T00:00:00Z",
+            2.0
+        )]));
+        texts.intern(&mut new);
+        let number = |s: &Summed| match s {
+            Summed::Events(e) => e[0].number,
+            _ => NO_NUMBER,
+        };
+        assert_eq!(number(&old), number(&new), "the number is given again");
+        let sum = Summed::add_up(&[&old, &new], None);
+        let apps: Vec<&str> = sum
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["data"]["app"].as_str().unwrap())
+            .collect();
+        assert_eq!(apps, ["new", "old"]);
+        // Interned twice, one text: one entry.
+        let mut again = from(json!([ev(
+            json!({"app": "new"}),
+            "2025-01-03T00:00:00Z",
+            1.0
+        )]));
+        texts.intern(&mut again);
+        let sum = Summed::add_up(&[&new, &again], None);
+        assert_eq!(
+            sum,
+            json!([{"data": {"app": "new"}, "duration": 3.0, "id": null, "timestamp": "2025-01-02T00:00:00Z"}])
+        );
+    }
+
+    #[test]
+    fn texts_of_one_hash_stay_apart() {
+        let ev = |text: &str, d: i64| SummedEvent {
+            hash: 7,
+            ..SummedEvent::new(Arc::from(text), 0, d)
+        };
+        let list = [ev("a", 1), ev("b", 2), ev("a", 3), ev("b", 4), ev("c", 1)];
+        let sums = add_lists(&[&list], None);
+        let got: Vec<(&str, i64)> = sums.iter().map(|e| (&*e.data, e.duration)).collect();
+        assert_eq!(got, [("b", 6), ("a", 4), ("c", 1)]);
+    }
+
+    #[test]
+    fn values_are_picked_by_their_paths() {
+        let day = from(json!({"active": 5.0, "window": {"duration": 2.0, "apps": []}}));
+        let paths = [
+            vec!["active".to_string()],
+            vec!["window".to_string(), "duration".to_string()],
+            vec!["nowhere".to_string(), "x".to_string()],
+        ];
+        assert_eq!(
+            day.picked(&paths),
+            json!({"active": 5.0, "window": {"duration": 2.0}})
+        );
     }
 
     #[test]

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use aw_models::classes::default_classes;
 use aw_models::queries::{try_canonical_events, DesktopQueryParams};
 use aw_models::{Event, TimeInterval};
-use aw_query::{query, query_sum, MemoryDataSource, MergeKeys, ResultCache};
+use aw_query::{query, query_sum, MemoryDataSource, MergeKeys, ResultCache, SumOptions};
 use chrono::{DateTime, Duration, Utc};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -200,7 +200,11 @@ fn assert_sum_is_whole(sum: &Value, ds: &MemoryDataSource, periods: &[TimeInterv
 }
 
 fn sum(ds: &MemoryDataSource, periods: &[TimeInterval], cache: Option<&ResultCache>) -> Value {
-    let text = query_sum(&program(), Some(&keys()), periods, ds, None, cache, None).unwrap();
+    let options = SumOptions {
+        keys: Some(keys()),
+        ..SumOptions::default()
+    };
+    let text = query_sum(&program(), periods, ds, None, cache, &options).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 

@@ -22,6 +22,7 @@ mod instance;
 mod json_body;
 mod normalize;
 mod params;
+mod period_fill;
 #[cfg(test)]
 mod query_cache_tests;
 mod query_source;

@@ -180,6 +180,7 @@ pub(crate) fn build(
                 settings.config.query_cache_bytes,
             ),
             cache_restore: std::sync::Mutex::new(None),
+            period_fill: std::sync::Arc::new(crate::period_fill::PeriodFill::new()),
             datastore,
             info,
             query_timeout: settings.config.query_budget(),
@@ -443,6 +444,12 @@ fn serve(
     if let Some(backups) = &backups {
         backups.start(datastore.clone());
     }
+    let fill = rocket
+        .state::<AppState>()
+        .and_then(|s| Some((s.period_fill.clone(), s.query_cache.clone()?)));
+    if let Some((fill, cache)) = &fill {
+        fill.start(datastore.clone(), cache.clone());
+    }
     crate::startup::mark("background");
     let launched = match runtime.block_on(rocket.launch()) {
         Ok(_) => Ok(()),
@@ -456,6 +463,9 @@ fn serve(
     }
     if let Some(backups) = backups {
         backups.stop();
+    }
+    if let Some((fill, _)) = fill {
+        fill.stop();
     }
     // Whatever ended the server, the final commit happens before the process exits.
     let closed = datastore.close();

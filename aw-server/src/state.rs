@@ -17,6 +17,8 @@ pub(crate) struct AppState {
     /// The watch for the results the last run kept, from the open until the server listens
     /// and reads them back (`query_source::restore_cache`).
     pub cache_restore: std::sync::Mutex<Option<aw_query::RestoreTicket>>,
+    /// The period sums kept ready in the background (`period_fill.rs`).
+    pub period_fill: std::sync::Arc<crate::period_fill::PeriodFill>,
     /// The sync with other devices built into the server (see `builtin_sync.rs`; off without a
     /// `[sync]` folder).
     pub sync: std::sync::Arc<crate::builtin_sync::BackgroundSync>,

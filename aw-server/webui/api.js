@@ -104,15 +104,18 @@ export function query(periods, statements) {
 /**
  * Runs a query over periods and resolves to their results added up by the server
  * (`POST /api/0/query/sum`): numbers summed, event lists merged (by the `keys` named for
- * them, `{field: {list: [key, …]}}`), longest first and cut to `limit`. The server keeps
- * each period's result, so a year asked for as its days evaluates only the days written since.
+ * them, `{field: {list: [key, …]}}`), longest first and cut to `limit`; with `each` (paths
+ * in the result, `[['active']]`), to `{sum, each}`, `each` holding those values of every
+ * period. The server keeps each period's result, so a year asked for as its days evaluates
+ * only the days written since.
  */
-export function querySum(periods, statements, { keys, limit } = {}) {
+export function querySum(periods, statements, { keys, limit, each } = {}) {
   return request('POST', 'query/sum', {
     timeperiods: periods.map(([s, e]) => `${s.toISOString()}/${e.toISOString()}`),
     query: statements,
     keys,
     limit,
+    each,
   });
 }
 

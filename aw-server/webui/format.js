@@ -81,9 +81,12 @@ export function clock(d, seconds = false) {
   return seconds ? `${base}:${pad(d.getSeconds())}` : base;
 }
 
+// Made once: `toLocaleDateString` builds a formatter per call (tens of ms for a year of days).
+const LONG_DATE = new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' });
+
 /** `Mon, 4 Mar 2024` for headings. */
 export function longDate(dateStr) {
-  return parseDate(dateStr).toLocaleDateString('en-GB', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' });
+  return LONG_DATE.format(parseDate(dateStr));
 }
 
 /** `2024-03-04 14:05:09` in local time. */

@@ -230,23 +230,27 @@ export function desktopQuery({ limit = 100, activeEvents = true, ...ids }) {
 }
 
 /**
- * What a week, month or year view shows of one day of its period, for the server to add
- * up over the period's days (`POST /api/0/query/sum` with `PERIOD_KEYS`), of one host or of
+ * What a week, month or year view and Trends show of one day, for the server to add up
+ * over a period's days (`POST /api/0/query/sum` with `PERIOD_KEYS`), of one host or of
  * several (`hosts`: a list of `hostBuckets`-like ids, their events put together):
- * `{window: {app_events, title_events, cat_events, duration}, browser: {domains, duration}}`,
- * every list complete.
+ * `{active, window: {app_events, title_events, cat_events, duration}, browser: {domains,
+ * duration}}`, every list complete; `active` is the union of not-AFK time across the
+ * hosts, as the day view counts it.
  */
 export function periodQuery(hosts, classes) {
   const q = [];
   hosts.forEach((ids, i) => q.push(...activityStatements({ ...ids, classes }, `_${i}`)));
+  q.push('active = [];');
   q.push('events = [];');
   q.push('browser_events = [];');
   hosts.forEach((_, i) => {
+    q.push(`active = period_union(active, not_afk_${i});`);
     q.push(`events = concat(events, events_${i});`);
     q.push(`browser_events = concat(browser_events, browser_events_${i});`);
   });
   q.push('title_events = merge_events_by_keys(events, ["app", "title"]);');
-  q.push('RETURN = {"window": {"app_events": merge_events_by_keys(title_events, ["app"]), "title_events": title_events, '
+  q.push('RETURN = {"active": sum_durations(active), '
+    + '"window": {"app_events": merge_events_by_keys(title_events, ["app"]), "title_events": title_events, '
     + '"cat_events": merge_events_by_keys(events, ["$category"]), "duration": sum_durations(events)}, '
     + '"browser": {"domains": merge_events_by_keys(browser_events, ["$domain"]), "duration": sum_durations(browser_events)}};');
   return q;
@@ -258,15 +262,12 @@ export const PERIOD_KEYS = {
   browser: { domains: ['$domain'] },
 };
 
-/** The keys of `dailyQuery`'s category list, to add days up by. */
-export const DAILY_KEYS = { cats: ['$category'] };
-
 /**
- * A day's (or any period's) totals for the period views and trends, of one host or of
- * several (`hosts`: a list of `hostBuckets`-like ids): `{active, duration, cats}` — active
- * time (the union of not-AFK time, as the day view counts it, across the hosts), window time
- * while active, and that time per category (`[{data: {$category}, duration}]`). Asked for
- * every day of a period at once, so the server caches each day on its own.
+ * A day's (or any period's) totals, of one host or of several (`hosts`: a list of
+ * `hostBuckets`-like ids): `{active, duration, cats}` — active time (the union of not-AFK
+ * time, as the day view counts it, across the hosts), window time while active, and that
+ * time per category (`[{data: {$category}, duration}]`). The views take these from
+ * `periodQuery`; the tests ask for this smaller program to check them.
  */
 export function dailyQuery(hosts, classes) {
   const q = [];

@@ -109,11 +109,20 @@ export async function startServer({ args = [], dashboard = false, binary = serve
     await spawnAndWait();
   }
 
+  /** Kills the server with SIGKILL (no clean stop: nothing is saved) and starts it again. */
+  async function killAndRestart() {
+    if (child.exitCode === null) {
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    }
+    await spawnAndWait();
+  }
+
   async function stop() {
     await terminate();
     rmSync(dir, { recursive: true, force: true });
   }
 
   await spawnAndWait();
-  return { url, port, api, restart, stop, log: () => log, db: join(dir, 'test.db') };
+  return { url, port, api, restart, killAndRestart, stop, log: () => log, db: join(dir, 'test.db') };
 }

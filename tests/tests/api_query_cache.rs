@@ -463,3 +463,38 @@ fn a_sum_of_days_keeps_each_day_and_equals_the_whole_range() {
     let (status, _) = f.sum(&days, json!({"limit": -1}));
     assert_eq!(status, 422);
 }
+
+/// The period sums asked for are kept ready: after a SIGKILL (nothing kept at a stop) the
+/// server evaluates their past days again in the background, and after a write into a past
+/// day it evaluates that day again, so the next sum is answered from the cache alone.
+#[test]
+fn the_days_of_a_sum_are_ready_again_after_a_kill_and_a_write() {
+    let mut f = Fixture::new();
+    let days = four_days();
+    let keys = json!({"keys": {"apps": ["app"]}});
+    let (_, first) = f.sum(&days, keys.clone());
+    let ready = |f: &mut Fixture, filled: u64| {
+        aw_tests::wait_until("the days are ready", || {
+            let ready = &f.stats()["ready"];
+            ready["filled"].as_u64() >= Some(filled) && ready["filling"] == false
+        });
+    };
+    // Kept in the database at once: the kill loses nothing of it.
+    aw_tests::wait_until("the sum is remembered", || {
+        f.stats()["ready"]["periods"] == json!(4)
+    });
+    f.server.kill();
+    f.server.start_again();
+    f.reconnect();
+    ready(&mut f, 4);
+    let misses = f.stats()["misses"].as_u64().unwrap();
+    assert_eq!(f.sum(&days, keys.clone()).1, first);
+    assert_eq!(f.stats()["misses"].as_u64().unwrap(), misses, "every day came from the cache");
+    // A write into a past day: evaluated again in the background.
+    f.insert(&[ev("2024-01-09T10:00:00Z", 5.0, "c")]);
+    ready(&mut f, 5);
+    let misses = f.stats()["misses"].as_u64().unwrap();
+    let (_, after) = f.sum(&days, keys);
+    assert_eq!(after["total"], json!(first["total"].as_f64().unwrap() + 5.0));
+    assert_eq!(f.stats()["misses"].as_u64().unwrap(), misses);
+}

@@ -167,6 +167,8 @@ struct Inner {
     in_flight: HashMap<u64, Dirty>,
     /// The data texts of the summed results (their bytes are in `bytes`).
     texts: Texts,
+    /// Summed results dropped so far ([`ResultCache::sums_dropped`]).
+    sums_dropped: u64,
     /// The restore tickets out.
     restoring: usize,
     bytes: usize,
@@ -221,6 +223,17 @@ impl ResultCache {
             restoring: inner.restoring > 0,
             ..inner.stats
         }
+    }
+
+    /// Whether the cache holds a result for `key` (not counted as a hit or a miss).
+    pub(crate) fn holds(&self, key: &Key) -> bool {
+        self.lock().by_key.contains_key(key)
+    }
+
+    /// How many summed results (`query_sum`'s) the cache has dropped so far (by writes,
+    /// for room, or all at once): a change tells whoever keeps them ready to look again.
+    pub fn sums_dropped(&self) -> u64 {
+        self.lock().sums_dropped
     }
 
     /// The cached result for `key`, if any (counted as a hit or a miss).
@@ -417,6 +430,7 @@ impl Inner {
             let before = self.texts.bytes;
             self.texts.release(summed);
             self.bytes -= before - self.texts.bytes;
+            self.sums_dropped += 1;
         }
         true
     }
@@ -429,6 +443,9 @@ impl Inner {
         self.lru.clear();
         self.by_bucket.clear();
         self.list_readers.clear();
+        if self.texts.bytes > 0 {
+            self.sums_dropped += 1;
+        }
         self.texts.clear();
         self.bytes = 0;
     }

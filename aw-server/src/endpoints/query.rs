@@ -54,7 +54,13 @@ pub(crate) struct SumRequest {
     /// The keys each list was merged by in the program, where it is in the result
     /// (`aw_query::MergeKeys`): such a list is added up by those keys.
     keys: Option<serde_json::Value>,
+    /// Values answered for each period besides the sum, by their paths in the result
+    /// (`[["active"], ["window", "duration"]]`).
+    each: Option<Vec<Vec<String>>>,
 }
+
+/// The most paths `each` may name.
+const MAX_EACH: usize = 100;
 
 /// The most events a list of a sum may be asked to keep.
 const MAX_SUM_LIMIT: u64 = 1_000_000;
@@ -64,8 +70,10 @@ const MAX_SUM_LIMIT: u64 = 1_000_000;
 /// numbers summed, event lists merged by data (or by the `keys` named for them), longest
 /// first and cut to `limit`. The dashboard asks for a week, month or year as its days, so
 /// each day's result is evaluated once and kept in the query cache, and a write reaches
-/// one day's only. Errors as `POST /api/0/query`; a `limit` of 0 or over a million, or
-/// `keys` not of the shape `{"field": {"list": ["key", …]}}`, is 400.
+/// one day's only. With `each` (paths in the result), the answer is `{"sum", "each"}`:
+/// the sum and those values of each period. Errors as `POST /api/0/query`; a `limit` of 0
+/// or over a million, `keys` not of the shape `{"field": {"list": ["key", …]}}`, or more
+/// than 100 paths in `each` (or an empty one), is 400.
 #[rocket::post("/api/0/query/sum", format = "json", data = "<body>")]
 pub(crate) async fn sum(
     body: JsonBody<SumRequest>,
@@ -88,38 +96,60 @@ pub(crate) async fn sum(
                 .map_err(|e| ApiError::bad_request(format!("keys: {e}")))?,
         ),
     };
+    let each = request.each.unwrap_or_default();
+    if each.len() > MAX_EACH || each.iter().any(|path| path.is_empty() || path.len() > 32) {
+        return Err(ApiError::bad_request(format!(
+            "each: at most {MAX_EACH} paths, each of 1 to 32 keys"
+        )));
+    }
+    let options = aw_query::SumOptions { keys, limit, each };
     let source = DatastoreSource(state.datastore.clone());
     let budget = state.query_timeout;
     let cache = state.query_cache.clone();
-    crate::cpu::run(move || {
+    let code: std::sync::Arc<str> = request.query.join("\n").into();
+    let periods = std::sync::Arc::new(request.timeperiods);
+    let (run_code, run_periods) = (code.clone(), periods.clone());
+    let answer = crate::cpu::run(move || {
         let deadline = budget.and_then(|b| std::time::Instant::now().checked_add(b));
-        let code = request.query.join("\n");
         aw_query::query_sum(
-            &code,
-            keys.as_ref(),
-            &request.timeperiods,
+            &run_code,
+            &run_periods,
             &source,
             deadline,
             cache.as_deref(),
-            limit,
+            &options,
         )
         .map(JsonText)
         .map_err(ApiError::from)
     })
-    .await?
+    .await??;
+    // Kept ready from now on, also after a kill or an import (`period_fill.rs`).
+    state
+        .period_fill
+        .asked(&code, request.keys.as_ref(), &periods);
+    Ok(answer)
 }
 
-/// `GET /api/0/query/cache`: the query-result cache's size and hit rate (ours only; the
-/// reference has no cache). With the cache off (`query_cache_bytes = 0`), all zeros.
+/// What `GET /api/0/query/cache` answers.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct CacheReport {
+    #[serde(flatten)]
+    cache: aw_query::CacheStats,
+    /// The period sums kept ready in the background (`period_fill.rs`).
+    ready: crate::period_fill::FillStats,
+}
+
+/// `GET /api/0/query/cache`: the query-result cache's size and hit rate, and the days kept
+/// ready for period sums (ours only; the reference has no cache). With the cache off
+/// (`query_cache_bytes = 0`), all zeros.
 #[rocket::get("/api/0/query/cache")]
-pub(crate) fn cache_stats(
-    state: &State<AppState>,
-) -> rocket::serde::json::Json<aw_query::CacheStats> {
-    rocket::serde::json::Json(
-        state
+pub(crate) fn cache_stats(state: &State<AppState>) -> rocket::serde::json::Json<CacheReport> {
+    rocket::serde::json::Json(CacheReport {
+        cache: state
             .query_cache
             .as_ref()
             .map(|c| c.stats())
             .unwrap_or_default(),
-    )
+        ready: state.period_fill.stats(),
+    })
 }

@@ -367,16 +367,22 @@ async fn run_query(
             Run::EachPeriod(code) => {
                 aw_query::query_json(&code, &intervals, &source, deadline, cache.as_deref())
             }
-            Run::Sum { code, keys, limit } => aw_query::query_sum(
-                &code,
-                Some(&keys),
-                &intervals,
-                &source,
-                deadline,
-                cache.as_deref(),
-                Some(limit),
-            )
-            .map(|sum| format!("[{sum}]")),
+            Run::Sum { code, keys, limit } => {
+                let options = aw_query::SumOptions {
+                    keys: Some(keys),
+                    limit: Some(limit),
+                    ..aw_query::SumOptions::default()
+                };
+                aw_query::query_sum(
+                    &code,
+                    &intervals,
+                    &source,
+                    deadline,
+                    cache.as_deref(),
+                    &options,
+                )
+                .map(|sum| format!("[{sum}]"))
+            }
         }
     })
     .await?

@@ -3,15 +3,20 @@
 // opens its day, by pointer or keyboard (one Tab stop, arrows between the days).
 
 import { h, svg as el } from '../dom.js';
-import { duration, parseDate } from '../format.js';
+import { duration, longDate, parseDate } from '../format.js';
 import { roving } from './roving.js';
+
+// Formatters made once: `toLocaleDateString` builds one per call, which took 60 ms for a
+// year's 365 bars.
+const WEEKDAY = new Intl.DateTimeFormat('en-GB', { weekday: 'short' });
+const MONTH = new Intl.DateTimeFormat('en-GB', { month: 'short' });
 
 /** The label under day `i` of `days`: weekday (a week), day of month (a month), month (longer). */
 function tick(days, i) {
   const d = parseDate(days[i]);
-  if (days.length <= 7) return d.toLocaleDateString('en-GB', { weekday: 'short' });
+  if (days.length <= 7) return WEEKDAY.format(d);
   if (days.length <= 31) return d.getDate() === 1 || (d.getDate() % 5 === 0 && d.getDate() < 30) || i === 0 ? String(d.getDate()) : '';
-  return d.getDate() === 1 ? d.toLocaleDateString('en-GB', { month: 'short' }) : '';
+  return d.getDate() === 1 ? MONTH.format(d) : '';
 }
 
 /**
@@ -29,7 +34,7 @@ export function dayChart(days, seconds, { onPick, name = 'Active time per day' }
   svg.append(grid);
   const rects = days.map((day, i) => {
     const barH = (seconds[i] / max) * (height - 4);
-    const text = `${parseDate(day).toLocaleDateString('en-GB', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' })}: ${duration(seconds[i])} active`;
+    const text = `${longDate(day)}: ${duration(seconds[i])} active`;
     // A day without activity still gets a (thin) bar to point at.
     const rect = el('rect', {
       x: i * barW + barW * 0.1, y: height - Math.max(barH, 2), width: Math.max(barW * 0.8, 0.6), height: Math.max(barH, 2),

@@ -2,15 +2,14 @@
 // by the server's query engine: a day with the web UI's canonical desktop query (window, AFK
 // and browser buckets, categories); a longer period as the sum of its days, which the server
 // adds up from each day's result (`POST /api/0/query/sum` with `periodQuery`) and keeps per
-// day, so a write reaches one day's result; the day query (`dailyQuery`) over each of its
-// days (active time per day and per category); and the days of the period before, added
-// up the same way, to compare against.
+// day, so a write reaches one day's result, with each day's active time; and the days of the
+// period before, added up the same way, to compare against.
 
 import * as api from '../api.js';
 import { h, replace, notice } from '../dom.js';
 import * as fmt from '../format.js';
 import * as period from '../period.js';
-import { ALL_HOSTS, DAILY_KEYS, PERIOD_KEYS, dailyQuery, desktopQuery, hostBuckets, periodQuery, queryable, unwritableClasses, windowHosts } from '../queries.js';
+import { ALL_HOSTS, PERIOD_KEYS, desktopQuery, hostBuckets, periodQuery, queryable, unwritableClasses, windowHosts } from '../queries.js';
 import { combineHosts } from '../combine-hosts.js';
 import { barList } from '../components/barlist.js';
 import { dayChart } from '../components/daychart.js';
@@ -116,23 +115,23 @@ export function activityHosts(ctx) {
 const SHOWN = 100;
 
 /** What a period without data answers (`periodQuery`'s shape). */
-const EMPTY = { window: { app_events: [], title_events: [], cat_events: [], duration: 0 }, browser: { domains: [], duration: 0 } };
+const EMPTY = { active: 0, window: { app_events: [], title_events: [], cat_events: [], duration: 0 }, browser: { domains: [], duration: 0 } };
 
 /**
- * The desktop result of a week, month, year or custom range: its `days` (up to today) added
- * up by the server from each day's result, which it keeps, so today's writes leave every
- * other day's result kept, and the first look after a restart is answered from kept days.
+ * The sum of `periodQuery` over `days`, added up by the server from each day's result,
+ * which it keeps (so today's writes leave every other day's result kept, and the first look
+ * after a restart is answered from kept days), and each day's active time: `{sum, each}`.
  */
-async function periodResult(ctx, ids, days) {
-  if (!days.length) return EMPTY;
-  const sum = await api.querySum(days.map((d) => fmt.dayRange(d, ctx.startOfDay)), periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, limit: SHOWN });
-  return sum || EMPTY;
+export async function periodDays(ctx, ids, days, each = [['active']]) {
+  if (!days.length) return { sum: EMPTY, each: [] };
+  const answer = await api.querySum(days.map((d) => fmt.dayRange(d, ctx.startOfDay)), periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, limit: SHOWN, each });
+  return { sum: answer.sum || EMPTY, each: answer.each };
 }
 
-/** The day query's totals of the days of `p` added up by the server (`{active, duration, cats}`). */
-async function periodTotals(ctx, daily, p) {
-  const sum = await api.querySum(period.days(p).map((d) => fmt.dayRange(d, ctx.startOfDay)), daily, { keys: DAILY_KEYS });
-  return sum || { active: 0, duration: 0, cats: [] };
+/** The totals of the period `p` to compare with (`{active, duration, cats}`). */
+async function periodTotals(ctx, ids, p) {
+  const { sum } = await periodDays(ctx, ids, period.days(p), []);
+  return { active: sum.active, duration: sum.window.duration, cats: sum.window.cat_events };
 }
 
 /** A change as text: `+1h 05m (+12 %) vs the week before`. */
@@ -159,7 +158,6 @@ export async function render(root, ctx) {
   }
   const isDay = ctx.period.kind === 'day';
   const ids = hosts.map((x) => x.ids);
-  const daily = dailyQuery(ids, ctx.classes);
   const perHost = ids.map((x) => desktopQuery({ ...x, classes: ctx.classes, activeEvents: isDay }));
   const before = period.previous(ctx.period);
   // Days after today have nothing yet: not asked for (a year seen in March is 300 of them).
@@ -169,10 +167,9 @@ export async function render(root, ctx) {
   const day = () => Promise.all(perHost.map((statements) => api.query([ctx.range], statements).then(([r]) => r)))
     // Several devices: every list added up in full (each device's top list as it came).
     .then((results) => (results.length === 1 ? results[0] : combineHosts(results)));
-  const [result, perDay, previous] = await Promise.all([
-    isDay ? day() : periodResult(ctx, ids, elapsed),
-    isDay || !elapsed.length ? [] : api.query(elapsed.map((d) => fmt.dayRange(d, ctx.startOfDay)), daily),
-    periodTotals(ctx, daily, before),
+  const [{ sum: result, each: perDay }, previous] = await Promise.all([
+    isDay ? day().then((r) => ({ sum: r, each: [] })) : periodDays(ctx, ids, elapsed),
+    periodTotals(ctx, ids, before),
   ]);
   const queryMs = Math.round(performance.now() - started);
   if (!ctx.isCurrent()) return;

@@ -1,16 +1,17 @@
 // Trends: the last twelve months of one host or of all devices — a calendar heat map of active
-// time per day, and the time per top-level category week by week — from one request: the
-// day query (`dailyQuery`) over each day, which the server answers from its cache for every
-// day no write has touched since.
+// time per day, and the time per top-level category week by week — from one request: each
+// day's active time and categories from the Activity views' per-day program (`periodQuery`),
+// which the server keeps per day and answers from its cache for every day no write has
+// touched since.
 
 import * as api from '../api.js';
 import { h, replace, svg } from '../dom.js';
 import * as fmt from '../format.js';
 import * as period from '../period.js';
-import { ALL_HOSTS, dailyQuery } from '../queries.js';
+import { ALL_HOSTS } from '../queries.js';
 import { categoryColor } from '../colors.js';
 import { roving } from '../components/roving.js';
-import { activityHosts } from './activity.js';
+import { activityHosts, periodDays } from './activity.js';
 
 export const title = 'Trends';
 
@@ -106,7 +107,9 @@ export async function render(root, ctx) {
   }
   const days = shownDays(ctx);
   const started = performance.now();
-  const results = await api.query(days.map((d) => fmt.dayRange(d, ctx.startOfDay)), dailyQuery(hosts.map((x) => x.ids), ctx.classes));
+  // The days of the Activity views' own program, so the server keeps one result per day for both.
+  const { each } = await periodDays(ctx, hosts.map((x) => x.ids), days, [['active'], ['window', 'cat_events']]);
+  const results = each.map((r) => ({ active: r.active || 0, cats: (r.window && r.window.cat_events) || [] }));
   const queryMs = Math.round(performance.now() - started);
   if (!ctx.isCurrent()) return;
   const active = results.map((r) => r.active);

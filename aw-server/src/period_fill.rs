@@ -1,0 +1,316 @@
+//! Days kept ready: the period sums the dashboard asks for (`POST /api/0/query/sum`: a
+//! program, the keys its lists are added up by, and the days) are remembered as *recipes*
+//! in the database (the key `aw-server.period-sums`, beside the settings), and a thread at
+//! the lowest priority evaluates every past day of them that the query cache does not hold.
+//! So after whatever emptied the cache — a start after a kill (nothing was kept at a stop),
+//! an import, a restore, a salvage, a rewrite of history, another build — the days are
+//! computed again in the background, and the next look at a year is answered from them.
+//!
+//! It waits until no sum was asked for in the last [`QUIET`], so it never races a look; it
+//! skips the day that holds now (the watchers change it every few seconds; a look computes
+//! it in milliseconds); it evaluates one day at a time on its own thread (not the CPU pool,
+//! which it leaves to the requests), checking between days whether the server stops. It
+//! looks again when the cache has dropped a summed result (`ResultCache::sums_dropped`,
+//! read every second) or a new recipe arrives. Bounded: [`MAX_RECIPES`] recipes (the least recently asked go) of at
+//! most [`MAX_PERIODS`] days each (the oldest go).
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use aw_models::TimeInterval;
+use aw_query::{MergeKeys, ResultCache, SumOptions};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::background::Background;
+
+/// Where the recipes are kept in the database's key-value table.
+const RECIPES_KEY: &str = "aw-server.period-sums";
+
+/// Recipes kept.
+const MAX_RECIPES: usize = 8;
+
+/// Days kept per recipe: five years.
+const MAX_PERIODS: usize = 1830;
+
+/// How long no sum must have been asked for before the thread works.
+const QUIET: Duration = Duration::from_secs(2);
+
+/// How often the thread looks whether the cache dropped summed results (a read of a counter).
+const POLL: Duration = Duration::from_secs(1);
+
+/// One program whose periods are kept ready.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Recipe {
+    /// The program's lines joined.
+    code: String,
+    /// The keys as the request gave them (`aw_query::MergeKeys`' JSON form).
+    keys: Option<Value>,
+    /// The periods asked for, as `[start, end]` in ns.
+    periods: BTreeSet<(i64, i64)>,
+}
+
+/// What `GET /api/0/query/cache` shows of it.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub(crate) struct FillStats {
+    /// Programs whose days are kept ready.
+    pub recipes: usize,
+    /// Days of them remembered.
+    pub periods: usize,
+    /// Days evaluated in the background since the start.
+    pub filled: u64,
+    /// Whether the thread is evaluating days now.
+    pub filling: bool,
+}
+
+/// The recipes and the thread that keeps their days ready (see the module docs).
+pub(crate) struct PeriodFill {
+    /// Most recently asked last.
+    recipes: Mutex<Vec<Recipe>>,
+    /// The recipes changed since they were saved.
+    unsaved: AtomicBool,
+    /// When a sum was last asked for.
+    last_asked: Mutex<Option<Instant>>,
+    filled: AtomicU64,
+    filling: AtomicBool,
+    stop: AtomicBool,
+    wake: SyncSender<()>,
+    woken: Mutex<Option<Receiver<()>>>,
+    thread: Background,
+}
+
+impl PeriodFill {
+    /// Nothing remembered yet; [`PeriodFill::start`] reads the recipes.
+    pub(crate) fn new() -> PeriodFill {
+        let (wake, woken) = sync_channel(1);
+        PeriodFill {
+            recipes: Mutex::new(Vec::new()),
+            unsaved: AtomicBool::new(false),
+            last_asked: Mutex::new(None),
+            filled: AtomicU64::new(0),
+            filling: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            wake,
+            woken: Mutex::new(Some(woken)),
+            thread: Background::default(),
+        }
+    }
+
+    /// Remembers a sum asked for: `code` with `keys` over `periods` (ns bounds).
+    pub(crate) fn asked(&self, code: &str, keys: Option<&Value>, periods: &[TimeInterval]) {
+        *self
+            .last_asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+        let bounds = periods.iter().map(|p| {
+            (
+                aw_models::timestamp::to_ns_saturating(p.start()),
+                aw_models::timestamp::to_ns_saturating(p.end()),
+            )
+        });
+        let mut recipes = self.recipes.lock().unwrap_or_else(PoisonError::into_inner);
+        let found = recipes
+            .iter()
+            .position(|r| r.code == code && r.keys.as_ref() == keys);
+        let mut recipe = match found {
+            Some(i) => recipes.remove(i),
+            None => Recipe {
+                code: code.to_string(),
+                keys: keys.cloned(),
+                periods: BTreeSet::new(),
+            },
+        };
+        let before = recipe.periods.len();
+        recipe.periods.extend(bounds);
+        while recipe.periods.len() > MAX_PERIODS {
+            recipe.periods.pop_first();
+        }
+        let changed = found.is_none() || recipe.periods.len() != before;
+        recipes.push(recipe);
+        if recipes.len() > MAX_RECIPES {
+            recipes.remove(0);
+        }
+        drop(recipes);
+        if changed {
+            self.unsaved.store(true, Ordering::Relaxed);
+            let _ = self.wake.try_send(());
+        }
+    }
+
+    /// What `GET /api/0/query/cache` shows.
+    pub(crate) fn stats(&self) -> FillStats {
+        let recipes = self.recipes.lock().unwrap_or_else(PoisonError::into_inner);
+        FillStats {
+            recipes: recipes.len(),
+            periods: recipes.iter().map(|r| r.periods.len()).sum(),
+            filled: self.filled.load(Ordering::Relaxed),
+            filling: self.filling.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Starts the thread: it reads the recipes kept in the database, then keeps their days
+    /// ready in `cache`.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        datastore: aw_datastore::Datastore,
+        cache: Arc<ResultCache>,
+    ) {
+        let Some(woken) = self
+            .woken
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        else {
+            return;
+        };
+        let this = Arc::clone(self);
+        self.thread.start("aw-period-fill", move || {
+            this.load(&datastore);
+            this.run(&datastore, &cache, &woken);
+        });
+    }
+
+    /// Stops the thread between two days and waits for it.
+    pub(crate) fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.wake.try_send(());
+        self.thread.join();
+    }
+
+    /// Reads the recipes the database keeps (unreadable ones are dropped).
+    fn load(&self, datastore: &aw_datastore::Datastore) {
+        let Ok(text) = datastore.get_key_value(RECIPES_KEY).wait() else {
+            return;
+        };
+        let kept: Vec<Recipe> = serde_json::from_str(&text).unwrap_or_default();
+        let mut recipes = self.recipes.lock().unwrap_or_else(PoisonError::into_inner);
+        // Those asked for since the start are newer.
+        let asked = std::mem::take(&mut *recipes);
+        recipes.extend(kept.into_iter().take(MAX_RECIPES));
+        for recipe in asked {
+            recipes.retain(|r| !(r.code == recipe.code && r.keys == recipe.keys));
+            recipes.push(recipe);
+        }
+        while recipes.len() > MAX_RECIPES {
+            recipes.remove(0);
+        }
+    }
+
+    /// Saves the recipes when they changed.
+    fn save(&self, datastore: &aw_datastore::Datastore) {
+        if !self.unsaved.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        let text = {
+            let recipes = self.recipes.lock().unwrap_or_else(PoisonError::into_inner);
+            serde_json::to_string(&*recipes).unwrap_or_default()
+        };
+        if let Err(e) = datastore.set_key_value(RECIPES_KEY, &text).wait() {
+            log::warn!("Cannot keep the period sums to keep ready: {e}");
+            self.unsaved.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn run(&self, datastore: &aw_datastore::Datastore, cache: &ResultCache, woken: &Receiver<()>) {
+        let source = crate::query_source::DatastoreSource(datastore.clone());
+        // The results the last run kept are read back first: they need no evaluation.
+        while cache.stats().restoring && !self.stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // The cache's drops when the days were last all there (`None`: not since a wake-up).
+        let mut complete_at: Option<u64> = None;
+        while !self.stop.load(Ordering::Relaxed) {
+            self.save(datastore);
+            let quiet_for = self
+                .last_asked
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .map_or(QUIET, |t| t.elapsed());
+            let wait = if quiet_for < QUIET {
+                QUIET - quiet_for
+            } else if complete_at != Some(cache.sums_dropped()) {
+                let dropped = cache.sums_dropped();
+                if self.fill(cache, &source) {
+                    complete_at = Some(dropped);
+                }
+                continue;
+            } else {
+                POLL
+            };
+            match woken.recv_timeout(wait) {
+                Ok(()) => complete_at = None,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    /// Evaluates each missing past day of every recipe, most recently asked first, newest
+    /// day first; true when it got through all of them (not stopped, no sum asked for
+    /// meanwhile).
+    fn fill(&self, cache: &ResultCache, source: &crate::query_source::DatastoreSource) -> bool {
+        let recipes = self
+            .recipes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let now = aw_models::timestamp::to_ns_saturating(&chrono::Utc::now());
+        for recipe in recipes.iter().rev() {
+            let keys = match recipe.keys.as_ref().map(MergeKeys::from_json).transpose() {
+                Ok(keys) => keys,
+                Err(_) => continue,
+            };
+            let options = SumOptions {
+                keys: keys.clone(),
+                ..SumOptions::default()
+            };
+            for &(start, end) in recipe.periods.iter().rev() {
+                if self.stop.load(Ordering::Relaxed) || self.asked_recently() {
+                    self.filling.store(false, Ordering::Relaxed);
+                    return false;
+                }
+                if end > now {
+                    continue;
+                }
+                let period = TimeInterval::new(
+                    aw_models::timestamp::from_ns(start),
+                    aw_models::timestamp::from_ns(end),
+                );
+                if cache.holds_sum(&recipe.code, keys.as_ref(), &period) {
+                    continue;
+                }
+                self.filling.store(true, Ordering::Relaxed);
+                match aw_query::query_sum(
+                    &recipe.code,
+                    &[period],
+                    source,
+                    None,
+                    Some(cache),
+                    &options,
+                ) {
+                    Ok(_) => {
+                        self.filled.fetch_add(1, Ordering::Relaxed);
+                    }
+                    // A program that fails (its buckets were deleted) fails for every day.
+                    Err(e) => {
+                        log::debug!("A kept period sum no longer evaluates: {e}");
+                        break;
+                    }
+                }
+            }
+        }
+        self.filling.store(false, Ordering::Relaxed);
+        true
+    }
+
+    /// Whether a sum was asked for within [`QUIET`].
+    fn asked_recently(&self) -> bool {
+        self.last_asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|t| t.elapsed() < QUIET)
+    }
+}
