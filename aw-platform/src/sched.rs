@@ -45,6 +45,26 @@ pub fn lower_priority() {
     default_slices();
 }
 
+/// The nice value [`idle_priority`] sets: the lowest priority there is.
+pub const IDLE_NICE: i32 = 19;
+
+/// Sets the calling thread's nice value to [`IDLE_NICE`], for work done only while nothing
+/// else wants the CPU (the server's days kept ready): below the CPU pool, whose queries a
+/// user waits for. Failure only costs the priority (logged at debug level).
+pub fn idle_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid and setpriority take plain integers and have no memory effects.
+        let result = unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::setpriority(libc::PRIO_PROCESS, tid, IDLE_NICE)
+        };
+        if result != 0 {
+            log::debug!("could not give a background thread the idle priority");
+        }
+    }
+}
+
 /// The slice [`short_slices`] asks for: the shortest the kernel allows.
 pub const SHORT_SLICE_NS: u64 = 100_000;
 

@@ -168,6 +168,7 @@ impl PeriodFill {
         };
         let this = Arc::clone(self);
         self.thread.start("aw-period-fill", move || {
+            aw_platform::sched::idle_priority();
             this.load(&datastore);
             this.run(&datastore, &cache, &woken);
         });

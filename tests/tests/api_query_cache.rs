@@ -489,12 +489,19 @@ fn the_days_of_a_sum_are_ready_again_after_a_kill_and_a_write() {
     ready(&mut f, 4);
     let misses = f.stats()["misses"].as_u64().unwrap();
     assert_eq!(f.sum(&days, keys.clone()).1, first);
-    assert_eq!(f.stats()["misses"].as_u64().unwrap(), misses, "every day came from the cache");
+    assert_eq!(
+        f.stats()["misses"].as_u64().unwrap(),
+        misses,
+        "every day came from the cache"
+    );
     // A write into a past day: evaluated again in the background.
     f.insert(&[ev("2024-01-09T10:00:00Z", 5.0, "c")]);
     ready(&mut f, 5);
     let misses = f.stats()["misses"].as_u64().unwrap();
     let (_, after) = f.sum(&days, keys);
-    assert_eq!(after["total"], json!(first["total"].as_f64().unwrap() + 5.0));
+    assert_eq!(
+        after["total"],
+        json!(first["total"].as_f64().unwrap() + 5.0)
+    );
     assert_eq!(f.stats()["misses"].as_u64().unwrap(), misses);
 }

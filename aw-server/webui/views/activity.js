@@ -124,7 +124,10 @@ const EMPTY = { active: 0, window: { app_events: [], title_events: [], cat_event
  */
 export async function periodDays(ctx, ids, days, each = [['active']]) {
   if (!days.length) return { sum: EMPTY, each: [] };
-  const answer = await api.querySum(days.map((d) => fmt.dayRange(d, ctx.startOfDay)), periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, limit: SHOWN, each });
+  const ranges = days.map((d) => fmt.dayRange(d, ctx.startOfDay));
+  // Without `each` the server answers the sum alone.
+  if (!each.length) return { sum: (await api.querySum(ranges, periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, limit: SHOWN })) || EMPTY, each: [] };
+  const answer = await api.querySum(ranges, periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, limit: SHOWN, each });
   return { sum: answer.sum || EMPTY, each: answer.each };
 }
 
