@@ -9,7 +9,7 @@ import * as api from '../api.js';
 import { h, replace, notice } from '../dom.js';
 import * as fmt from '../format.js';
 import * as period from '../period.js';
-import { ALL_HOSTS, PERIOD_KEYS, desktopQuery, hostBuckets, periodQuery, queryable, unwritableClasses, windowHosts } from '../queries.js';
+import { ALL_HOSTS, PERIOD_KEYS, dailyQuery, desktopQuery, hostBuckets, periodQuery, queryable, unwritableClasses, windowHosts } from '../queries.js';
 import { combineHosts } from '../combine-hosts.js';
 import { barList } from '../components/barlist.js';
 import { dayChart } from '../components/daychart.js';
@@ -117,18 +117,42 @@ const SHOWN = 100;
 /** What a period without data answers (`periodQuery`'s shape). */
 const EMPTY = { active: 0, window: { app_events: [], title_events: [], cat_events: [], duration: 0 }, browser: { domains: [], duration: 0 } };
 
+/** Whether the server adds periods up (`POST /api/0/query/sum`: ours; not the reference). */
+let serverSums = true;
+
 /**
  * The sum of `periodQuery` over `days`, added up by the server from each day's result,
  * which it keeps (so today's writes leave every other day's result kept, and the first look
- * after a restart is answered from kept days), and each day's active time: `{sum, each}`.
+ * after a restart is answered from kept days), and the values at the `each` paths of every
+ * day: `{sum, each}`. A server without `/query/sum` (the reference, when it serves this
+ * dashboard) is asked for the whole range and for each day's totals instead.
  */
 export async function periodDays(ctx, ids, days, each = [['active']]) {
   if (!days.length) return { sum: EMPTY, each: [] };
   const ranges = days.map((d) => fmt.dayRange(d, ctx.startOfDay));
-  // Without `each` the server answers the sum alone.
-  if (!each.length) return { sum: (await api.querySum(ranges, periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, limit: SHOWN })) || EMPTY, each: [] };
-  const answer = await api.querySum(ranges, periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, limit: SHOWN, each });
-  return { sum: answer.sum || EMPTY, each: answer.each };
+  const statements = periodQuery(ids, ctx.classes);
+  if (serverSums) {
+    try {
+      // Without `each` the server answers the sum alone.
+      if (!each.length) return { sum: (await api.querySum(ranges, statements, { keys: PERIOD_KEYS, limit: SHOWN })) || EMPTY, each: [] };
+      const answer = await api.querySum(ranges, statements, { keys: PERIOD_KEYS, limit: SHOWN, each });
+      return { sum: answer.sum || EMPTY, each: answer.each };
+    } catch (e) {
+      if (!(e instanceof api.ApiError) || e.status !== 404) throw e;
+      serverSums = false;
+    }
+  }
+  return wholeRange(ranges, ids, ctx.classes, each.length > 0);
+}
+
+/** `periodDays` on a server that cannot add up: the whole range (its lists cut by the query), and each day's totals. */
+async function wholeRange(ranges, ids, classes, withDays) {
+  const whole = [ranges[0][0], ranges[ranges.length - 1][1]];
+  const [[sum], days] = await Promise.all([
+    api.query([whole], periodQuery(ids, classes, SHOWN)),
+    withDays ? api.query(ranges, dailyQuery(ids, classes)) : [],
+  ]);
+  return { sum, each: days.map((d) => ({ active: d.active, window: { cat_events: d.cats, duration: d.duration } })) };
 }
 
 /** The totals of the period `p` to compare with (`{active, duration, cats}`). */
