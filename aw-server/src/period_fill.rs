@@ -70,8 +70,6 @@ pub(crate) struct FillStats {
 pub(crate) struct PeriodFill {
     /// Most recently asked last.
     recipes: Mutex<Vec<Recipe>>,
-    /// The recipes changed since they were saved.
-    unsaved: AtomicBool,
     /// When a sum was last asked for.
     last_asked: Mutex<Option<Instant>>,
     filled: AtomicU64,
@@ -88,7 +86,6 @@ impl PeriodFill {
         let (wake, woken) = sync_channel(1);
         PeriodFill {
             recipes: Mutex::new(Vec::new()),
-            unsaved: AtomicBool::new(false),
             last_asked: Mutex::new(None),
             filled: AtomicU64::new(0),
             filling: AtomicBool::new(false),
@@ -99,8 +96,16 @@ impl PeriodFill {
         }
     }
 
-    /// Remembers a sum asked for: `code` with `keys` over `periods` (ns bounds).
-    pub(crate) fn asked(&self, code: &str, keys: Option<&Value>, periods: &[TimeInterval]) {
+    /// Remembers a sum asked for: `code` with `keys` over `periods`. When that changed the
+    /// recipes, returns what [`PeriodFill::save`] is to keep, which the caller saves before
+    /// it answers (so a kill right after the answer keeps it: a thread at the idle priority
+    /// may not run for a long time on a busy machine).
+    pub(crate) fn asked(
+        &self,
+        code: &str,
+        keys: Option<&Value>,
+        periods: &[TimeInterval],
+    ) -> Option<String> {
         *self
             .last_asked
             .lock()
@@ -133,10 +138,20 @@ impl PeriodFill {
         if recipes.len() > MAX_RECIPES {
             recipes.remove(0);
         }
+        if !changed {
+            return None;
+        }
+        let text = serde_json::to_string(&*recipes).unwrap_or_default();
         drop(recipes);
-        if changed {
-            self.unsaved.store(true, Ordering::Relaxed);
-            let _ = self.wake.try_send(());
+        let _ = self.wake.try_send(());
+        Some(text)
+    }
+
+    /// Keeps `recipes` (from [`PeriodFill::asked`]) in the database, where the next start
+    /// reads them.
+    pub(crate) async fn save(datastore: &aw_datastore::Datastore, recipes: &str) {
+        if let Err(e) = datastore.set_key_value(RECIPES_KEY, recipes).await {
+            log::warn!("Cannot keep the period sums to keep ready: {e}");
         }
     }
 
@@ -151,8 +166,9 @@ impl PeriodFill {
         }
     }
 
-    /// Starts the thread: it reads the recipes kept in the database, then keeps their days
-    /// ready in `cache`.
+    /// Reads the recipes kept in the database (here, before the server answers anyone, so
+    /// a sum asked for at once adds to them instead of replacing them), then starts the
+    /// thread that keeps their days ready in `cache`.
     pub(crate) fn start(
         self: &Arc<Self>,
         datastore: aw_datastore::Datastore,
@@ -166,10 +182,10 @@ impl PeriodFill {
         else {
             return;
         };
+        self.load(&datastore);
         let this = Arc::clone(self);
         self.thread.start("aw-period-fill", move || {
             aw_platform::sched::idle_priority();
-            this.load(&datastore);
             this.run(&datastore, &cache, &woken);
         });
     }
@@ -186,33 +202,9 @@ impl PeriodFill {
         let Ok(text) = datastore.get_key_value(RECIPES_KEY).wait() else {
             return;
         };
-        let kept: Vec<Recipe> = serde_json::from_str(&text).unwrap_or_default();
-        let mut recipes = self.recipes.lock().unwrap_or_else(PoisonError::into_inner);
-        // Those asked for since the start are newer.
-        let asked = std::mem::take(&mut *recipes);
-        recipes.extend(kept.into_iter().take(MAX_RECIPES));
-        for recipe in asked {
-            recipes.retain(|r| !(r.code == recipe.code && r.keys == recipe.keys));
-            recipes.push(recipe);
-        }
-        while recipes.len() > MAX_RECIPES {
-            recipes.remove(0);
-        }
-    }
-
-    /// Saves the recipes when they changed.
-    fn save(&self, datastore: &aw_datastore::Datastore) {
-        if !self.unsaved.swap(false, Ordering::Relaxed) {
-            return;
-        }
-        let text = {
-            let recipes = self.recipes.lock().unwrap_or_else(PoisonError::into_inner);
-            serde_json::to_string(&*recipes).unwrap_or_default()
-        };
-        if let Err(e) = datastore.set_key_value(RECIPES_KEY, &text).wait() {
-            log::warn!("Cannot keep the period sums to keep ready: {e}");
-            self.unsaved.store(true, Ordering::Relaxed);
-        }
+        let mut kept: Vec<Recipe> = serde_json::from_str(&text).unwrap_or_default();
+        kept.truncate(MAX_RECIPES);
+        *self.recipes.lock().unwrap_or_else(PoisonError::into_inner) = kept;
     }
 
     fn run(&self, datastore: &aw_datastore::Datastore, cache: &ResultCache, woken: &Receiver<()>) {
@@ -224,7 +216,6 @@ impl PeriodFill {
         // The cache's drops when the days were last all there (`None`: not since a wake-up).
         let mut complete_at: Option<u64> = None;
         while !self.stop.load(Ordering::Relaxed) {
-            self.save(datastore);
             let quiet_for = self
                 .last_asked
                 .lock()

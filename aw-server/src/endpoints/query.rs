@@ -124,9 +124,12 @@ pub(crate) async fn sum(
     })
     .await??;
     // Kept ready from now on, also after a kill or an import (`period_fill.rs`).
-    state
+    if let Some(recipes) = state
         .period_fill
-        .asked(&code, request.keys.as_ref(), &periods);
+        .asked(&code, request.keys.as_ref(), &periods)
+    {
+        crate::period_fill::PeriodFill::save(&state.datastore, &recipes).await;
+    }
     Ok(answer)
 }
 
