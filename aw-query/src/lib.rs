@@ -139,15 +139,20 @@ fn sum_identity(code: &str, keys: Option<&MergeKeys>) -> String {
 }
 
 impl ResultCache {
-    /// Whether the cache holds the result of `code` over `period` that [`query_sum`] with
-    /// these `keys` would use (not counted as a hit or a miss).
-    pub fn holds_sum(&self, code: &str, keys: Option<&MergeKeys>, period: &TimeInterval) -> bool {
+    /// The `periods` whose result of `code`, as [`query_sum`] with these `keys` uses it, the
+    /// cache does not hold (not counted as hits or misses).
+    pub fn sums_missing(
+        &self,
+        code: &str,
+        keys: Option<&MergeKeys>,
+        periods: &[TimeInterval],
+    ) -> Vec<TimeInterval> {
         let identity: std::sync::Arc<str> = std::sync::Arc::from(sum_identity(code, keys));
-        self.holds(&cache::Key::summed(
-            &identity,
-            *period.start(),
-            *period.end(),
-        ))
+        periods
+            .iter()
+            .filter(|p| !self.holds(&cache::Key::summed(&identity, *p.start(), *p.end())))
+            .cloned()
+            .collect()
     }
 }
 

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use aw_models::TimeInterval;
 use serde_json::Value;
 
-use crate::cache::{Key, ResultCache, Stored};
+use crate::cache::{Key, ResultCache, Stored, Ticket};
 use crate::datasource::DataSource;
 use crate::error::{QueryError, QueryResult};
 use crate::interpreter::Interpreter;
@@ -80,41 +80,25 @@ impl Program {
         cache: &ResultCache,
     ) -> QueryResult<Vec<Arc<str>>> {
         let code: Arc<str> = Arc::from(code);
-        let lookups: Vec<(Key, Option<Arc<str>>, &TimeInterval)> = periods
-            .iter()
-            .map(|p| {
-                let key = Key::new(&code, *p.start(), *p.end());
-                let hit = match cache.get(&key) {
-                    Some(Stored::Text(text)) => Some(text),
-                    _ => None,
-                };
-                (key, hit, p)
-            })
-            .collect();
-        if lookups.iter().all(|(_, hit, _)| hit.is_some()) {
-            return Ok(lookups.into_iter().filter_map(|(_, hit, _)| hit).collect());
-        }
-        let program = Program::parse(&code)?;
-        let budget = MemoryBudget::new();
-        each_period(&lookups, |(key, hit, p)| {
-            if let Some(hit) = hit {
-                return Ok(hit.clone());
-            }
-            // Taken before the first read: writes from here on are checked at insert.
-            let ticket = cache.ticket();
-            let recording = Recording::new(ds);
-            let text = to_text(&program.run_until(p, &recording, deadline, &budget)?)?;
-            cache.insert(&ticket, key.clone(), recording.into_reads(), text.clone());
-            Ok(text)
-        })
+        Program::run_all_kept(
+            &code,
+            periods,
+            ds,
+            deadline,
+            Some(cache),
+            Kept {
+                key: |p: &TimeInterval| Key::new(&code, *p.start(), *p.end()),
+                hit: Stored::into_text,
+                made: |value| to_text(&value),
+                keep: keep_text,
+            },
+        )
     }
-}
 
-impl Program {
     /// Each period's result in the summed form (`summed.rs`, its lists merged by `keys`),
-    /// taken from `cache` when it holds it and otherwise evaluated (in parallel) and stored
-    /// there, as [`Program::run_all_cached`] does for texts; without a cache, evaluated.
-    /// `identity` names the program and its keys in the cache.
+    /// taken from `cache` when it holds it and otherwise evaluated and stored there, as
+    /// [`Program::run_all_cached`] does for texts; without a cache, evaluated. `identity`
+    /// names the program and its keys in the cache.
     pub(crate) fn run_all_summed(
         code: &str,
         keys: Option<&MergeKeys>,
@@ -125,14 +109,42 @@ impl Program {
         cache: Option<&ResultCache>,
     ) -> QueryResult<Vec<Arc<Summed>>> {
         let identity: Arc<str> = Arc::from(identity);
-        let lookups: Vec<(Key, Option<Arc<Summed>>, &TimeInterval)> = periods
+        Program::run_all_kept(
+            code,
+            periods,
+            ds,
+            deadline,
+            cache,
+            Kept {
+                key: |p: &TimeInterval| Key::summed(&identity, *p.start(), *p.end()),
+                hit: Stored::into_summed,
+                made: |value| Ok(Arc::new(Summed::from_json(value, keys))),
+                keep: ResultCache::insert_summed,
+            },
+        )
+    }
+
+    /// What [`Program::run_all_cached`] and [`Program::run_all_summed`] share: every period
+    /// looked up in `cache` first (`code` is parsed only if one is missing), the others
+    /// evaluated in parallel, each with a ticket taken before its first read, and kept.
+    fn run_all_kept<T: Clone + Send + Sync>(
+        code: &str,
+        periods: &[TimeInterval],
+        ds: &dyn DataSource,
+        deadline: Option<Instant>,
+        cache: Option<&ResultCache>,
+        kept: Kept<
+            impl Fn(&TimeInterval) -> Key,
+            impl Fn(Stored) -> Option<T>,
+            impl Fn(Value) -> QueryResult<T> + Sync,
+            impl Fn(&ResultCache, &Ticket<'_>, Key, Vec<crate::recording::Read>, T) -> T + Sync,
+        >,
+    ) -> QueryResult<Vec<T>> {
+        let lookups: Vec<(Key, Option<T>, &TimeInterval)> = periods
             .iter()
             .map(|p| {
-                let key = Key::summed(&identity, *p.start(), *p.end());
-                let hit = match cache.and_then(|c| c.get(&key)) {
-                    Some(Stored::Summed(summed)) => Some(summed),
-                    _ => None,
-                };
+                let key = (kept.key)(p);
+                let hit = cache.and_then(|c| c.get(&key)).and_then(&kept.hit);
                 (key, hit, p)
             })
             .collect();
@@ -146,19 +158,43 @@ impl Program {
                 return Ok(hit.clone());
             }
             let Some(cache) = cache else {
-                return Ok(Arc::new(Summed::from_json(
-                    program.run_until(p, ds, deadline, &budget)?,
-                    keys,
-                )));
+                return (kept.made)(program.run_until(p, ds, deadline, &budget)?);
             };
             // Taken before the first read: writes from here on are checked at insert.
             let ticket = cache.ticket();
             let recording = Recording::new(ds);
-            let value =
-                Summed::from_json(program.run_until(p, &recording, deadline, &budget)?, keys);
-            Ok(cache.insert_summed(&ticket, key.clone(), recording.into_reads(), value))
+            let value = (kept.made)(program.run_until(p, &recording, deadline, &budget)?)?;
+            Ok((kept.keep)(
+                cache,
+                &ticket,
+                key.clone(),
+                recording.into_reads(),
+                value,
+            ))
         })
     }
+}
+
+/// How [`Program::run_all_kept`] keeps one form of result: its key in the cache, the form
+/// of a cached result, the form made from an evaluation, and how it is stored (returning
+/// the value as stored).
+struct Kept<K, H, M, S> {
+    key: K,
+    hit: H,
+    made: M,
+    keep: S,
+}
+
+/// Stores a result's text (`Kept::keep` of texts) and hands it on.
+fn keep_text(
+    cache: &ResultCache,
+    ticket: &Ticket<'_>,
+    key: Key,
+    reads: Vec<crate::recording::Read>,
+    text: Arc<str>,
+) -> Arc<str> {
+    cache.insert(ticket, key, reads, text.clone());
+    text
 }
 
 /// One result's JSON text.

@@ -11,8 +11,8 @@
 //! it in milliseconds); it evaluates one day at a time on its own thread (not the CPU pool,
 //! which it leaves to the requests), checking between days whether the server stops. It
 //! looks again when the cache has dropped a summed result (`ResultCache::sums_dropped`,
-//! read every second) or a new recipe arrives. Bounded: [`MAX_RECIPES`] recipes (the least recently asked go) of at
-//! most [`MAX_PERIODS`] days each (the oldest go).
+//! read every second) or a new recipe arrives. Bounded: [`MAX_RECIPES`] recipes (the least
+//! recently asked go) of at most [`MAX_PERIODS`] days each (the oldest go).
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -60,7 +60,8 @@ pub(crate) struct FillStats {
     pub recipes: usize,
     /// Days of them remembered.
     pub periods: usize,
-    /// Days evaluated in the background since the start.
+    /// Days the thread went through since the start (evaluated, or found evaluated by a
+    /// look meanwhile).
     pub filled: u64,
     /// Whether the thread is evaluating days now.
     pub filling: bool,
@@ -259,30 +260,34 @@ impl PeriodFill {
                 keys: keys.clone(),
                 ..SumOptions::default()
             };
-            for &(start, end) in recipe.periods.iter().rev() {
+            let past: Vec<TimeInterval> = recipe
+                .periods
+                .iter()
+                .rev()
+                .filter(|&&(_, end)| end <= now)
+                .map(|&(start, end)| {
+                    TimeInterval::new(
+                        aw_models::timestamp::from_ns(start),
+                        aw_models::timestamp::from_ns(end),
+                    )
+                })
+                .collect();
+            for period in cache.sums_missing(&recipe.code, keys.as_ref(), &past) {
                 if self.stop.load(Ordering::Relaxed) || self.asked_recently() {
                     self.filling.store(false, Ordering::Relaxed);
                     return false;
                 }
-                if end > now {
-                    continue;
-                }
-                let period = TimeInterval::new(
-                    aw_models::timestamp::from_ns(start),
-                    aw_models::timestamp::from_ns(end),
-                );
-                if cache.holds_sum(&recipe.code, keys.as_ref(), &period) {
-                    continue;
-                }
                 self.filling.store(true, Ordering::Relaxed);
-                match aw_query::query_sum(
+                // A day a look evaluated meanwhile comes from the cache.
+                let done = aw_query::query_sum(
                     &recipe.code,
                     &[period],
                     source,
                     None,
                     Some(cache),
                     &options,
-                ) {
+                );
+                match done {
                     Ok(_) => {
                         self.filled.fetch_add(1, Ordering::Relaxed);
                     }

@@ -118,12 +118,15 @@ impl RestoreTicket {
                 Stored::Text(_) => Key::new(&s.code, s.start, s.end),
                 Stored::Summed(_) => Key::summed(&s.code, s.start, s.end),
             };
-            if cache
-                .store(&mut inner, &dirty, key, s.reads, s.value)
-                .is_ok()
-            {
-                added += 1;
+            if !cache.accepts(&dirty, &key, &s.reads, s.value.bytes()) {
+                continue;
             }
+            let mut value = s.value;
+            if let Stored::Summed(summed) = &mut value {
+                inner.share_texts(summed);
+            }
+            cache.store(&mut inner, key, s.reads, value);
+            added += 1;
         }
         inner.stats.restored += added as u64;
         drop(inner);

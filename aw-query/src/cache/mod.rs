@@ -95,8 +95,24 @@ pub(crate) enum Stored {
 }
 
 impl Stored {
+    /// The JSON text, if it is one.
+    pub(crate) fn into_text(self) -> Option<Arc<str>> {
+        match self {
+            Stored::Text(text) => Some(text),
+            Stored::Summed(_) => None,
+        }
+    }
+
+    /// The summed form, if it is one.
+    pub(crate) fn into_summed(self) -> Option<Arc<Summed>> {
+        match self {
+            Stored::Summed(summed) => Some(summed),
+            Stored::Text(_) => None,
+        }
+    }
+
     /// Bytes it is charged (a summed result's data texts are charged once, by `Texts`).
-    fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         match self {
             Stored::Text(text) => text.len(),
             Stored::Summed(summed) => summed.bytes(),
@@ -269,7 +285,13 @@ impl ResultCache {
     /// holds `ticket`, unless a write since the ticket was taken reaches those reads. Ends
     /// the ticket's watch (dropping it afterwards is a no-op).
     pub(crate) fn insert(&self, ticket: &Ticket<'_>, key: Key, reads: Vec<Read>, value: Arc<str>) {
-        self.insert_stored(ticket, key, reads, Stored::Text(value));
+        let mut inner = self.lock();
+        let dirty = inner.end_watch(ticket.id);
+        if !self.accepts(&dirty, &key, &reads, value.len()) {
+            inner.stats.not_stored += 1;
+            return;
+        }
+        self.store(&mut inner, key, reads, Stored::Text(value));
     }
 
     /// [`ResultCache::insert`] of a summed result; returns it, with its data texts shared
@@ -279,70 +301,31 @@ impl ResultCache {
         ticket: &Ticket<'_>,
         key: Key,
         reads: Vec<Read>,
-        value: Summed,
+        mut value: Arc<Summed>,
     ) -> Arc<Summed> {
         let mut inner = self.lock();
         let dirty = inner.end_watch(ticket.id);
-        let stored = match self.store(
-            &mut inner,
-            &dirty,
-            key,
-            reads,
-            Stored::Summed(Arc::new(value)),
-        ) {
-            Ok(stored) => stored,
-            Err(refused) => {
-                inner.stats.not_stored += 1;
-                refused
-            }
-        };
-        match stored {
-            Stored::Summed(summed) => summed,
-            Stored::Text(_) => Arc::new(Summed::Other(serde_json::Value::Null)),
-        }
-    }
-
-    fn insert_stored(&self, ticket: &Ticket<'_>, key: Key, reads: Vec<Read>, value: Stored) {
-        let mut inner = self.lock();
-        let dirty = inner.end_watch(ticket.id);
-        if self.store(&mut inner, &dirty, key, reads, value).is_err() {
+        if !self.accepts(&dirty, &key, &reads, value.bytes()) {
             inner.stats.not_stored += 1;
+            return value;
         }
+        inner.share_texts(&mut value);
+        self.store(&mut inner, key, reads, Stored::Summed(value.clone()));
+        value
     }
 
-    /// Stores one result unless `dirty` (the writes since its data was read) reaches its
-    /// reads or it is too large: the value as stored (a summed one's data texts shared with
-    /// the cache's), or the value back when it is not stored.
-    fn store(
-        &self,
-        inner: &mut Inner,
-        dirty: &Dirty,
-        key: Key,
-        reads: Vec<Read>,
-        mut value: Stored,
-    ) -> Result<Stored, Stored> {
-        let bytes = value.bytes()
-            + key.code.len()
-            + reads
-                .iter()
-                .map(|r| match r {
-                    Read::Events { bucket, .. } => bucket.len() + 64,
-                    Read::BucketList => 16,
-                })
-                .sum::<usize>()
-            + 256;
-        if dirty.reaches(&reads) || bytes > self.budget / 4 {
-            return Err(value);
-        }
-        if let Stored::Summed(summed) = &mut value {
-            let before = inner.texts.bytes;
-            match Arc::get_mut(summed) {
-                Some(summed) => inner.texts.intern(summed),
-                // Shared already: held as it is (never the case for a new result).
-                None => return Err(value),
-            }
-            inner.bytes += inner.texts.bytes - before;
-        }
+    /// Whether a result of `bytes` for `key` computed from `reads` may be stored: no write
+    /// since its data was read (`dirty`) reaches its reads, and it is no larger than a
+    /// quarter of the budget.
+    fn accepts(&self, dirty: &Dirty, key: &Key, reads: &[Read], bytes: usize) -> bool {
+        !dirty.reaches(reads) && charge(key, reads, bytes) <= self.budget / 4
+    }
+
+    /// Stores one result that [`ResultCache::accepts`] let in (a summed one sharing the
+    /// cache's texts already: `Inner::share_texts`), evicting the least recently used
+    /// past the budget.
+    fn store(&self, inner: &mut Inner, key: Key, reads: Vec<Read>, value: Stored) {
+        let bytes = charge(&key, &reads, value.bytes());
         // Two evaluations of the same key at once: the later result replaces the earlier.
         if let Some(&old) = inner.by_key.get(&key) {
             inner.remove(old);
@@ -381,7 +364,7 @@ impl ResultCache {
             id,
             Entry {
                 key,
-                value: value.clone(),
+                value,
                 reads,
                 bytes,
                 used,
@@ -394,11 +377,34 @@ impl ResultCache {
             inner.remove(oldest);
             inner.stats.evicted += 1;
         }
-        Ok(value)
     }
 }
 
+/// Bytes an entry is charged: its value's, its key's and its reads'.
+fn charge(key: &Key, reads: &[Read], value_bytes: usize) -> usize {
+    value_bytes
+        + key.code.len()
+        + reads
+            .iter()
+            .map(|r| match r {
+                Read::Events { bucket, .. } => bucket.len() + 64,
+                Read::BucketList => 16,
+            })
+            .sum::<usize>()
+        + 256
+}
+
 impl Inner {
+    /// Makes `summed` share the cache's data texts and charges the new ones (a value
+    /// shared already, which a new result never is, is left as it is).
+    fn share_texts(&mut self, summed: &mut Arc<Summed>) {
+        if let Some(summed) = Arc::get_mut(summed) {
+            let before = self.texts.bytes;
+            self.texts.intern(summed);
+            self.bytes += self.texts.bytes - before;
+        }
+    }
+
     /// Drops one entry from every map; false if it was not there.
     fn remove(&mut self, id: u64) -> bool {
         let Some(entry) = self.entries.remove(&id) else {
@@ -478,10 +484,7 @@ mod tests {
 
     /// The cached text for `k`.
     fn got(c: &ResultCache, k: &Key) -> Option<String> {
-        match c.get(k)? {
-            Stored::Text(t) => Some(t.to_string()),
-            Stored::Summed(_) => None,
-        }
+        c.get(k)?.into_text().map(|t| t.to_string())
     }
 
     fn store(c: &ResultCache, k: Key, reads: Vec<Read>, v: &str) {

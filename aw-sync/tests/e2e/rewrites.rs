@@ -9,6 +9,10 @@ use serde_json::{json, Value};
 use crate::common::{at, event, eventually, syncing_server, Device};
 
 const WINDOW: &str = "aw-watcher-window_laptop";
+/// The window bucket the merges fold into `WINDOW`.
+const SECOND: &str = "aw-watcher-window_laptop-2";
+/// The web bucket the renames rename.
+const WEB: &str = "aw-watcher-web_laptop";
 
 /// `per_day` window events on each of `days` days from [`at`]`(0)`, one a minute.
 fn days_of_events(days: i64, per_day: i64) -> Vec<Event> {
@@ -189,10 +193,30 @@ fn has_copy(d: &Device, from: &Device, source: &str) -> bool {
     })
 }
 
+/// On `http`'s device: merges `SECOND` into `WINDOW`, renames `WEB` to `renamed`, and
+/// redacts the titles matching `pattern` in the stored history.
+fn merge_rename_and_redact(http: &mut aw_tests::Client, renamed: &str, pattern: &str) {
+    let r = http.post_json(
+        &format!("/api/0/buckets/{WINDOW}/merge?force=true"),
+        &json!({ "from": SECOND }).to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = http.request(
+        "PATCH",
+        &format!("/api/0/buckets/{WEB}?force=true"),
+        &[("Content-Type", "application/json")],
+        Some(json!({ "id": renamed }).to_string().as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let rules = json!([{"enabled": true, "field": "title", "pattern": pattern, "action": "redact", "replacement": "(hidden)"}]);
+    let r = http.post_json("/api/0/settings/privacy_filters", &rules.to_string());
+    assert!(r.status == 200 || r.status == 201, "{}", r.body);
+    let r = http.post_json("/api/0/privacy/apply", r#"{"dry_run": false}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
 #[test]
 fn merges_renames_and_privacy_runs_follow_on_two_other_devices() {
-    const SECOND: &str = "aw-watcher-window_laptop-2";
-    const WEB: &str = "aw-watcher-web_laptop";
     const RENAMED: &str = "aw-watcher-web-firefox_laptop";
     let secret = "payroll-2026-secret";
     let folder = tempfile::tempdir().unwrap();
@@ -224,25 +248,7 @@ fn merges_renames_and_privacy_runs_follow_on_two_other_devices() {
     delete_event(&b, &copy, gone);
 
     let mut http = a.server.client();
-    let r = http.post_json(
-        &format!("/api/0/buckets/{WINDOW}/merge?force=true"),
-        &json!({ "from": SECOND }).to_string(),
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
-    let r = http.request(
-        "PATCH",
-        &format!("/api/0/buckets/{WEB}?force=true"),
-        &[("Content-Type", "application/json")],
-        Some(json!({ "id": RENAMED }).to_string().as_bytes()),
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
-    let r = http.post_json(
-        "/api/0/settings/privacy_filters",
-        r#"[{"enabled": true, "field": "title", "pattern": "payroll", "action": "redact", "replacement": "(hidden)"}]"#,
-    );
-    assert!(r.status == 200 || r.status == 201, "{}", r.body);
-    let r = http.post_json("/api/0/privacy/apply", r#"{"dry_run": false}"#);
-    assert_eq!(r.status, 200, "{}", r.body);
+    merge_rename_and_redact(&mut http, RENAMED, "payroll");
 
     // Both follow: the merged-away copy folded into the target's (B's deletion standing,
     // no event twice), the renamed copy renamed, the redacted text replaced.
@@ -320,8 +326,6 @@ fn the_aw_sync_program_carries_deletions_and_edits_and_a_deletion_here_stands() 
 /// event, a merge, a rename and a privacy run converges at its first pass back.
 #[test]
 fn a_device_offline_through_every_kind_of_change_converges_when_it_is_back() {
-    const SECOND: &str = "aw-watcher-window_laptop-2";
-    const WEB: &str = "aw-watcher-web_laptop";
     const RENAMED: &str = "aw-watcher-web-chrome_laptop";
     let folder = tempfile::tempdir().unwrap();
     let a = syncing_server(folder.path(), "");
@@ -367,25 +371,7 @@ fn a_device_offline_through_every_kind_of_change_converges_when_it_is_back() {
             )],
         )
         .unwrap();
-    let r = http.post_json(
-        &format!("/api/0/buckets/{WINDOW}/merge?force=true"),
-        &json!({ "from": SECOND }).to_string(),
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
-    let r = http.request(
-        "PATCH",
-        &format!("/api/0/buckets/{WEB}?force=true"),
-        &[("Content-Type", "application/json")],
-        Some(json!({ "id": RENAMED }).to_string().as_bytes()),
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
-    let r = http.post_json(
-        "/api/0/settings/privacy_filters",
-        r#"[{"enabled": true, "field": "title", "pattern": "title 1$", "action": "redact", "replacement": "(hidden)"}]"#,
-    );
-    assert!(r.status == 200 || r.status == 201, "{}", r.body);
-    let r = http.post_json("/api/0/privacy/apply", r#"{"dry_run": false}"#);
-    assert_eq!(r.status, 200, "{}", r.body);
+    merge_rename_and_redact(&mut http, RENAMED, "title 1$");
     // A publishes all of it before B is back.
     let published = |http: &mut aw_tests::Client| http.get("/api/0/sync").json()["passes"].as_u64();
     let seen = published(&mut http);
