@@ -12,7 +12,6 @@ mod common;
 use aw_datastore::{Datastore, DatastoreError};
 use common::*;
 use serde_json::json;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn count_with_sqlite(path: &std::path::Path) -> i64 {
@@ -176,37 +175,6 @@ fn many_threads_share_one_handle() {
             200
         );
     }
-}
-
-/// Runs the ignored test `child` of this file as a child process with `AW_CHILD_DB` set
-/// to `path`, and waits until it printed `marker` (it is killed, and the test fails, if it
-/// exits or hangs before).
-fn child_at(child: &str, path: &std::path::Path, marker: &str) -> std::process::Child {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            child,
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("AW_CHILD_DB", path)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut seen = String::new();
-    let deadline = Instant::now() + HANG_GUARD;
-    while !seen.contains(marker) {
-        let mut buf = [0u8; 256];
-        let n = std::io::Read::read(&mut out, &mut buf).unwrap();
-        if n == 0 || Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the child exited or hung before it printed {marker}: {seen}");
-        }
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
-    child
 }
 
 /// Run as a child process by `sigkill_keeps_committed_data`: writes, commits, reports, then

@@ -13,6 +13,11 @@
 //! looks again when the cache has dropped a summed result (`ResultCache::sums_dropped`,
 //! read every second) or a new recipe arrives. Bounded: [`MAX_RECIPES`] recipes (the least
 //! recently asked go) of at most [`MAX_PERIODS`] days each (the oldest go).
+//!
+//! It also keeps the cache's results beside the database while the server runs
+//! (`Datastore::save_derived_state`), so a start after a crash reads them back but for
+//! the days written since: after a pass that evaluated days, and otherwise at most every
+//! [`KEEP_EVERY`] when new days were summed (a look at a period evaluates them itself).
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -42,6 +47,21 @@ const QUIET: Duration = Duration::from_secs(2);
 /// How often the thread looks whether the cache dropped summed results (a read of a counter).
 const POLL: Duration = Duration::from_secs(1);
 
+/// The least time between two keeps of the results while nothing was filled (a look at a
+/// period sums today again at each look; the file can take 16 MiB).
+const KEEP_EVERY: Duration = Duration::from_secs(300);
+
+/// What was kept beside the database last ([`PeriodFill::keep`]).
+#[derive(Debug, Default)]
+struct Kept {
+    /// `ResultCache::sums_stored` then.
+    sums: u64,
+    /// [`PeriodFill::filled`] then.
+    filled: u64,
+    /// When.
+    at: Option<Instant>,
+}
+
 /// One program whose periods are kept ready.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Recipe {
@@ -65,6 +85,8 @@ pub(crate) struct FillStats {
     pub filled: u64,
     /// Whether the thread is evaluating days now.
     pub filling: bool,
+    /// How often the results were kept beside the database since the start.
+    pub kept: u64,
 }
 
 /// The recipes and the thread that keeps their days ready (see the module docs).
@@ -75,6 +97,7 @@ pub(crate) struct PeriodFill {
     last_asked: Mutex<Option<Instant>>,
     filled: AtomicU64,
     filling: AtomicBool,
+    kept: AtomicU64,
     stop: AtomicBool,
     wake: SyncSender<()>,
     woken: Mutex<Option<Receiver<()>>>,
@@ -90,6 +113,7 @@ impl PeriodFill {
             last_asked: Mutex::new(None),
             filled: AtomicU64::new(0),
             filling: AtomicBool::new(false),
+            kept: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             wake,
             woken: Mutex::new(Some(woken)),
@@ -164,6 +188,7 @@ impl PeriodFill {
             periods: recipes.iter().map(|r| r.periods.len()).sum(),
             filled: self.filled.load(Ordering::Relaxed),
             filling: self.filling.load(Ordering::Relaxed),
+            kept: self.kept.load(Ordering::Relaxed),
         }
     }
 
@@ -216,6 +241,10 @@ impl PeriodFill {
         }
         // The cache's drops when the days were last all there (`None`: not since a wake-up).
         let mut complete_at: Option<u64> = None;
+        let mut kept = Kept {
+            sums: cache.sums_stored(),
+            ..Kept::default()
+        };
         while !self.stop.load(Ordering::Relaxed) {
             let quiet_for = self
                 .last_asked
@@ -228,9 +257,11 @@ impl PeriodFill {
                 let dropped = cache.sums_dropped();
                 if self.fill(cache, &source) {
                     complete_at = Some(dropped);
+                    self.keep(datastore, cache, &mut kept);
                 }
                 continue;
             } else {
+                self.keep(datastore, cache, &mut kept);
                 POLL
             };
             match woken.recv_timeout(wait) {
@@ -301,6 +332,34 @@ impl PeriodFill {
         }
         self.filling.store(false, Ordering::Relaxed);
         true
+    }
+
+    /// Keeps the cache's results beside the database when there are new summed ones and
+    /// days were filled since the last keep, or [`KEEP_EVERY`] has passed.
+    fn keep(&self, datastore: &aw_datastore::Datastore, cache: &ResultCache, kept: &mut Kept) {
+        let (sums, filled) = (cache.sums_stored(), self.filled.load(Ordering::Relaxed));
+        let due = filled != kept.filled || kept.at.is_none_or(|t| t.elapsed() >= KEEP_EVERY);
+        if sums == kept.sums || !due || self.asked_recently() {
+            return;
+        }
+        let started = Instant::now();
+        match datastore.save_derived_state() {
+            Ok(saved) => {
+                if saved {
+                    self.kept.fetch_add(1, Ordering::Relaxed);
+                }
+                log::debug!(
+                    "Query results kept beside the database in {:?}",
+                    started.elapsed()
+                );
+            }
+            Err(e) => log::warn!("Cannot keep the query results beside the database: {e}"),
+        }
+        *kept = Kept {
+            sums,
+            filled,
+            at: Some(Instant::now()),
+        };
     }
 
     /// Whether a sum was asked for within [`QUIET`].

@@ -1,6 +1,6 @@
 //! The query engine's view of the datastore, and what keeps its result cache correct.
 
-use aw_datastore::{Datastore, DatastoreError, Touched, WriteListener};
+use aw_datastore::{Changed, Datastore, DatastoreError, Touched, WriteListener};
 use aw_models::Bucket;
 use aw_query::ResultCache;
 use aw_query::{DataSource, DataSourceError, RowChunks};
@@ -54,8 +54,8 @@ impl WriteListener for DropStaleResults {
 }
 
 /// The query-result cache of `budget` bytes, kept correct by `datastore`'s writes and
-/// kept beside the database at a clean stop (`restore_cache` reads it back); `None` when
-/// the budget is 0 (the cache is off).
+/// kept beside the database (when `Datastore::save_derived_state` asks, and at a clean
+/// stop; `restore_cache` reads it back); `None` when the budget is 0 (the cache is off).
 pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<ResultCache>> {
     if budget == 0 {
         return None;
@@ -68,7 +68,7 @@ pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<Res
     // Worked out now: at the stop the executable may be a newer one a package manager put
     // in its place, whose engine did not compute these results.
     let identity = build_identity();
-    datastore.keep_derived_state_at_stop(Box::new(move |allowance| {
+    datastore.keep_derived_state(Box::new(move |allowance| {
         // A stop right after the start: the results of the last run are still being
         // read back, and an export now would keep only part of them (a few ms; bounded).
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
@@ -81,8 +81,8 @@ pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<Res
 }
 
 /// Reads back into the cache `ticket` was taken from the results the last run kept (when
-/// the database is exactly as that run left it: `Datastore::take_derived_state`), on a
-/// thread of its own. `ticket` must have been taken once the datastore was open and
+/// every write since they were kept is known: `Datastore::take_derived_state`), but those
+/// the writes since reached, on a thread of its own. `ticket` must have been taken once the datastore was open and
 /// before anything else could write: a write from then on still reaches the results it
 /// could change.
 pub(crate) fn restore_cache(datastore: &Datastore, ticket: aw_query::RestoreTicket) {
@@ -100,10 +100,19 @@ pub(crate) fn restore_cache(datastore: &Datastore, ticket: aw_query::RestoreTick
 
 /// [`restore_cache`]'s work, on the caller's thread: how many results were read back.
 pub(crate) fn restore_now(datastore: &Datastore, ticket: aw_query::RestoreTicket) -> usize {
-    match datastore.take_derived_state() {
-        Some(bytes) => ticket.restore(&bytes, build_identity()),
-        None => 0,
+    let Some(kept) = datastore.take_derived_state() else {
+        return 0;
+    };
+    // Heard by the ticket's watch: the results these writes reach are not read back.
+    let cache = ticket.cache();
+    for changed in &kept.changed {
+        match changed {
+            Changed::Events { bucket, start, end } => cache.events_changed(bucket, *start, *end),
+            Changed::Bucket(bucket) => cache.bucket_changed(bucket),
+            Changed::Everything => cache.clear(),
+        }
     }
+    ticket.restore(&kept.bytes, build_identity())
 }
 
 /// This build of the server, for the kept results (`aw_query::ResultCache::export`): a

@@ -1,18 +1,29 @@
-//! Derived state kept beside the database between runs (`<database>.derived`): bytes a
-//! caller worked out from the data (the server keeps its query-result cache there), saved
-//! at a clean stop and handed back at the next start only if the database is, to the byte,
-//! the one they were worked out from.
+//! Derived state kept beside the database (`<database>.derived`): bytes a caller worked
+//! out from the data (the server keeps its query-result cache there), saved while the
+//! server runs and at a clean stop, and handed back at the next start only when every
+//! write since it was saved is known, with what those writes changed.
 //!
-//! **Exactly the same file.** SQLite's header change counter is not kept in WAL mode, and
-//! another program (the reference server opens the same file) may write between two runs.
-//! So the file records a *fingerprint* of the database and its WAL as the stop left them:
-//! device, inode, length, modification and status-change times (nanoseconds) of each, or
-//! that there was no WAL. At the next open the same fingerprint is taken before SQLite
-//! touches either file; any difference (a write by any program, a restore or salvage that
-//! put another file in place, a crash that left a WAL) and the state is dropped unread.
-//! The status-change time cannot be set back by a program, so a write that restored the
-//! modification time still shows. The state is dropped too when the open applied
-//! acknowledged writes from the journal (they are in no fingerprint), or migrated the file.
+//! **What changed since.** A save names the journal number of the last write its state
+//! had heard of. Every commit keeps in the database what its writes changed, tagged with
+//! its journal number, and so do the journal's writes a crash left to apply at the next
+//! open (`store/touch_log.rs`). The next open hands back the regions tagged above the
+//! saved number ([`Slot::take`]), for the caller to drop what they reach.
+//!
+//! **No write by anyone else.** Another program (the reference server opens the same file)
+//! writes nothing there, so its writes between two runs must be seen another way: by the
+//! files themselves. A *fingerprint* of the database and its WAL (device, inode, length,
+//! modification and status-change times in nanoseconds of each, or that there was no WAL)
+//! is taken at a clean stop, with the connection closed, and written in the file; while
+//! the server runs, each commit writes the fingerprint as it left the files into
+//! `<database>.derived-commit` (a kill leaves the last one). At the next open the same
+//! fingerprint is taken before SQLite touches either file, and the state is used only if
+//! it equals the stop's or the last commit's: any other write (another program, a restore
+//! or salvage that put another file in place) and the state is dropped unread. The
+//! status-change time cannot be set back by a program, so a write that restored the
+//! modification time still shows. While the server runs, a commit of another connection
+//! shows in SQLite's `data_version` and drops every derived result (`Store::before_commit`).
+//! The state is dropped too when the open migrated the file or could not apply the
+//! journal's writes.
 //!
 //! **Never wrong, at worst empty.** It is written to a temporary name and renamed over the
 //! old one, and carries a CRC-32 of its payload (plain databases) or is encrypted and
@@ -26,9 +37,13 @@ use std::path::{Path, PathBuf};
 
 use super::journal::{JournalCipher, NONCE_LEN};
 use crate::file::names::with_suffix;
+use crate::store::Changed;
 
 /// The file's first bytes: what it is, and the layout's version.
-const MAGIC: &[u8; 12] = b"aw-derived 1";
+const MAGIC: &[u8; 12] = b"aw-derived 2";
+
+/// The first bytes of `<database>.derived-commit`.
+const COMMIT_MAGIC: &[u8; 19] = b"aw-derived commit 1";
 
 /// Flag byte: the payload is encrypted (nonce, ciphertext, tag) instead of followed by a
 /// CRC-32.
@@ -44,6 +59,15 @@ const TEMPORARY: &str = ".derived.new";
 fn derived_path(db: &Path) -> PathBuf {
     with_suffix(db, ".derived")
 }
+
+/// `<database>.derived-commit`: the fingerprint the last commit left.
+fn commit_path(db: &Path) -> PathBuf {
+    with_suffix(db, ".derived-commit")
+}
+
+/// The header's length: the magic, a fingerprint (with a flag: whether there is one) and
+/// the journal number.
+const HEADER_LEN: usize = MAGIC.len() + 1 + FINGERPRINT_LEN + 8;
 
 /// One file's identity and last change, as far as the file system tells them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -135,18 +159,22 @@ impl Fingerprint {
     }
 }
 
-/// Writes `state` as the derived state of `db`, valid for `fingerprint` (taken after the
-/// last write, with the database closed); encrypted with `cipher` (the database's journal
-/// key, a nonce prefix drawn at this open) when given. Replaces any earlier state whole.
+/// Writes `state` as the derived state of `db`, having heard of every write up to journal
+/// number `seq`; `stop` is the fingerprint of a clean stop (taken after the last write,
+/// with the database closed). Encrypted with `cipher` (the database's journal key, a nonce
+/// prefix drawn at this open) when given. Replaces any earlier state whole.
 pub(crate) fn save(
     db: &Path,
-    fingerprint: Fingerprint,
+    stop: Option<Fingerprint>,
+    seq: u64,
     state: &[u8],
     cipher: Option<&mut JournalCipher>,
 ) -> std::io::Result<()> {
-    let mut out = Vec::with_capacity(MAGIC.len() + FINGERPRINT_LEN + state.len() + 64);
+    let mut out = Vec::with_capacity(HEADER_LEN + state.len() + 64);
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&fingerprint.to_bytes());
+    out.push(u8::from(stop.is_some()));
+    out.extend_from_slice(&stop.map_or([0; FINGERPRINT_LEN], Fingerprint::to_bytes));
+    out.extend_from_slice(&seq.to_le_bytes());
     match cipher {
         Some(cipher) => {
             out.push(ENCRYPTED);
@@ -161,48 +189,74 @@ pub(crate) fn save(
             out.extend_from_slice(&crc32fast::hash(state).to_le_bytes());
         }
     }
-    let path = derived_path(db);
-    let temporary = with_suffix(db, TEMPORARY);
+    replace(db, &derived_path(db), TEMPORARY, &out)
+}
+
+/// Writes `bytes` as `path` (beside `db`, with its mode) through the temporary `suffix`.
+fn replace(db: &Path, path: &Path, suffix: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = with_suffix(db, suffix);
     crate::file::names::remove_if_there(&temporary)?;
     let mut file = super::modes::create_file(&temporary, db)?;
-    file.write_all(&out)?;
+    file.write_all(bytes)?;
     drop(file);
-    std::fs::rename(&temporary, &path)
+    std::fs::rename(&temporary, path)
 }
 
-/// The derived state of `db` if it was saved for exactly `fingerprint` (taken at this open,
-/// before SQLite touched the files) and reads back whole; `None` otherwise, and a file that
-/// does not match is removed.
-pub(crate) fn load(
-    db: &Path,
-    fingerprint: Fingerprint,
-    cipher: Option<&JournalCipher>,
-) -> Option<Vec<u8>> {
-    let path = derived_path(db);
+/// After a commit: writes the fingerprint of `db` as the commit left it into
+/// `<db>.derived-commit` (see the module docs). A failure only costs the state after a
+/// crash: the next open then finds no fingerprint that matches.
+pub(crate) fn stamp_commit(db: &Path) {
+    let Some(fp) = fingerprint(db) else {
+        return;
+    };
+    let mut out = COMMIT_MAGIC.to_vec();
+    out.extend_from_slice(&fp.to_bytes());
+    out.extend_from_slice(&crc32fast::hash(&out).to_le_bytes());
+    if let Err(e) = replace(db, &commit_path(db), ".derived-commit.new", &out) {
+        log::debug!("Cannot stamp {}: {e}", commit_path(db).display());
+    }
+}
+
+/// The fingerprint the last commit stamped, if the stamp is whole.
+fn commit_stamp(db: &Path) -> Option<[u8; FINGERPRINT_LEN]> {
+    let bytes = std::fs::read(commit_path(db)).ok()?;
+    let (body, crc) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
+    if crc32fast::hash(body).to_le_bytes().as_slice() != crc {
+        return None;
+    }
+    body.strip_prefix(COMMIT_MAGIC.as_slice())?.try_into().ok()
+}
+
+/// Whether the state kept for `db` may be used with the files as this open found them
+/// (`now`, taken before SQLite touched them): its journal number if so (see the module
+/// docs). Reads only the header and the commit stamp.
+pub(crate) fn examine(db: &Path, now: Fingerprint) -> Option<u64> {
+    let mut header = [0u8; HEADER_LEN];
+    std::fs::File::open(derived_path(db))
+        .and_then(|mut f| f.read_exact(&mut header))
+        .ok()?;
+    let rest = header.strip_prefix(MAGIC.as_slice())?;
+    let (&stopped, rest) = rest.split_first()?;
+    let (stop, seq) = rest.split_at_checked(FINGERPRINT_LEN)?;
+    let now = now.to_bytes();
+    let unchanged = (stopped == 1 && stop == now.as_slice()) || commit_stamp(db) == Some(now);
+    unchanged.then(|| u64::from_le_bytes(seq.try_into().unwrap_or_default()))
+}
+
+/// The payload of the state of `db` that names journal number `seq`, if it reads back
+/// whole.
+fn load(db: &Path, seq: u64, cipher: Option<&JournalCipher>) -> Option<Vec<u8>> {
     let mut bytes = Vec::new();
-    std::fs::File::open(&path)
+    std::fs::File::open(derived_path(db))
         .and_then(|mut f| f.read_to_end(&mut bytes))
         .ok()?;
-    let state = decode(&bytes, fingerprint, cipher);
-    if state.is_none() {
-        log::info!(
-            "The derived state {} is not for this database as it is now; dropped",
-            path.display()
-        );
-        discard(db);
-    }
-    state
+    decode(&bytes, seq, cipher)
 }
 
-/// The payload of a file's bytes, if they are for `fingerprint` and whole.
-fn decode(
-    bytes: &[u8],
-    fingerprint: Fingerprint,
-    cipher: Option<&JournalCipher>,
-) -> Option<Vec<u8>> {
-    let rest = bytes.strip_prefix(MAGIC.as_slice())?;
-    let (recorded, rest) = rest.split_at_checked(FINGERPRINT_LEN)?;
-    if recorded != fingerprint.to_bytes().as_slice() {
+/// The payload of a file's bytes, if they name `seq` and are whole.
+fn decode(bytes: &[u8], seq: u64, cipher: Option<&JournalCipher>) -> Option<Vec<u8>> {
+    let (header, rest) = bytes.split_at_checked(HEADER_LEN)?;
+    if !header.starts_with(MAGIC) || header[HEADER_LEN - 8..] != seq.to_le_bytes() {
         return None;
     }
     let (&flag, payload) = rest.split_first()?;
@@ -217,23 +271,33 @@ fn decode(
     }
 }
 
-/// What an open found for the derived state: the fingerprint the saved state must have
-/// been saved for to be handed back (`None`: none may be), an encrypted database's cipher
-/// for the file, and SQLite's `data_version` of the worker's connection then.
+/// What an open found for the derived state: the journal number of the state it may hand
+/// back (`None`: none may be) and what changed since, an encrypted database's cipher for
+/// the file, and SQLite's `data_version` of the worker's connection then.
 #[derive(Debug, Default)]
 pub(crate) struct Found {
-    pub valid_for: Option<Fingerprint>,
+    pub valid: Option<u64>,
+    pub changed: Vec<Changed>,
     pub cipher: Option<JournalCipher>,
     pub data_version: Option<i64>,
 }
 
-/// Makes the bytes of the derived state at a clean stop; gets the most it may return (see
-/// [`Slot::allowance`]).
-pub(crate) type Producer = Box<dyn FnOnce(usize) -> Vec<u8> + Send>;
+/// The state kept beside the database, handed back at the next open: the bytes, and what
+/// the writes since they were saved changed (drop what they reach).
+#[derive(Debug)]
+pub struct KeptState {
+    /// As the producer made them.
+    pub bytes: Vec<u8>,
+    /// The regions written since.
+    pub changed: Vec<Changed>,
+}
+
+/// Makes the bytes of the derived state (while serving, and at a clean stop); gets the
+/// most it may return: a twentieth of the database file, at least 16 MiB.
+pub type Producer = Box<dyn Fn(usize) -> Vec<u8> + Send>;
 
 /// The derived state between the worker and the handles: what the open found (the state
-/// it may hand back is read when a handle takes it), and what makes the state to save at
-/// the stop.
+/// it may hand back is read when a handle takes it), and what makes the state to save.
 #[derive(Default)]
 pub(crate) struct Slot {
     /// The database.
@@ -258,19 +322,30 @@ impl Slot {
         self.found = found;
     }
 
-    /// Whether the open found the file as the state was saved for (not yet taken).
+    /// Whether the open found state it may hand back (not yet taken; the state itself is
+    /// read and checked only when taken).
     pub(crate) fn is_pending(&self) -> bool {
-        self.found.valid_for.is_some()
+        self.found.valid.is_some()
     }
 
-    /// The state saved for the file as this open found it, once.
-    pub(crate) fn take(&mut self) -> Option<Vec<u8>> {
-        let fingerprint = self.found.valid_for.take()?;
-        load(&self.db, fingerprint, self.found.cipher.as_ref())
+    /// The state the open found valid, with what changed since, once.
+    pub(crate) fn take(&mut self) -> Option<KeptState> {
+        let seq = self.found.valid.take()?;
+        let bytes = load(&self.db, seq, self.found.cipher.as_ref());
+        if bytes.is_none() {
+            log::info!(
+                "The derived state of {} does not read back whole",
+                self.db.display()
+            );
+        }
+        Some(KeptState {
+            bytes: bytes?,
+            changed: std::mem::take(&mut self.found.changed),
+        })
     }
 
-    /// Makes the clean stop save what `producer` makes.
-    pub(crate) fn keep_at_stop(&mut self, producer: Producer) {
+    /// Makes saves keep what `producer` makes.
+    pub(crate) fn keep(&mut self, producer: Producer) {
         self.producer = Some(producer);
     }
 
@@ -286,44 +361,67 @@ impl Slot {
         })
     }
 
-    /// At a clean stop, with the database closed: saves the producer's state for the file
-    /// as it is now; without a producer, with nothing to keep, or when `data_version` (the
-    /// worker connection's just before it closed) says another connection committed while
-    /// this one served (a write no cache of ours heard of), removes any older state. (The
+    /// While serving: saves what the producer makes now, having heard of every write up to
+    /// journal number `seq` (asked of the worker just before). Whether it was saved.
+    pub(crate) fn save_now(&mut self, seq: u64) -> bool {
+        // Not handed back from now on: the file is about to be replaced.
+        self.found.valid = None;
+        let Some(producer) = &self.producer else {
+            return false;
+        };
+        let state = producer(Slot::allowance(&self.db));
+        !state.is_empty() && self.write(None, seq, &state)
+    }
+
+    /// Writes `state`; on failure removes what may be left.
+    fn write(&mut self, stop: Option<Fingerprint>, seq: u64, state: &[u8]) -> bool {
+        let db = self.db.as_path();
+        match save(db, stop, seq, state, self.found.cipher.as_mut()) {
+            Ok(()) => true,
+            Err(e) => {
+                log::warn!("Cannot keep the derived state beside {}: {e}", db.display());
+                discard(db);
+                false
+            }
+        }
+    }
+
+    /// At a clean stop, with the database closed and every write up to journal number
+    /// `seq` committed: saves the producer's state for the file as it is now; without a
+    /// producer or a journal, with nothing to keep, or when `data_version` (the worker
+    /// connection's just before it closed) says another connection committed while this
+    /// one served (a write no cache of ours heard of), removes any older state. (The
     /// worker holds a write transaction nearly all the time, so another program's write
     /// mostly waits until the server stops; a real-binary attempt waited over a minute.
     /// The check covers the instants it does not.)
-    pub(crate) fn save_at_stop(&mut self, data_version: Option<i64>) {
-        // Not handed back from now on: the file is about to be replaced.
-        self.found.valid_for = None;
-        let db = self.db.as_path();
-        let producer = self.producer.take();
+    pub(crate) fn save_at_stop(&mut self, data_version: Option<i64>, seq: Option<u64>) {
+        self.found.valid = None;
+        let db = self.db.clone();
         let unwritten = data_version.is_some() && data_version == self.found.data_version;
         // The fingerprint first: the shorter the time from the close, the less another
         // program can slip in unseen.
-        let (Some(producer), Some(fp), true) = (producer, fingerprint(db), unwritten) else {
-            discard(db);
+        let (Some(producer), Some(fp), Some(seq), true) =
+            (&self.producer, fingerprint(&db), seq, unwritten)
+        else {
+            discard(&db);
             return;
         };
-        let state = producer(Slot::allowance(db));
-        let saved = if state.is_empty() {
-            Err(std::io::Error::other("nothing to keep"))
-        } else {
-            save(db, fp, &state, self.found.cipher.as_mut())
-        };
-        if let Err(e) = saved {
-            if !state.is_empty() {
-                log::warn!("Cannot keep the derived state beside {}: {e}", db.display());
-            }
-            discard(db);
+        let state = producer(Slot::allowance(&db));
+        if state.is_empty() || !self.write(Some(fp), seq, &state) {
+            discard(&db);
         }
     }
 }
 
-/// Removes the derived state of `db` (it may be out of date), and a temporary copy a
-/// save left (a full disk, a kill before the rename).
+/// Removes the derived state of `db` (it may be out of date), the last commit's stamp,
+/// and a temporary copy a save left (a full disk, a kill before the rename).
 pub(crate) fn discard(db: &Path) {
-    for path in [derived_path(db), with_suffix(db, TEMPORARY)] {
+    for path in [
+        derived_path(db),
+        with_suffix(db, TEMPORARY),
+        commit_path(db),
+        with_suffix(db, ".derived-commit.new"),
+    ] {
         if let Err(e) = crate::file::names::remove_if_there(&path) {
             log::warn!("Cannot remove {}: {e}", path.display());
         }
@@ -346,25 +444,27 @@ mod tests {
         db
     }
 
-    /// A database with the plain state "cache" saved for it as it is.
+    /// A database with the plain state "cache" saved at a stop, naming journal number 7.
     fn saved(dir: &Path) -> PathBuf {
         let db = database(dir);
-        save(&db, fingerprint(&db).unwrap(), b"cache", None).unwrap();
+        save(&db, fingerprint(&db), 7, b"cache", None).unwrap();
         db
+    }
+
+    fn now(db: &Path) -> Fingerprint {
+        fingerprint(db).unwrap()
     }
 
     #[test]
     fn the_state_comes_back_for_the_same_files_only() {
         let dir = tempfile::tempdir().unwrap();
         let db = saved(dir.path());
-        assert_eq!(
-            load(&db, fingerprint(&db).unwrap(), None).as_deref(),
-            Some(&b"cache"[..])
-        );
-        // A WAL appeared (another program wrote, or a crash left one): dropped.
+        assert_eq!(examine(&db, now(&db)), Some(7));
+        assert_eq!(load(&db, 7, None).as_deref(), Some(&b"cache"[..]));
+        assert_eq!(load(&db, 8, None), None);
+        // A WAL appeared (another program wrote, or a crash left one): not the stop's.
         std::fs::write(with_suffix(&db, "-wal"), b"w").unwrap();
-        assert_eq!(load(&db, fingerprint(&db).unwrap(), None), None);
-        assert!(!derived_path(&db).exists());
+        assert_eq!(examine(&db, now(&db)), None);
     }
 
     #[test]
@@ -373,34 +473,57 @@ mod tests {
         let db = saved(dir.path());
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(&db, b"DATABASE").unwrap();
-        assert_eq!(load(&db, fingerprint(&db).unwrap(), None), None);
+        assert_eq!(examine(&db, now(&db)), None);
+    }
+
+    /// Saved while serving (no stop's fingerprint): valid only while the files are as the
+    /// last commit stamped them.
+    #[test]
+    fn state_saved_while_serving_holds_for_the_last_commit_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = database(dir.path());
+        save(&db, None, 3, b"cache", None).unwrap();
+        assert_eq!(examine(&db, now(&db)), None);
+        std::fs::write(with_suffix(&db, "-wal"), b"commit 1").unwrap();
+        stamp_commit(&db);
+        assert_eq!(examine(&db, now(&db)), Some(3));
+        // A write after the last commit (another program's, after a kill): not valid.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(with_suffix(&db, "-wal"), b"commit 2").unwrap();
+        assert_eq!(examine(&db, now(&db)), None);
+        stamp_commit(&db);
+        assert_eq!(examine(&db, now(&db)), Some(3));
+        // A torn stamp is no stamp.
+        let stamp = commit_path(&db);
+        let bytes = std::fs::read(&stamp).unwrap();
+        std::fs::write(&stamp, &bytes[..bytes.len() - 1]).unwrap();
+        assert_eq!(examine(&db, now(&db)), None);
+        discard(&db);
+        assert!(!stamp.exists() && !derived_path(&db).exists());
     }
 
     #[test]
     fn a_torn_or_foreign_file_reads_as_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let db = database(dir.path());
-        let fp = fingerprint(&db).unwrap();
-        save(&db, fp, b"secret cache", Some(&mut cipher(7))).unwrap();
+        let fp = fingerprint(&db);
+        save(&db, fp, 9, b"secret cache", Some(&mut cipher(7))).unwrap();
         let bytes = std::fs::read(derived_path(&db)).unwrap();
         assert!(!bytes.windows(6).any(|w| w == b"secret"));
         assert_eq!(
-            decode(&bytes, fp, Some(&cipher(7))).as_deref(),
+            decode(&bytes, 9, Some(&cipher(7))).as_deref(),
             Some(&b"secret cache"[..])
         );
-        assert_eq!(decode(&bytes, fp, Some(&cipher(8))), None);
-        assert_eq!(decode(&bytes, fp, None), None);
-        assert_eq!(
-            decode(&bytes[..bytes.len() - 1], fp, Some(&cipher(7))),
-            None
-        );
-        save(&db, fp, b"plain cache", None).unwrap();
+        assert_eq!(decode(&bytes, 9, Some(&cipher(8))), None);
+        assert_eq!(decode(&bytes, 9, None), None);
+        assert_eq!(decode(&bytes[..bytes.len() - 1], 9, Some(&cipher(7))), None);
+        save(&db, fp, 9, b"plain cache", None).unwrap();
         let mut bytes = std::fs::read(derived_path(&db)).unwrap();
-        assert_eq!(decode(&bytes, fp, Some(&cipher(7))), None);
+        assert_eq!(decode(&bytes, 9, Some(&cipher(7))), None);
         let last = bytes.len() - 6;
         bytes[last] ^= 1;
-        assert_eq!(decode(&bytes, fp, None), None);
-        assert_eq!(decode(&bytes[..10], fp, None), None);
-        assert_eq!(decode(b"", fp, None), None);
+        assert_eq!(decode(&bytes, 9, None), None);
+        assert_eq!(decode(&bytes[..10], 9, None), None);
+        assert_eq!(decode(b"", 9, None), None);
     }
 }

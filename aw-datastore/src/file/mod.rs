@@ -4,8 +4,8 @@
 //! opening and migrating it (with the backup before), salvaging it (at start, while
 //! serving, by command), backing it up (names, space, rotation), restoring a backup over it, keeping acknowledged writes that are
 //! not committed yet (the journal), announcing the running server, replacing the file, and
-//! keeping state derived from it between runs (`derived.rs`: valid only for the exact file
-//! a clean stop left).
+//! keeping state derived from it between runs (`derived.rs`: valid only with every write
+//! since it was saved known, and none by another program).
 //! The invariants it keeps:
 //!
 //! * **No file is replaced without the lock.** The lock (`<database>.lock`, never itself
@@ -58,6 +58,7 @@ pub use backup::{
 };
 pub use convert::{convert, Converted, Direction};
 pub use database_file::DatabaseFile;
+pub use derived::{KeptState, Producer};
 pub use encryption::DbPassword;
 pub use faults::Faults;
 pub(crate) use identity::{

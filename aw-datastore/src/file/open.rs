@@ -155,6 +155,26 @@ fn legacy_to_import(options: &OpenOptions, found: i64) -> Option<PathBuf> {
     }
 }
 
+/// The journal number of the state kept beside `path` if it may be used (`kept`, found
+/// valid for the files as they were), with what changed since; what each commit changed
+/// up to it is forgotten (all of it when there is no such state, whose files go).
+fn kept_state(
+    conn: &rusqlite::Connection,
+    path: &Path,
+    kept: Option<u64>,
+) -> Result<(Option<u64>, Vec<crate::store::Changed>)> {
+    use crate::store::touch_log;
+    let changed = match kept {
+        Some(seq) => Some(touch_log::changed_since(conn, seq)?),
+        None => {
+            crate::file::derived::discard(path);
+            None
+        }
+    };
+    touch_log::forget(conn, kept)?;
+    Ok((kept, changed.unwrap_or_default()))
+}
+
 /// Opens the file, configures, migrates and loads the store; with `recover`, applies the
 /// journal's held writes (`file/recovery.rs`) and opens it for the worker (a salvage
 /// while serving reopens without: the worker keeps its journal).
@@ -172,11 +192,12 @@ pub(crate) fn open_store(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => schema::Durability::Creating,
         Err(_) => schema::Durability::Full,
     };
-    // Before SQLite touches the file or its WAL: the derived state saved at the last stop
-    // is valid only for the files exactly as that stop left them.
-    let fingerprint = (recover && durability == schema::Durability::Full)
+    // Before SQLite touches the file or its WAL: the derived state kept by the last run is
+    // valid only for the files exactly as its stop or its last commit left them.
+    let kept = (recover && durability == schema::Durability::Full)
         .then(|| crate::file::derived::fingerprint(path))
-        .flatten();
+        .flatten()
+        .and_then(|now| crate::file::derived::examine(path, now));
     let mut conn = connect(path, options, durability)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > 0 && version < schema::SCHEMA_VERSION {
@@ -190,17 +211,21 @@ pub(crate) fn open_store(
         finish_creation(&conn, path)?;
     }
     schema::repair_id_sequence(&mut conn)?;
+    schema::ensure_own_tables(&conn)?;
     let (journal, held, derived) = if recover {
         let recovered = crate::file::recover(&conn, path, options.password.is_some())?;
-        // Writes applied now, or a migration, changed the file after the fingerprint.
-        let unchanged = !recovered.replayed && found == schema::SCHEMA_VERSION;
+        // A migration changed the file in ways no journal number tells; writes held for
+        // later will be applied without telling what they change.
+        let known = found == schema::SCHEMA_VERSION && recovered.held.is_empty();
+        let (valid, changed) = kept_state(&conn, path, kept.filter(|_| known))?;
         let mut journal = recovered.journal;
         journal.set_faults(options.faults.clone());
         (
             Some(journal),
             recovered.held,
             Found {
-                valid_for: fingerprint.filter(|_| unchanged),
+                valid,
+                changed,
                 cipher: recovered.derived_cipher,
                 data_version: conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok(),
             },
@@ -209,7 +234,6 @@ pub(crate) fn open_store(
         crate::file::marker(&conn)?;
         (None, Vec::new(), Found::default())
     };
-    schema::ensure_long_events_index(&conn)?;
     let store = Store::new(conn, published)?;
     let legacy = legacy_to_import(options, found);
     let backup_source = if options.backup_source {
@@ -224,7 +248,7 @@ pub(crate) fn open_store(
         // An import is about to write (`handle/opening.rs`): nothing kept can be valid.
         derived: if legacy.is_some() {
             Found {
-                valid_for: None,
+                valid: None,
                 ..derived
             }
         } else {

@@ -34,10 +34,6 @@ pub(crate) struct Recovered {
     /// still full): the worker holds them as its open batch and commits them when it can.
     /// They are in the journal already.
     pub held: Vec<Change>,
-    /// Whether acknowledged writes of the last run were found and applied (or held): then
-    /// no state derived from the file as the last run left it is valid
-    /// (`derived.rs`).
-    pub replayed: bool,
     /// For the derived state of an encrypted database: the journal key with a nonce prefix
     /// of its own.
     pub derived_cipher: Option<JournalCipher>,
@@ -68,13 +64,12 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
     let path = journal::journal_path(db);
     // The journal opened for appending after `last`, going on after `contents`.
     // Whether writes of the last run were found (applied, or held).
-    let open = |last: u64, contents: Option<&Contents>, held: Vec<Change>, replayed: bool| {
+    let open = |last: u64, contents: Option<&Contents>, held: Vec<Change>| {
         let journal = Journal::open(db, &id, last, contents, cipher()?)
             .map_err(|e| DatastoreError::io("open the journal", &path, &e))?;
         Ok(Recovered {
             journal,
             held,
-            replayed,
             derived_cipher: cipher()?,
         })
     };
@@ -82,7 +77,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
         Some(c) => c,
         None => match adopt_legacy_pending(db, &id, committed, cipher()?)? {
             Some(c) => c,
-            None => return open(committed, None, Vec::new(), false),
+            None => return open(committed, None, Vec::new()),
         },
     };
     let due: Vec<&(u64, Vec<Change>)> = contents
@@ -91,7 +86,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
         .filter(|(seq, _)| *seq > committed)
         .collect();
     let Some(last) = due.last().map(|(seq, _)| *seq) else {
-        return open(committed, None, Vec::new(), false);
+        return open(committed, None, Vec::new());
     };
     let changes: Vec<Change> = due.iter().flat_map(|(_, c)| c.iter().cloned()).collect();
     let count = changes.len();
@@ -101,7 +96,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
                 "Applied {count} acknowledged changes the last run had not committed ({})",
                 path.display()
             );
-            open(last, None, Vec::new(), true)
+            open(last, None, Vec::new())
         }
         Err(e) => {
             log::error!(
@@ -111,7 +106,7 @@ pub(crate) fn recover(conn: &Connection, db: &Path, encrypted: bool) -> Result<R
             );
             // Worked out again without writing, for the worker to apply when it can.
             let held = apply_remapped_dry(conn, changes)?;
-            open(committed, Some(&contents), held, true)
+            open(committed, Some(&contents), held)
         }
     }
 }
@@ -148,9 +143,12 @@ fn matching_records(
 
 /// Applies the held `changes` and stores `last` as committed, in one transaction of its
 /// own (the worker's has not begun yet); nothing of it stays when it fails.
+/// What they change is kept tagged `last` (`store/touch_log.rs`), as a commit keeps it.
 fn apply_held(conn: &Connection, changes: Vec<Change>, last: u64) -> Result<()> {
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    apply_remapped(&tx, changes)?;
+    let mut touched = Vec::new();
+    apply_remapped(&tx, changes, Some(&mut touched))?;
+    crate::store::touch_log::keep_applied(&tx, last, touched)?;
     store_committed(&tx, last)?;
     tx.commit()?;
     Ok(())
@@ -226,12 +224,20 @@ impl IdMap {
 }
 
 /// Applies `changes` in order on `conn` (in the caller's transaction), each with the ids
-/// the database leaves it (see the module docs); returns them as applied.
-fn apply_remapped(conn: &Connection, changes: Vec<Change>) -> rusqlite::Result<Vec<Change>> {
+/// the database leaves it (see the module docs); returns them as applied, and adds to
+/// `touched` what each changed.
+fn apply_remapped(
+    conn: &Connection,
+    changes: Vec<Change>,
+    mut touched: Option<&mut Vec<crate::store::Changed>>,
+) -> rusqlite::Result<Vec<Change>> {
     let mut map = IdMap::default();
     let mut applied = Vec::with_capacity(changes.len());
     for change in changes {
         if let Some(change) = remap(conn, &mut map, change)? {
+            if let Some(touched) = touched.as_deref_mut() {
+                touched.extend(crate::store::touch_log::touched_by(conn, &change)?);
+            }
             change.apply(conn)?;
             applied.push(change);
         }
@@ -243,7 +249,7 @@ fn apply_remapped(conn: &Connection, changes: Vec<Change>) -> rusqlite::Result<V
 /// applied now, with nothing written.
 fn apply_remapped_dry(conn: &Connection, changes: Vec<Change>) -> Result<Vec<Change>> {
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
-    let result = apply_remapped(&tx, changes.clone());
+    let result = apply_remapped(&tx, changes.clone(), None);
     // Rolled back unless SQLite already did (a full disk can end the transaction itself;
     // a `ROLLBACK` then fails and the start with it).
     tx.finish()?;
@@ -359,6 +365,7 @@ mod tests {
         let path = dir.path().join("sqlite.db");
         let mut conn = Connection::open(&path).unwrap();
         crate::store::schema::migrate(&mut conn, crate::file::create_marker).unwrap();
+        crate::store::schema::ensure_own_tables(&conn).unwrap();
         (conn, path)
     }
 
@@ -409,7 +416,6 @@ mod tests {
         .unwrap();
 
         let recovered = recover(&conn, &db, false).unwrap();
-        assert!(recovered.replayed);
         assert_eq!(recovered.held, held);
         assert!(events(&conn).is_empty());
         assert_eq!(marker(&conn).unwrap().1, committed);

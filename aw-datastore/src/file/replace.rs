@@ -182,6 +182,8 @@ fn drop_old_side_files(db: &Path) -> std::io::Result<()> {
     for side in SIDE_FILES {
         remove_if_there(&with_suffix(db, side))?;
     }
+    // Derived from the file that went, and naming its journal numbers.
+    crate::file::derived::discard(db);
     sync_folder_of(db)
 }
 

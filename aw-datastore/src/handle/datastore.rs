@@ -115,44 +115,60 @@ impl Datastore {
             .clone()
     }
 
-    /// The state saved beside the database at the last clean stop (by the producer given
-    /// to [`Datastore::keep_derived_state_at_stop`]), if the database is exactly as that stop
-    /// left it: no write since by any program, no journal replayed, no migration, no other
-    /// file put in its place. Once per open; `None` afterwards, before the open is done,
-    /// and whenever the state is not known to be valid (`file/derived.rs`).
-    pub fn take_derived_state(&self) -> Option<Vec<u8>> {
-        self.shared
-            .left
-            .derived
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
+    /// The state kept beside the database by the last run (made by the producer given to
+    /// [`Datastore::keep_derived_state`]) with what every write since it was saved changed,
+    /// if all of those are known: no other program wrote, no migration, no other file put
+    /// in its place (`file/derived.rs`). Once per open; `None` afterwards, before the open
+    /// is done, and whenever the state is not known to be valid.
+    pub fn take_derived_state(&self) -> Option<crate::KeptState> {
+        self.derived_slot().take()
     }
 
-    /// Whether [`Datastore::take_derived_state`] may have state to hand back: the open
-    /// found the database exactly as the last clean stop left it (the state itself is
-    /// read and checked only when taken).
+    /// Whether [`Datastore::take_derived_state`] may have state to hand back (the state
+    /// itself is read and checked only when taken).
     pub fn has_derived_state(&self) -> bool {
-        self.shared
-            .left
-            .derived
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .is_pending()
+        self.derived_slot().is_pending()
     }
 
-    /// Makes the clean stop ([`Datastore::close`], once everything is committed and the
-    /// connection closed) keep what `producer` makes, for the next open to hand back. The
-    /// producer gets the most bytes it may return: a twentieth of the database file. The
-    /// state must be worked out from the data as committed; it is encrypted with an
-    /// encrypted database's key, and never copied into backups or sync folders.
-    pub fn keep_derived_state_at_stop(&self, producer: crate::file::derived::Producer) {
+    /// Keeps what `producer` makes beside the database: when [`Datastore::save_derived_state`]
+    /// asks, and at the clean stop ([`Datastore::close`], once everything is committed and
+    /// the connection closed), for the next open to hand back. The producer gets the most
+    /// bytes it may return (a twentieth of the database file, at least 16 MiB). The state
+    /// must be worked out from the data as the writes left it, hearing of every later write
+    /// (a [`WriteListener`]); it is encrypted with an encrypted database's key, and never
+    /// copied into backups or sync folders.
+    pub fn keep_derived_state(&self, producer: crate::Producer) {
+        self.derived_slot().keep(producer);
+        self.shared
+            .published
+            .derived_kept
+            .store(true, Ordering::Release);
+    }
+
+    /// Saves what the producer given to [`Datastore::keep_derived_state`] makes now, so a
+    /// start after a crash finds it (with what the writes since changed). Blocks for the
+    /// producer's time and the file's write: call it from a thread of its own. Whether it
+    /// was saved (not without a producer or a journal).
+    pub fn save_derived_state(&self) -> Result<bool> {
+        let Some(seq) = self.ask(Control::MarkDerived).wait()? else {
+            return Ok(false);
+        };
+        let saved = self.derived_slot().save_now(seq);
+        if saved {
+            self.shared
+                .published
+                .derived_saved
+                .fetch_max(seq, Ordering::AcqRel);
+        }
+        Ok(saved)
+    }
+
+    fn derived_slot(&self) -> std::sync::MutexGuard<'_, crate::file::derived::Slot> {
         self.shared
             .left
             .derived
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .keep_at_stop(producer);
     }
 
     /// Makes `listener` hear of every write from now on, before the write is answered (see

@@ -12,7 +12,7 @@
 //! and `pulled_day.rs` what sync asks of a store; `range_read.rs` the event reads;
 //! `change.rs` the row-level changes every write records; `schema.rs` the tables and their
 //! migrations; `privacy.rs` the rules; `published.rs` and `write_listeners.rs` what the
-//! store tells the rest of the process.
+//! store tells the rest of the process, and `touch_log.rs` what it keeps of that in the file.
 
 mod buckets;
 pub(crate) mod change;
@@ -33,6 +33,7 @@ mod range_delete;
 pub(crate) mod range_read;
 pub(crate) mod schema;
 mod state;
+pub(crate) mod touch_log;
 pub(crate) mod write_listeners;
 
 pub(crate) use aw_models::raw_event::TextRows;
@@ -51,4 +52,5 @@ pub use range_delete::RangeDeletion;
 pub(crate) use range_delete::RangeDeletionRun;
 pub(crate) use range_read::RangeRead;
 pub(crate) use state::Store;
+pub use touch_log::Changed;
 pub use write_listeners::{Touched, WriteListener};

@@ -18,7 +18,7 @@ fn store_with(dir: &tempfile::TempDir, sql: &str) -> Store {
     )
     .unwrap();
     conn.execute_batch(sql).unwrap();
-    crate::store::schema::ensure_long_events_index(&conn).unwrap();
+    crate::store::schema::ensure_own_tables(&conn).unwrap();
     Store::new(conn, Arc::default()).unwrap()
 }
 

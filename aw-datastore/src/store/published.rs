@@ -138,4 +138,10 @@ pub(crate) struct Published {
     pub buckets: ArcSwap<BucketMap>,
     /// Who hears of every write.
     pub listeners: Listeners,
+    /// Whether state derived from the data is kept beside the file: each commit then
+    /// leaves a stamp of the files as it left them (`file/derived.rs`).
+    pub derived_kept: std::sync::atomic::AtomicBool,
+    /// The journal number the last state kept beside the file names (0: none yet): what
+    /// each commit changed up to it is no longer needed (`store/touch_log.rs`).
+    pub derived_saved: AtomicU64,
 }

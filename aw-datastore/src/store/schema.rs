@@ -198,10 +198,13 @@ pub(crate) const LONG_EVENTS_INDEX: &str = concat!(
     long_event_condition!()
 );
 
-/// Creates [`LONG_EVENTS_INDEX`] if the file lacks it (once per file: a new database, or one
-/// written by the reference, where building it reads every event once).
-pub(crate) fn ensure_long_events_index(conn: &Connection) -> Result<()> {
+/// Creates what this server adds to the reference's schema if the file lacks it (once per
+/// file: a new database, or one written by the reference, where building
+/// [`LONG_EVENTS_INDEX`] reads every event once): that index, and the table of what each
+/// commit changed (`touch_log.rs`).
+pub(crate) fn ensure_own_tables(conn: &Connection) -> Result<()> {
     conn.execute_batch(LONG_EVENTS_INDEX)?;
+    conn.execute_batch(crate::store::touch_log::CREATE_TOUCH_LOG)?;
     Ok(())
 }
 
@@ -270,15 +273,16 @@ mod tests {
     }
 
     /// A new file made at once and one made by the reference's steps (then given what a
-    /// start adds: the long-events index and the marker) have the same schema, text for
-    /// text, and the same columns.
+    /// start adds to both: our own tables and index, and the marker) have the same
+    /// schema, text for text, and the same columns.
     #[test]
     fn a_new_file_gets_the_schema_the_steps_leave() {
         let mut direct = Connection::open_in_memory().unwrap();
         assert_eq!(migrate(&mut direct, crate::file::create_marker).unwrap(), 0);
+        ensure_own_tables(&direct).unwrap();
         let mut stepped = Connection::open_in_memory().unwrap();
         migrate_in_steps(&mut stepped, 0).unwrap();
-        ensure_long_events_index(&stepped).unwrap();
+        ensure_own_tables(&stepped).unwrap();
         crate::file::marker(&stepped).unwrap();
         assert_eq!(master(&direct), master(&stepped));
         let columns =

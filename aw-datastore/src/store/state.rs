@@ -13,6 +13,7 @@ use crate::store::published::{BucketMap, BucketShared, Published};
 use crate::store::schema::LONG_EVENT_NS;
 use crate::store::write_listeners::{Extent, Touched};
 use aw_models::raw_event::RawEvent;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The worker's state: the connection and the caches that mirror it.
@@ -29,11 +30,17 @@ pub(crate) struct Store {
     pub(super) privacy: PrivacyFilter,
     /// Whether an operation of the worker's last turn met a damaged file ([`Store::note`]).
     pub(super) damage_met: bool,
+    /// What the writes since the last commit changed, for the commit to keep
+    /// (`touch_log.rs`); on the worker thread only.
+    pub(super) touches: std::cell::RefCell<crate::store::touch_log::TouchLog>,
+    /// SQLite's `data_version` at the last commit ([`Store::before_commit`]).
+    pub(super) data_version: std::cell::Cell<Option<i64>>,
 }
 
 impl Store {
     /// Wraps an open, migrated connection and loads the caches.
     pub(crate) fn new(conn: Connection, published: Arc<Published>) -> Result<Store> {
+        let version = conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok();
         let mut store = Store {
             conn,
             buckets: HashMap::new(),
@@ -42,6 +49,8 @@ impl Store {
             cut_events: std::collections::HashSet::new(),
             privacy: PrivacyFilter::default(),
             damage_met: false,
+            touches: Default::default(),
+            data_version: std::cell::Cell::new(version),
         };
         store.reload()?;
         Ok(store)
@@ -134,7 +143,44 @@ impl Store {
 
     /// Tells the write listeners what a write just changed (`store/write_listeners.rs`).
     pub(super) fn tell(&self, change: Touched<'_>) {
+        self.touches.borrow_mut().note(change);
         self.published.listeners.tell(change);
+    }
+
+    /// Just before the commit: tells the listeners of a commit another program made since
+    /// the last one (SQLite's `data_version` moved: no cache of ours heard of that write),
+    /// and keeps in the open transaction what the writes since the last commit changed,
+    /// tagged with the journal number `seq` of the commit's last write (`touch_log.rs`).
+    pub(crate) fn before_commit(&self, seq: Option<u64>) -> rusqlite::Result<()> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        if self
+            .data_version
+            .replace(Some(version))
+            .is_some_and(|v| v != version)
+        {
+            log::info!("Another program wrote to the database: derived results are dropped");
+            self.tell(Touched::Everything);
+        }
+        let saved = self.published.derived_saved.load(Ordering::Acquire);
+        let mut touches = self.touches.borrow_mut();
+        touches.forget_upto(saved);
+        match seq {
+            Some(seq) => touches.write(&self.conn, seq),
+            None => Ok(()),
+        }
+    }
+
+    /// The commit succeeded: what it kept is no longer pending, and when derived state is
+    /// kept beside the file, the files are stamped as the commit left them
+    /// (`file/derived.rs`).
+    pub(crate) fn after_commit(&self) {
+        self.touches.borrow_mut().committed();
+        let kept = self.published.derived_kept.load(Ordering::Acquire);
+        if let (true, Some(path)) = (kept, self.conn.path()) {
+            crate::file::derived::stamp_commit(std::path::Path::new(path));
+        }
     }
 
     /// Tells the write listeners that the events of `name` within `extent` changed (if

@@ -20,6 +20,9 @@ pub(crate) enum Control {
     /// receiver's sender is dropped ([`crate::WorkerHold`]). The files are then as a kill
     /// at this instant would leave them.
     Hold(Reply<()>, crossbeam_channel::Receiver<()>),
+    /// Answers the journal number of the last write (`None` without a journal): state
+    /// derived from the data now has heard of every write up to it (`file/derived.rs`).
+    MarkDerived(Reply<Option<u64>>),
 }
 
 impl Control {
@@ -29,7 +32,9 @@ impl Control {
     pub(crate) fn kind(&self) -> Kind<'static> {
         let (touches, waits_for_privacy_run) = match self {
             Control::ForceCommit(_) | Control::Scrub(_) => (Touches::Everything, true),
-            Control::Close(_) | Control::Hold(..) => (Touches::Nothing, false),
+            Control::Close(_) | Control::Hold(..) | Control::MarkDerived(_) => {
+                (Touches::Nothing, false)
+            }
         };
         Kind {
             quick: false,
@@ -48,6 +53,7 @@ impl Control {
             | Control::Scrub(r)
             | Control::Close(r)
             | Control::Hold(r, _) => send(r, error),
+            Control::MarkDerived(r) => send(r, error),
         }
     }
 }

@@ -236,10 +236,11 @@ impl GroupCommit {
         // Stored whenever the journal moved, even with no change to commit (a dry run's
         // done record): its header may only name a number the database holds.
         let last = self.batch.journal_unstored();
-        let stored = match last {
+        let touched = store.before_commit(self.batch.journal().map(|j| j.last()));
+        let stored = touched.and_then(|()| match last {
             Some(last) => crate::file::store_committed(store.conn(), last),
             None => Ok(()),
-        };
+        });
         let injected = self
             .batch
             .journal()
@@ -268,6 +269,7 @@ impl GroupCommit {
                     self.disk_full = false;
                 }
                 self.batch.clear(last);
+                store.after_commit();
                 self.renew(store);
                 Ok(())
             }
@@ -396,7 +398,7 @@ pub(crate) mod tests {
         let mut conn = Connection::open(dir.path().join("sqlite.db")).unwrap();
         crate::store::schema::configure(&conn).unwrap();
         crate::store::schema::migrate(&mut conn, crate::file::create_marker).unwrap();
-        crate::store::schema::ensure_long_events_index(&conn).unwrap();
+        crate::store::schema::ensure_own_tables(&conn).unwrap();
         Store::new(conn, Default::default()).unwrap()
     }
 

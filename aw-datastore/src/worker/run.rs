@@ -32,6 +32,8 @@ pub(crate) struct Closed {
     pub result: Result<()>,
     /// SQLite's `data_version` of the connection just before it closed (`file/derived.rs`).
     pub data_version: Option<i64>,
+    /// The journal number of the last write (all committed when `result` is `Ok`).
+    pub journal_last: Option<u64>,
 }
 
 /// Runs until `Close` arrives or every handle is dropped; commits before returning. Returns
@@ -269,6 +271,9 @@ impl<'a> Worker<'a> {
                 let _ = reply.send(scrubbed);
             }
             Control::Close(reply) => return Carried::Stop(self.close(reply)),
+            Control::MarkDerived(reply) => {
+                let _ = reply.send(Ok(self.tx.batch().journal().map(|j| j.last())));
+            }
         }
         Carried::Done
     }
@@ -299,6 +304,7 @@ impl<'a> Worker<'a> {
             reply,
             result,
             data_version,
+            journal_last: self.tx.batch().journal().map(|j| j.last()),
         }
     }
 

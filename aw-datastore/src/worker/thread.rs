@@ -114,13 +114,14 @@ fn serve(
         reply,
         result,
         data_version,
+        journal_last,
     }) = closing
     {
         // With the connection closed and the lock still held: the state is saved for the
         // file exactly as this stop leaves it.
         let mut kept = left.derived.lock().unwrap_or_else(PoisonError::into_inner);
         if result.is_ok() {
-            kept.save_at_stop(data_version);
+            kept.save_at_stop(data_version, journal_last);
         } else {
             derived::discard(file.path());
         }

@@ -24,6 +24,37 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// Runs the ignored test `child` of this test executable as a child process with `AW_CHILD_DB` set
+/// to `path`, and waits until it printed `marker` (it is killed, and the test fails, if it
+/// exits or hangs before).
+pub fn child_at(child: &str, path: &std::path::Path, marker: &str) -> std::process::Child {
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            child,
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("AW_CHILD_DB", path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let deadline = std::time::Instant::now() + HANG_GUARD;
+    while !seen.contains(marker) {
+        let mut buf = [0u8; 256];
+        let n = std::io::Read::read(&mut out, &mut buf).unwrap();
+        if n == 0 || std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the child exited or hung before it printed {marker}: {seen}");
+        }
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    child
+}
+
 pub struct TempStore {
     pub dir: tempfile::TempDir,
     pub ds: Datastore,

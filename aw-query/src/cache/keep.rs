@@ -101,6 +101,12 @@ pub struct RestoreTicket {
 }
 
 impl RestoreTicket {
+    /// The cache the results go to: what it is told of writes from now on (or of writes
+    /// made since the results were saved) keeps the results they reach out.
+    pub fn cache(&self) -> &ResultCache {
+        &self.cache
+    }
+
     /// Adds the results saved by [`ResultCache::export`] of the same engine `identity`
     /// (computed from the data as it was when this ticket was taken) to its cache, except
     /// those a write since then reached; returns how many were added. Bytes of another

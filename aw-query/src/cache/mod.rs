@@ -185,6 +185,8 @@ struct Inner {
     texts: Texts,
     /// Summed results dropped so far ([`ResultCache::sums_dropped`]).
     sums_dropped: u64,
+    /// Summed results stored so far ([`ResultCache::sums_stored`]).
+    sums_stored: u64,
     /// The restore tickets out.
     restoring: usize,
     bytes: usize,
@@ -250,6 +252,12 @@ impl ResultCache {
     /// for room, or all at once): a change tells whoever keeps them ready to look again.
     pub fn sums_dropped(&self) -> u64 {
         self.lock().sums_dropped
+    }
+
+    /// How many summed results the cache has stored so far: a change tells whoever keeps
+    /// them beside the database that there is something new to keep.
+    pub fn sums_stored(&self) -> u64 {
+        self.lock().sums_stored
     }
 
     /// The cached result for `key`, if any (counted as a hit or a miss).
@@ -356,6 +364,9 @@ impl ResultCache {
                     inner.list_readers.insert(id);
                 }
             }
+        }
+        if matches!(value, Stored::Summed(_)) {
+            inner.sums_stored += 1;
         }
         inner.by_key.insert(key.clone(), id);
         inner.lru.insert(used, id);

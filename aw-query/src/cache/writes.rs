@@ -13,12 +13,7 @@ impl ResultCache {
     pub fn events_changed(&self, bucket: &str, start: i64, end: i64) {
         let mut inner = self.lock();
         for dirty in inner.in_flight.values_mut() {
-            match dirty.events.get_mut(bucket) {
-                Some(range) => *range = (range.0.min(start), range.1.max(end)),
-                None => {
-                    dirty.events.insert(bucket.to_string(), (start, end));
-                }
-            }
+            dirty.add(bucket, start, end);
         }
         let Some(reads) = inner.by_bucket.get(bucket) else {
             return;
@@ -38,7 +33,7 @@ impl ResultCache {
         for dirty in inner.in_flight.values_mut() {
             dirty
                 .events
-                .insert(bucket.to_string(), (i64::MIN, i64::MAX));
+                .insert(bucket.to_string(), vec![(i64::MIN, i64::MAX)]);
             dirty.bucket_list = true;
         }
         let mut reached: Vec<u64> = inner.list_readers.iter().copied().collect();
@@ -60,25 +55,50 @@ impl ResultCache {
     }
 }
 
-/// The writes seen while one evaluation was in flight.
+/// The writes seen while one evaluation was in flight (or since kept results were saved).
 #[derive(Debug, Default)]
 pub(super) struct Dirty {
-    /// Per bucket, the range covering every change to its events.
-    events: HashMap<String, (i64, i64)>,
+    /// Per bucket, ranges covering every change to its events: apart where the changes
+    /// were apart (a heartbeat today and an edit months ago do not reach the months in
+    /// between), up to [`MAX_RANGES`].
+    events: HashMap<String, Vec<(i64, i64)>>,
     bucket_list: bool,
     everything: bool,
 }
 
+/// More ranges than this in one bucket are kept as one covering them all.
+const MAX_RANGES: usize = 64;
+
 impl Dirty {
+    /// Notes a change to the events of `bucket` within `[start, end]`.
+    fn add(&mut self, bucket: &str, start: i64, end: i64) {
+        let ranges = match self.events.get_mut(bucket) {
+            Some(ranges) => ranges,
+            None => self.events.entry(bucket.to_string()).or_default(),
+        };
+        if let Some(range) = ranges.iter_mut().find(|r| overlaps(r.0, r.1, start, end)) {
+            *range = (range.0.min(start), range.1.max(end));
+            return;
+        }
+        ranges.push((start, end));
+        if ranges.len() > MAX_RANGES {
+            let all = ranges
+                .iter()
+                .fold((start, end), |a, r| (a.0.min(r.0), a.1.max(r.1)));
+            *ranges = vec![all];
+        }
+    }
+
     /// Whether these writes reach any of `reads`.
     pub(super) fn reaches(&self, reads: &[Read]) -> bool {
         self.everything
             || reads.iter().any(|r| match r {
                 Read::BucketList => self.bucket_list,
-                Read::Events { bucket, start, end } => self
-                    .events
-                    .get(bucket)
-                    .is_some_and(|&(s, e)| overlaps(s, e, *start, *end)),
+                Read::Events { bucket, start, end } => {
+                    self.events.get(bucket).is_some_and(|ranges| {
+                        ranges.iter().any(|&(s, e)| overlaps(s, e, *start, *end))
+                    })
+                }
             })
     }
 }
