@@ -96,6 +96,12 @@ pub fn query_until(
     Program::parse(code)?.run_all_until(periods, ds, deadline)
 }
 
+/// Whether `code` parses: what a caller that keeps a program to evaluate later checks
+/// first (the error names the fault, as an evaluation's would).
+pub fn check(code: &str) -> Result<(), QueryError> {
+    Program::parse(code).map(drop)
+}
+
 /// [`query_until`] answered as the response's JSON text (an array, one result per period),
 /// with each period's result taken from `cache` when it holds it and stored there when it
 /// is computed (see [`ResultCache`] for when an entry is valid). Only results of programs

@@ -109,13 +109,14 @@ export function query(periods, statements) {
  * period. The server keeps each period's result, so a year asked for as its days evaluates
  * only the days written since.
  */
-export function querySum(periods, statements, { keys, limit, each } = {}) {
+export function querySum(periods, statements, { keys, limit, each, prepare } = {}) {
   return request('POST', 'query/sum', {
     timeperiods: periods.map(([s, e]) => `${s.toISOString()}/${e.toISOString()}`),
     query: statements,
     keys,
     limit,
     each,
+    prepare,
   });
 }
 

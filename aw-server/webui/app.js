@@ -183,6 +183,8 @@ async function render() {
   }
   main.dataset.state = 'ready';
   main.removeAttribute('aria-busy');
+  // Once the page is shown: the periods it may show next, kept ready by the server.
+  activity.prepareDays(ctx).catch(() => {});
   // The control the user pressed may be gone (a chart's day) or disabled (Next, at today):
   // the keyboard goes on from the page, not from the document's start.
   if (!document.activeElement || document.activeElement === document.body) main.focus({ preventScroll: true });

@@ -13,7 +13,7 @@ import * as harness from './harness.mjs';
 import { ARTIFACTS, CHROMIUM_ARGS, DAY_MS, HANG_MS, assertBars, dur, rustDesktopQuery } from './harness.mjs';
 import { DEFAULT_CLASSES, dailyQuery, desktopQuery, hostBuckets, queryable } from '../../aw-server/webui/queries.js';
 import * as period from '../../aw-server/webui/period.js';
-import { dayRange, longDate } from '../../aw-server/webui/format.js';
+import { addDays, dayRange, isoDate, longDate } from '../../aw-server/webui/format.js';
 
 const DAY = '2025-03-04';
 const DAY0 = Date.parse(`${DAY}T00:00:00Z`);
@@ -239,11 +239,38 @@ test('Trends shows a heat map of twelve months and categories per week, as the s
   const legend = await page.$$eval('#weekly-categories .legend li', (ls) => ls.map((l) => [l.childNodes[1].textContent.trim(), l.querySelector('.legend-value').textContent]));
   assert.deepEqual(new Map(legend), new Map([...perCategory].map(([k, v]) => [k, dur(v)])));
   assert.equal(await page.getAttribute('main', 'data-complete'), 'trends');
+  await harness.shot(page, 'trends');
+  // The months and the weekdays name the map: one row of a year, every month once, the
+  // first with its year; Monday, Wednesday, Friday and Sunday beside it.
+  const months = await page.$$eval('#heatmap .heat-month', (xs) => xs.map((x) => x.textContent));
+  assert.equal(months[0], new Intl.DateTimeFormat(undefined, { month: 'short', year: 'numeric' }).format(new Date(2024, 2, 4)).replace(',', ''));
+  assert.ok(months.length >= 12 && months.length <= 13, months.join());
+  const weekdays = await page.$$eval('#heatmap .heat-weekday', (xs) => xs.map((x) => x.textContent).filter(Boolean));
+  assert.equal(weekdays.length, 4, weekdays.join());
+  // Longer ranges: two years, then all of the history (from the week of its first event),
+  // a row of weeks per year, the same per-day totals.
+  for (const [range, years] of [['2y', 2], ['all', null]]) {
+    await go(() => page.click(`#trend-range [data-range="${range}"]`));
+    await page.waitForSelector('main[data-complete="trends"]');
+    assert.match(page.url(), new RegExp(`range=${range}`));
+    assert.equal(await page.getAttribute(`#trend-range [data-range="${range}"]`, 'aria-pressed'), 'true');
+    const buckets = await page.evaluate(async () => (await fetch('/api/0/buckets/')).json());
+    const start = isoDate(new Date(buckets[idsOf('busyhost').window].metadata.start));
+    const from = period.periodOf('week', years ? addDays(DAY, -(365 * years) + 1) : start, { weekStart: 1 }).first;
+    const longer = period.days({ kind: 'custom', first: from, last: DAY });
+    const longerResults = await query(longer.map((d) => dayRange(d, SOD)), dailyQuery([idsOf('busyhost')], DEFAULT_CLASSES));
+    const shown = await page.$$eval('#heatmap .heat-cell[data-day]', (cs) => cs.map((c) => c.dataset.day));
+    assert.deepEqual(shown, longer, range);
+    assert.equal(await page.$$eval('#heatmap .heat-row', (xs) => xs.length), Math.ceil(longer.length / 7 / 53), range);
+    assert.equal(await stat('trend-total'), dur(longerResults.reduce((t, r) => t + r.active, 0)), range);
+    await harness.shot(page, `trends-${range}`);
+  }
+  await go(() => page.click('#trend-range [data-range="1y"]'));
+  await page.waitForSelector('main[data-complete="trends"]');
   // A day of the heat map opens that day.
   await go(() => page.click(`#heatmap [data-day="${days[days.length - 1]}"]`));
   assert.match(page.url(), /#\/activity\?/);
   assert.equal(await page.inputValue('#date'), DAY);
-  await harness.shot(page, 'trends');
   watcher.assertClean();
 });
 

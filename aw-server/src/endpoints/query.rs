@@ -57,6 +57,11 @@ pub(crate) struct SumRequest {
     /// Values answered for each period besides the sum, by their paths in the result
     /// (`[["active"], ["window", "duration"]]`).
     each: Option<Vec<Vec<String>>>,
+    /// Only remember the program and its periods, to be evaluated in the background at
+    /// the lowest priority (`period_fill.rs`), and answer `null` at once: a dashboard
+    /// that opens asks for the periods it may show, so the first look at them finds them
+    /// ready.
+    prepare: Option<bool>,
 }
 
 /// The most paths `each` may name.
@@ -71,7 +76,9 @@ const MAX_SUM_LIMIT: u64 = 1_000_000;
 /// first and cut to `limit`. The dashboard asks for a week, month or year as its days, so
 /// each day's result is evaluated once and kept in the query cache, and a write reaches
 /// one day's only. With `each` (paths in the result), the answer is `{"sum", "each"}`:
-/// the sum and those values of each period. Errors as `POST /api/0/query`; a `limit` of 0
+/// the sum and those values of each period; with `prepare`, nothing is evaluated now (the
+/// periods are kept ready in the background) and the answer is `null`. Errors as
+/// `POST /api/0/query` (with `prepare`, a program that does not parse); a `limit` of 0
 /// or over a million, `keys` not of the shape `{"field": {"list": ["key", …]}}`, or more
 /// than 100 paths in `each` (or an empty one), is 400.
 #[rocket::post("/api/0/query/sum", format = "json", data = "<body>")]
@@ -102,6 +109,17 @@ pub(crate) async fn sum(
             "each: at most {MAX_EACH} paths, each of 1 to 32 keys"
         )));
     }
+    if request.prepare == Some(true) {
+        aw_query::check(&request.query.join("\n")).map_err(ApiError::from)?;
+        remember(
+            state,
+            &request.query.join("\n"),
+            request.keys.as_ref(),
+            &request.timeperiods,
+        )
+        .await;
+        return Ok(JsonText("null".into()));
+    }
     let options = aw_query::SumOptions { keys, limit, each };
     let source = DatastoreSource(state.datastore.clone());
     let budget = state.query_timeout;
@@ -123,14 +141,21 @@ pub(crate) async fn sum(
         .map_err(ApiError::from)
     })
     .await??;
-    // Kept ready from now on, also after a kill or an import (`period_fill.rs`).
-    if let Some(recipes) = state
-        .period_fill
-        .asked(&code, request.keys.as_ref(), &periods)
-    {
+    remember(state, &code, request.keys.as_ref(), &periods).await;
+    Ok(answer)
+}
+
+/// Keeps `code`'s `periods` ready from now on, also after a kill or an import
+/// (`period_fill.rs`): saved before the caller answers.
+async fn remember(
+    state: &AppState,
+    code: &str,
+    keys: Option<&serde_json::Value>,
+    periods: &[aw_models::TimeInterval],
+) {
+    if let Some(recipes) = state.period_fill.asked(code, keys, periods) {
         crate::period_fill::PeriodFill::save(&state.datastore, &recipes).await;
     }
-    Ok(answer)
 }
 
 /// What `GET /api/0/query/cache` answers.

@@ -155,6 +155,57 @@ async function wholeRange(ranges, ids, classes, withDays) {
   return { sum, each: days.map((d) => ({ active: d.active, window: { cat_events: d.cats, duration: d.duration } })) };
 }
 
+/** What each of the day totals (`dailyQuery`) is asked for per day, and the keys its list is added up by. */
+const DAY_TOTALS = [['active'], ['duration'], ['cats']];
+const DAY_TOTAL_KEYS = { cats: ['$category'] };
+
+/** The hosts whose periods this page asked the server to keep ready. */
+const prepared = new Set();
+
+/**
+ * Asks the server, once per page and host, to keep the last year's days of the period
+ * views' program and of Trends' ready (`prepare`: evaluated in the background at the lowest
+ * priority, nothing now), so the first look at a week, month, year or Trends after an
+ * import or a restore finds its days computed. Nothing on a server that cannot add up.
+ */
+export async function prepareDays(ctx) {
+  const { hosts } = activityHosts(ctx);
+  if (!serverSums || !hosts.length || prepared.has(ctx.host)) return;
+  prepared.add(ctx.host);
+  const ids = hosts.map((x) => x.ids);
+  const today = fmt.today(ctx.startOfDay);
+  const ranges = period.days({ kind: 'custom', first: fmt.addDays(today, -365), last: fmt.addDays(today, -1) })
+    .map((d) => fmt.dayRange(d, ctx.startOfDay));
+  try {
+    await api.querySum(ranges, periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, prepare: true });
+    await api.querySum(ranges, dailyQuery(ids, ctx.classes), { keys: DAY_TOTAL_KEYS, prepare: true });
+  } catch (e) {
+    if (e instanceof api.ApiError && e.status === 404) serverSums = false;
+  }
+}
+
+/**
+ * Each day's totals of `dailyQuery` over `days` (`[{active, duration, cats}]`): a program
+ * far smaller than `periodQuery`, so years of its days fit the server's cache, which keeps
+ * them (and ready in the background). A server without `/query/sum` answers them as
+ * periods of one query.
+ */
+export async function dayTotals(ctx, ids, days) {
+  const ranges = days.map((d) => fmt.dayRange(d, ctx.startOfDay));
+  const statements = dailyQuery(ids, ctx.classes);
+  if (serverSums) {
+    try {
+      const answer = await api.querySum(ranges, statements, { keys: DAY_TOTAL_KEYS, each: DAY_TOTALS });
+      if (!answer) return [];
+      return answer.each.map((d) => ({ active: d.active || 0, duration: d.duration || 0, cats: d.cats || [] }));
+    } catch (e) {
+      if (!(e instanceof api.ApiError) || e.status !== 404) throw e;
+      serverSums = false;
+    }
+  }
+  return api.query(ranges, statements);
+}
+
 /** The totals of the period `p` to compare with (`{active, duration, cats}`). */
 async function periodTotals(ctx, ids, p) {
   const { sum } = await periodDays(ctx, ids, period.days(p), []);
