@@ -70,6 +70,54 @@ fn saving_child() {
     }
 }
 
+/// Run as a child process by `state_kept_at_a_stop_comes_back_after_a_later_run_was_killed`:
+/// a run that keeps state but saves none while serving, writes day 3 and is killed.
+#[test]
+#[ignore]
+fn writing_child() {
+    let Ok(path) = std::env::var("AW_CHILD_DB") else {
+        return;
+    };
+    let ds = Datastore::open(std::path::Path::new(&path)).unwrap();
+    keep_state(&ds);
+    ds.insert_events("a", &[ev(3 * DAY, 60.0, json!({"d": 3}))])
+        .wait()
+        .unwrap();
+    ds.force_commit().wait().unwrap();
+    println!("WRITTEN");
+    loop {
+        std::thread::park();
+    }
+}
+
+/// The state a clean stop kept, then a run that wrote and was killed: the state comes back
+/// with that run's write, and not as if everything had changed (a start writes nothing).
+#[test]
+fn state_kept_at_a_stop_comes_back_after_a_later_run_was_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sqlite.db");
+    let ds = Datastore::open(&path).unwrap();
+    keep_state(&ds);
+    ds.create_bucket(&bucket("a")).wait().unwrap();
+    ds.insert_events("a", &[ev(DAY, 60.0, json!({"d": 1}))])
+        .wait()
+        .unwrap();
+    ds.close().unwrap();
+    let mut child = child_at("writing_child", &path, "WRITTEN");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let ds = Datastore::open(&path).unwrap();
+    let kept = ds.take_derived_state().expect("the state kept at the stop");
+    assert!(
+        !kept.changed.contains(&Changed::Everything),
+        "{:?}",
+        kept.changed
+    );
+    assert!(reaches(&kept.changed, "a", 3 * DAY), "{:?}", kept.changed);
+    assert!(!reaches(&kept.changed, "a", DAY), "{:?}", kept.changed);
+    ds.close().unwrap();
+}
+
 fn killed_after_saving(path: &std::path::Path) {
     let mut child = child_at("saving_child", path, "SAVED");
     child.kill().unwrap(); // SIGKILL

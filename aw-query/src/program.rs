@@ -19,6 +19,10 @@ use crate::parser::{parse, Stmt};
 use crate::recording::Recording;
 use crate::summed::{MergeKeys, Summed};
 
+/// The longest a look waits for the results the last run kept to be read back
+/// ([`ResultCache::wait_restored`]).
+const RESTORE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// A parsed, analysed query program, so that it can be parsed once and run for many periods.
 #[derive(Debug, Clone)]
 pub(crate) struct Program {
@@ -140,6 +144,11 @@ impl Program {
             impl Fn(&ResultCache, &Ticket<'_>, Key, Vec<crate::recording::Read>, T) -> T + Sync,
         >,
     ) -> QueryResult<Vec<T>> {
+        // The results the last run kept are still being read back (a look right after a
+        // start): they come sooner than evaluating the periods again, on the same cores.
+        if let Some(cache) = cache {
+            cache.wait_restored(RESTORE_WAIT);
+        }
         let lookups: Vec<(Key, Option<T>, &TimeInterval)> = periods
             .iter()
             .map(|p| {

@@ -16,8 +16,9 @@
 //!
 //! It also keeps the cache's results beside the database while the server runs
 //! (`Datastore::save_derived_state`), so a start after a crash reads them back but for
-//! the days written since: after a pass that evaluated days, and otherwise at most every
-//! [`KEEP_EVERY`] when new days were summed (a look at a period evaluates them itself).
+//! the days written since: after a pass that evaluated days, after a look that summed many
+//! new days ([`KEEP_NEW`]), and otherwise at most every [`KEEP_EVERY`] when new days were
+//! summed; never while a sum is being evaluated.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -50,6 +51,10 @@ const POLL: Duration = Duration::from_secs(1);
 /// The least time between two keeps of the results while nothing was filled (a look at a
 /// period sums today again at each look; the file can take 16 MiB).
 const KEEP_EVERY: Duration = Duration::from_secs(300);
+
+/// New summed results a look stored that are kept without waiting for [`KEEP_EVERY`]
+/// (a month's days; a look at today stores one or two).
+const KEEP_NEW: u64 = 28;
 
 /// What was kept beside the database last ([`PeriodFill::keep`]).
 #[derive(Debug, Default)]
@@ -95,6 +100,8 @@ pub(crate) struct PeriodFill {
     recipes: Mutex<Vec<Recipe>>,
     /// When a sum was last asked for.
     last_asked: Mutex<Option<Instant>>,
+    /// Sums in evaluation now ([`PeriodFill::evaluating`]).
+    evaluating: std::sync::atomic::AtomicUsize,
     filled: AtomicU64,
     filling: AtomicBool,
     kept: AtomicU64,
@@ -111,6 +118,7 @@ impl PeriodFill {
         PeriodFill {
             recipes: Mutex::new(Vec::new()),
             last_asked: Mutex::new(None),
+            evaluating: std::sync::atomic::AtomicUsize::new(0),
             filled: AtomicU64::new(0),
             filling: AtomicBool::new(false),
             kept: AtomicU64::new(0),
@@ -335,10 +343,13 @@ impl PeriodFill {
     }
 
     /// Keeps the cache's results beside the database when there are new summed ones and
-    /// days were filled since the last keep, or [`KEEP_EVERY`] has passed.
+    /// days were filled since the last keep, or a look summed [`KEEP_NEW`] new ones, or
+    /// [`KEEP_EVERY`] has passed.
     fn keep(&self, datastore: &aw_datastore::Datastore, cache: &ResultCache, kept: &mut Kept) {
         let (sums, filled) = (cache.sums_stored(), self.filled.load(Ordering::Relaxed));
-        let due = filled != kept.filled || kept.at.is_none_or(|t| t.elapsed() >= KEEP_EVERY);
+        let due = filled != kept.filled
+            || sums.saturating_sub(kept.sums) >= KEEP_NEW
+            || kept.at.is_none_or(|t| t.elapsed() >= KEEP_EVERY);
         if sums == kept.sums || !due || self.asked_recently() {
             return;
         }
@@ -348,9 +359,9 @@ impl PeriodFill {
                 if saved {
                     self.kept.fetch_add(1, Ordering::Relaxed);
                 }
-                log::debug!(
-                    "Query results kept beside the database in {:?}",
-                    started.elapsed()
+                log::info!(
+                    "Query results kept beside the database in {} ms",
+                    started.elapsed().as_millis()
                 );
             }
             Err(e) => log::warn!("Cannot keep the query results beside the database: {e}"),
@@ -362,11 +373,35 @@ impl PeriodFill {
         };
     }
 
-    /// Whether a sum was asked for within [`QUIET`].
+    /// Whether a sum is being evaluated, or was asked for within [`QUIET`].
     fn asked_recently(&self) -> bool {
-        self.last_asked
+        self.evaluating.load(Ordering::Acquire) > 0
+            || self
+                .last_asked
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some_and(|t| t.elapsed() < QUIET)
+    }
+
+    /// Marks a sum in evaluation until the guard is dropped: the thread neither evaluates
+    /// days nor keeps the cache meanwhile (it would race the look, and keep its days half
+    /// computed).
+    pub(crate) fn evaluating(&self) -> Evaluating<'_> {
+        self.evaluating.fetch_add(1, Ordering::AcqRel);
+        Evaluating(self)
+    }
+}
+
+/// A sum in evaluation ([`PeriodFill::evaluating`]).
+pub(crate) struct Evaluating<'a>(&'a PeriodFill);
+
+impl Drop for Evaluating<'_> {
+    fn drop(&mut self) {
+        *self
+            .0
+            .last_asked
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some_and(|t| t.elapsed() < QUIET)
+            .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+        self.0.evaluating.fetch_sub(1, Ordering::AcqRel);
     }
 }

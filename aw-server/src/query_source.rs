@@ -71,10 +71,7 @@ pub(crate) fn attach_cache(datastore: &Datastore, budget: u64) -> Option<Arc<Res
     datastore.keep_derived_state(Box::new(move |allowance| {
         // A stop right after the start: the results of the last run are still being
         // read back, and an export now would keep only part of them (a few ms; bounded).
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-        while saved.stats().restoring && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        saved.wait_restored(std::time::Duration::from_secs(2));
         saved.export(identity, allowance)
     }));
     Some(cache)
@@ -103,6 +100,10 @@ pub(crate) fn restore_now(datastore: &Datastore, ticket: aw_query::RestoreTicket
     let Some(kept) = datastore.take_derived_state() else {
         return 0;
     };
+    log::debug!(
+        "Regions written since the results were kept: {:?}",
+        kept.changed
+    );
     // Heard by the ticket's watch: the results these writes reach are not read back.
     let cache = ticket.cache();
     for changed in &kept.changed {

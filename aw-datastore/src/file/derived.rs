@@ -240,6 +240,13 @@ pub(crate) fn examine(db: &Path, now: Fingerprint) -> Option<u64> {
     let (stop, seq) = rest.split_at_checked(FINGERPRINT_LEN)?;
     let now = now.to_bytes();
     let unchanged = (stopped == 1 && stop == now.as_slice()) || commit_stamp(db) == Some(now);
+    if !unchanged {
+        log::info!(
+            "The state kept beside {} is not for the files as they are now (written since \
+             its stop or last commit): not used",
+            db.display()
+        );
+    }
     unchanged.then(|| u64::from_le_bytes(seq.try_into().unwrap_or_default()))
 }
 

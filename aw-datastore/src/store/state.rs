@@ -137,7 +137,11 @@ impl Store {
         self.last_heartbeat.clear();
         self.publish();
         self.load_privacy_filter(filters.as_deref());
-        self.tell(Touched::Everything);
+        // The listeners' caches may hold what a rolled-back transaction wrote; the file
+        // itself changes by no write here (the batch is applied again, and its writes are
+        // noted already), so nothing goes into the touch log (`touch_log.rs`): a start
+        // must not make every kept result look written.
+        self.published.listeners.tell(Touched::Everything);
         Ok(())
     }
 

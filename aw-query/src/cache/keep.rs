@@ -36,18 +36,25 @@ impl ResultCache {
     }
 
     /// The most recently used results that fit in `budget` bytes, not compressed; `None`
-    /// when none does.
+    /// when none does. The cache is locked only to take its entries (shared, not copied):
+    /// queries go on while they are written out.
     fn export_plain(&self, identity: &str, budget: usize) -> Option<Vec<u8>> {
-        let inner = self.lock();
+        let taken: Vec<(Arc<Key>, Vec<crate::recording::Read>, Stored)> = {
+            let inner = self.lock();
+            inner
+                .lru
+                .values()
+                .rev()
+                .filter_map(|id| inner.entries.get(id))
+                .map(|e| (e.key.clone(), e.reads.clone(), e.value.clone()))
+                .collect()
+        };
         let mut writer = cache_file::Writer::new(identity);
         let mut programs: HashMap<&str, u32> = HashMap::new();
         let mut kept = 0;
-        for id in inner.lru.values().rev() {
-            let Some(entry) = inner.entries.get(id) else {
-                continue;
-            };
-            let code = &*entry.key.code;
-            let more = writer.entry_len(&entry.reads, &entry.value)
+        for (key, reads, value) in &taken {
+            let code = &*key.code;
+            let more = writer.entry_len(reads, value)
                 + if programs.contains_key(code) {
                     0
                 } else {
@@ -64,13 +71,7 @@ impl ResultCache {
                     p
                 }
             };
-            writer.entry(
-                program,
-                &entry.key.start,
-                &entry.key.end,
-                &entry.reads,
-                &entry.value,
-            );
+            writer.entry(program, &key.start, &key.end, reads, value);
             kept += 1;
         }
         (kept > 0).then(|| writer.finish())

@@ -254,6 +254,15 @@ impl ResultCache {
         self.lock().sums_dropped
     }
 
+    /// Waits, at most `max`, until the results the last run kept are read back (a
+    /// [`RestoreTicket`] out): a look that comes meanwhile is answered from them.
+    pub fn wait_restored(&self, max: std::time::Duration) {
+        let deadline = std::time::Instant::now() + max;
+        while self.lock().restoring > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
     /// How many summed results the cache has stored so far: a change tells whoever keeps
     /// them beside the database that there is something new to keep.
     pub fn sums_stored(&self) -> u64 {

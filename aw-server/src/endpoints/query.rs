@@ -121,6 +121,7 @@ pub(crate) async fn sum(
         return Ok(JsonText("null".into()));
     }
     let options = aw_query::SumOptions { keys, limit, each };
+    let evaluating = state.period_fill.evaluating();
     let source = DatastoreSource(state.datastore.clone());
     let budget = state.query_timeout;
     let cache = state.query_cache.clone();
@@ -141,6 +142,7 @@ pub(crate) async fn sum(
         .map_err(ApiError::from)
     })
     .await??;
+    drop(evaluating);
     remember(state, &code, request.keys.as_ref(), &periods).await;
     Ok(answer)
 }

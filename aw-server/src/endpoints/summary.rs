@@ -361,6 +361,8 @@ async fn run_query(
     let source = crate::query_source::DatastoreSource(state.datastore.clone());
     let cache = state.query_cache.clone();
     let budget = state.query_timeout;
+    // The background keeps still meanwhile (`period_fill.rs`).
+    let _evaluating = state.period_fill.evaluating();
     let text = crate::cpu::run(move || {
         let deadline = budget.and_then(|b| std::time::Instant::now().checked_add(b));
         match run {

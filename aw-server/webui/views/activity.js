@@ -162,9 +162,13 @@ const DAY_TOTAL_KEYS = { cats: ['$category'] };
 /** The hosts whose periods this page asked the server to keep ready. */
 const prepared = new Set();
 
+/** Days back the server is asked to keep ready: a year of the period views', five of Trends' (small) totals. */
+const PREPARED_DAYS = 365;
+const PREPARED_TREND_DAYS = 5 * 365;
+
 /**
- * Asks the server, once per page and host, to keep the last year's days of the period
- * views' program and of Trends' ready (`prepare`: evaluated in the background at the lowest
+ * Asks the server, once per page and host, to keep the past days of the period views'
+ * program and of Trends' ready (`prepare`: evaluated in the background at the lowest
  * priority, nothing now), so the first look at a week, month, year or Trends after an
  * import or a restore finds its days computed. Nothing on a server that cannot add up.
  */
@@ -174,11 +178,12 @@ export async function prepareDays(ctx) {
   prepared.add(ctx.host);
   const ids = hosts.map((x) => x.ids);
   const today = fmt.today(ctx.startOfDay);
-  const ranges = period.days({ kind: 'custom', first: fmt.addDays(today, -365), last: fmt.addDays(today, -1) })
+  const back = (n) => period.days({ kind: 'custom', first: fmt.addDays(today, -n), last: fmt.addDays(today, -1) })
     .map((d) => fmt.dayRange(d, ctx.startOfDay));
   try {
-    await api.querySum(ranges, periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, prepare: true });
-    await api.querySum(ranges, dailyQuery(ids, ctx.classes), { keys: DAY_TOTAL_KEYS, prepare: true });
+    // The server fills the most recently asked first: the period views' year.
+    await api.querySum(back(PREPARED_TREND_DAYS), dailyQuery(ids, ctx.classes), { keys: DAY_TOTAL_KEYS, prepare: true });
+    await api.querySum(back(PREPARED_DAYS), periodQuery(ids, ctx.classes), { keys: PERIOD_KEYS, prepare: true });
   } catch (e) {
     if (e instanceof api.ApiError && e.status === 404) serverSums = false;
   }
