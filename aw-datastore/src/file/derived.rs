@@ -15,7 +15,8 @@
 //! modification and status-change times in nanoseconds of each, or that there was no WAL)
 //! is taken at a clean stop, with the connection closed, and written in the file; while
 //! the server runs, each commit writes the fingerprint as it left the files into
-//! `<database>.derived-commit` (a kill leaves the last one). At the next open the same
+//! `<database>.derived-commit` (a kill leaves the last one), the database file there by its
+//! identity only (`Fingerprint::while_serving`: checkpoints change it). At the next open the same
 //! fingerprint is taken before SQLite touches either file, and the state is used only if
 //! it equals the stop's or the last commit's: any other write (another program, a restore
 //! or salvage that put another file in place) and the state is dropped unread. The
@@ -136,6 +137,24 @@ pub(crate) fn fingerprint(db: &Path) -> Option<Fingerprint> {
 }
 
 impl Fingerprint {
+    /// What a commit's stamp compares: the database file by its identity only (device and
+    /// inode), the WAL whole. While the server runs, every write goes to the WAL first
+    /// (this program's and any other's: the file is in WAL mode for every SQLite that
+    /// opens it), while the database file changes under a checkpoint too, which copies
+    /// the WAL's committed pages and changes no data (`checkpointer.rs` runs them after
+    /// the commit's stamp). A program that checkpoints and removes the WAL leaves none,
+    /// which no stamp taken while serving has.
+    fn while_serving(self) -> Fingerprint {
+        Fingerprint {
+            db: Stamp {
+                device: self.db.device,
+                inode: self.db.inode,
+                ..Stamp::default()
+            },
+            wal: self.wal,
+        }
+    }
+
     fn to_bytes(self) -> [u8; FINGERPRINT_LEN] {
         let mut out = [0u8; FINGERPRINT_LEN];
         let wal = self.wal.unwrap_or_default();
@@ -206,7 +225,7 @@ fn replace(db: &Path, path: &Path, suffix: &str, bytes: &[u8]) -> std::io::Resul
 /// `<db>.derived-commit` (see the module docs). A failure only costs the state after a
 /// crash: the next open then finds no fingerprint that matches.
 pub(crate) fn stamp_commit(db: &Path) {
-    let Some(fp) = fingerprint(db) else {
+    let Some(fp) = fingerprint(db).map(Fingerprint::while_serving) else {
         return;
     };
     let mut out = COMMIT_MAGIC.to_vec();
@@ -238,8 +257,8 @@ pub(crate) fn examine(db: &Path, now: Fingerprint) -> Option<u64> {
     let rest = header.strip_prefix(MAGIC.as_slice())?;
     let (&stopped, rest) = rest.split_first()?;
     let (stop, seq) = rest.split_at_checked(FINGERPRINT_LEN)?;
-    let now = now.to_bytes();
-    let unchanged = (stopped == 1 && stop == now.as_slice()) || commit_stamp(db) == Some(now);
+    let unchanged = (stopped == 1 && stop == now.to_bytes().as_slice())
+        || commit_stamp(db) == Some(now.while_serving().to_bytes());
     if !unchanged {
         log::info!(
             "The state kept beside {} is not for the files as they are now (written since \

@@ -30,11 +30,12 @@
 //! `open.rs` (pragmas, migration with its backup, repairs, the journal's held writes),
 //! `journal/` (written, read back, its format and cipher), `recovery.rs` (applying held writes), `identity.rs` (the
 //! journal's rows in the database), `replace.rs`, `backup/` (copies, names, rotation), `salvage.rs`,
-//! `encryption.rs` (the password), `convert.rs` (to and from encrypted), `modes.rs`, `derived.rs`, `legacy_import.rs`, `announcement.rs`,
+//! `encryption.rs` (the password), `convert.rs` (to and from encrypted), `modes.rs`, `derived.rs`, `checkpointer.rs` (the WAL copied off the worker's turn), `legacy_import.rs`, `announcement.rs`,
 //! `names.rs` (side-file names) and `faults.rs` (failures tests switch on).
 
 mod announcement;
 pub(crate) mod backup;
+pub(crate) mod checkpointer;
 mod convert;
 mod database_file;
 pub(crate) mod derived;

@@ -175,6 +175,21 @@ fn kept_state(
     Ok((kept, changed.unwrap_or_default()))
 }
 
+/// The store over `conn`, its WAL checkpointed off the worker's turn
+/// (`file/checkpointer.rs`).
+fn checkpointed_store(
+    conn: rusqlite::Connection,
+    path: &Path,
+    options: &OpenOptions,
+    published: Arc<Published>,
+) -> Result<Store> {
+    let mut store = Store::new(conn, published)?;
+    let checkpointer =
+        crate::file::checkpointer::Checkpointer::start(path, options.password.as_ref())?;
+    store.checkpoint_with(checkpointer)?;
+    Ok(store)
+}
+
 /// Opens the file, configures, migrates and loads the store; with `recover`, applies the
 /// journal's held writes (`file/recovery.rs`) and opens it for the worker (a salvage
 /// while serving reopens without: the worker keeps its journal).
@@ -234,7 +249,7 @@ pub(crate) fn open_store(
         crate::file::marker(&conn)?;
         (None, Vec::new(), Found::default())
     };
-    let store = Store::new(conn, published)?;
+    let store = checkpointed_store(conn, path, options, published)?;
     let legacy = legacy_to_import(options, found);
     let backup_source = if options.backup_source {
         Some(BackupSource::open(path, options.password.as_ref())?)

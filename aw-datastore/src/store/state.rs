@@ -18,6 +18,10 @@ use std::sync::Arc;
 
 /// The worker's state: the connection and the caches that mirror it.
 pub(crate) struct Store {
+    /// Copies the WAL into the database after commits, off the worker's turn
+    /// (`file/checkpointer.rs`). First, so it is dropped (its connection closed) before
+    /// `conn`, whose close is then the last and removes the WAL.
+    checkpointer: Option<crate::file::checkpointer::Checkpointer>,
     pub(super) conn: Connection,
     /// Each bucket's fields, count and span, shared with readers (see `published.rs`).
     pub(super) buckets: HashMap<String, Arc<BucketShared>>,
@@ -42,6 +46,7 @@ impl Store {
     pub(crate) fn new(conn: Connection, published: Arc<Published>) -> Result<Store> {
         let version = conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok();
         let mut store = Store {
+            checkpointer: None,
             conn,
             buckets: HashMap::new(),
             published,
@@ -176,11 +181,33 @@ impl Store {
         }
     }
 
-    /// The commit succeeded: what it kept is no longer pending, and when derived state is
-    /// kept beside the file, the files are stamped as the commit left them
-    /// (`file/derived.rs`).
+    /// Checkpoints the WAL from now on with `checkpointer` after each commit, instead of
+    /// SQLite's automatic checkpoint inside the commit on this connection.
+    pub(crate) fn checkpoint_with(
+        &mut self,
+        checkpointer: crate::file::checkpointer::Checkpointer,
+    ) -> Result<()> {
+        self.conn.execute_batch("PRAGMA wal_autocheckpoint=0")?;
+        self.checkpointer = Some(checkpointer);
+        Ok(())
+    }
+
+    /// Whether the WAL was copied whole since the last commit (once per checkpoint):
+    /// `GroupCommit::refresh`.
+    pub(crate) fn take_checkpoint_caught_up(&self) -> bool {
+        self.checkpointer
+            .as_ref()
+            .is_some_and(crate::file::checkpointer::Checkpointer::take_caught_up)
+    }
+
+    /// The commit succeeded: what it kept is no longer pending, the WAL is checkpointed
+    /// in the background, and when derived state is kept beside the file, the files are
+    /// stamped as the commit left them (`file/derived.rs`).
     pub(crate) fn after_commit(&self) {
         self.touches.borrow_mut().committed();
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.committed();
+        }
         let kept = self.published.derived_kept.load(Ordering::Acquire);
         if let (true, Some(path)) = (kept, self.conn.path()) {
             crate::file::derived::stamp_commit(std::path::Path::new(path));

@@ -52,6 +52,9 @@ pub(crate) struct GroupCommit {
     disk_full: bool,
     /// No commit or replay is tried before this instant (after a failure).
     retry_at: Option<Instant>,
+    /// SQLite's count of rows this connection changed, when the open transaction began:
+    /// unchanged, the transaction wrote nothing ([`GroupCommit::refresh`]).
+    begun_changes: u64,
     /// How many transactions were begun: a rewrite that runs in steps (`worker/job.rs`) keeps
     /// its rows in one transaction, and a new number means they were committed or rolled
     /// back under it.
@@ -93,6 +96,7 @@ impl GroupCommit {
             unsaved: None,
             disk_full: false,
             retry_at: None,
+            begun_changes: 0,
             generation: 0,
         }
     }
@@ -100,7 +104,10 @@ impl GroupCommit {
     fn try_begin(&mut self, store: &Store) -> Result<()> {
         self.generation += 1;
         match store.conn().execute_batch("BEGIN IMMEDIATE") {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.begun_changes = store.conn().total_changes();
+                Ok(())
+            }
             Err(e) => {
                 log::error!("Failed to begin a transaction: {e}");
                 Err(e.into())
@@ -236,7 +243,7 @@ impl GroupCommit {
         // Stored whenever the journal moved, even with no change to commit (a dry run's
         // done record): its header may only name a number the database holds.
         let last = self.batch.journal_unstored();
-        let touched = store.before_commit(self.batch.journal().map(|j| j.last()));
+        let touched = store.before_commit(self.journal_last());
         let stored = touched.and_then(|()| match last {
             Some(last) => crate::file::store_committed(store.conn(), last),
             None => Ok(()),
@@ -293,6 +300,28 @@ impl GroupCommit {
                     DatastoreError::Unavailable(message)
                 })
             }
+        }
+    }
+
+    /// The journal number of the last write (`None` without a journal).
+    pub(crate) fn journal_last(&self) -> Option<u64> {
+        self.batch.journal().map(|j| j.last())
+    }
+
+    /// Ends the open transaction and begins another when it wrote nothing and the WAL was
+    /// copied whole since the last commit (`file/checkpointer.rs`): the new one's read then
+    /// lets its first write restart the WAL from its beginning, so the WAL stays as short
+    /// as what is written between two checkpoints. Not while a rewrite is in progress
+    /// (`rewriting`: its rows may be in the transaction while the batch is empty).
+    pub(crate) fn refresh(&mut self, store: &Store, rewriting: bool) {
+        let idle = !rewriting
+            && self.open
+            && self.unsaved.is_none()
+            && self.batch.is_empty()
+            && store.conn().total_changes() == self.begun_changes;
+        if idle && store.take_checkpoint_caught_up() && store.conn().execute_batch("COMMIT").is_ok()
+        {
+            self.renew(store);
         }
     }
 

@@ -271,9 +271,7 @@ impl<'a> Worker<'a> {
                 let _ = reply.send(scrubbed);
             }
             Control::Close(reply) => return Carried::Stop(self.close(reply)),
-            Control::MarkDerived(reply) => {
-                let _ = reply.send(Ok(self.tx.batch().journal().map(|j| j.last())));
-            }
+            Control::MarkDerived(reply) => drop(reply.send(Ok(self.tx.journal_last()))),
         }
         Carried::Done
     }
@@ -304,7 +302,7 @@ impl<'a> Worker<'a> {
             reply,
             result,
             data_version,
-            journal_last: self.tx.batch().journal().map(|j| j.last()),
+            journal_last: self.tx.journal_last(),
         }
     }
 
@@ -317,6 +315,8 @@ impl<'a> Worker<'a> {
         let (quick, writes, rewrite, mut commit) =
             (kind.quick, kind.writes, kind.rewrite.is_some(), kind.commit);
         if writes {
+            let rewriting = self.jobs.iter().any(|job| job.as_rewrite().is_some());
+            self.tx.refresh(&self.store, rewriting);
             if let Err(e) = self.tx.writable(&mut self.store) {
                 request.refuse(e);
                 return None;
