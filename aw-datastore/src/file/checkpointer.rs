@@ -23,7 +23,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
 use rusqlite::Connection;
@@ -34,6 +34,9 @@ use crate::file::DbPassword;
 /// The checkpointing thread, woken after commits; see the module docs.
 pub(crate) struct Checkpointer {
     wake: Option<SyncSender<()>>,
+    /// Held by the thread while it checkpoints, and by whoever must checkpoint on its own
+    /// ([`Checkpointer::hold`]).
+    gate: Arc<Mutex<()>>,
     /// The last checkpoint copied every frame, and nothing was committed since.
     caught_up: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -56,16 +59,20 @@ impl Checkpointer {
         let (wake, woken) = sync_channel::<()>(1);
         let caught_up = Arc::new(AtomicBool::new(false));
         let flag = caught_up.clone();
+        let gate = Arc::new(Mutex::new(()));
+        let held = gate.clone();
         let thread = std::thread::Builder::new()
             .name("aw-checkpoint".into())
             .spawn(move || {
                 while woken.recv().is_ok() {
+                    let _checkpointing = held.lock().unwrap_or_else(PoisonError::into_inner);
                     flag.store(checkpoint(&conn), Ordering::Release);
                 }
             })
             .map_err(|e| crate::error::DatastoreError::io("start the checkpoint thread", db, &e))?;
         Ok(Checkpointer {
             wake: Some(wake),
+            gate,
             caught_up,
             thread: Some(thread),
         })
@@ -78,6 +85,13 @@ impl Checkpointer {
             // Full: a checkpoint is due already, and copies these frames too.
             let _ = wake.try_send(());
         }
+    }
+
+    /// Keeps the thread from checkpointing until the guard is dropped (and waits for a
+    /// checkpoint in progress): a `TRUNCATE` checkpoint of the worker's, which must empty
+    /// the WAL (the scrub after a privacy run), fails while another one runs.
+    pub(crate) fn hold(&self) -> MutexGuard<'_, ()> {
+        self.gate.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether the last checkpoint copied every frame committed (then a read begun now

@@ -192,6 +192,14 @@ impl Store {
         Ok(())
     }
 
+    /// Holds the background checkpoints off until the guard is dropped (see
+    /// `Checkpointer::hold`).
+    pub(crate) fn hold_checkpoints(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
+        self.checkpointer
+            .as_ref()
+            .map(crate::file::checkpointer::Checkpointer::hold)
+    }
+
     /// Whether the WAL was copied whole since the last commit (once per checkpoint):
     /// `GroupCommit::refresh`.
     pub(crate) fn take_checkpoint_caught_up(&self) -> bool {

@@ -337,10 +337,13 @@ impl GroupCommit {
             store.conn().execute_batch("COMMIT")?;
             self.open = false;
         }
+        // Alone: a checkpoint of the background's in progress would make this one fail.
+        let held = store.hold_checkpoints();
         let busy: rusqlite::Result<i64> =
             store
                 .conn()
                 .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0));
+        drop(held);
         self.renew(store);
         self.batch.wipe_journal()?;
         Ok(busy? == 0)
