@@ -56,6 +56,9 @@ const MIN_ALLOWANCE: usize = 16 << 20;
 /// Where a save writes before it renames the file into place.
 const TEMPORARY: &str = ".derived.new";
 
+/// Where a commit's stamp is written before it is renamed into place.
+const COMMIT_TEMPORARY: &str = ".derived-commit.new";
+
 /// `<database>.derived`.
 fn derived_path(db: &Path) -> PathBuf {
     with_suffix(db, ".derived")
@@ -208,11 +211,11 @@ pub(crate) fn save(
             out.extend_from_slice(&crc32fast::hash(state).to_le_bytes());
         }
     }
-    replace(db, &derived_path(db), TEMPORARY, &out)
+    write_beside(db, &derived_path(db), TEMPORARY, &out)
 }
 
 /// Writes `bytes` as `path` (beside `db`, with its mode) through the temporary `suffix`.
-fn replace(db: &Path, path: &Path, suffix: &str, bytes: &[u8]) -> std::io::Result<()> {
+fn write_beside(db: &Path, path: &Path, suffix: &str, bytes: &[u8]) -> std::io::Result<()> {
     let temporary = with_suffix(db, suffix);
     crate::file::names::remove_if_there(&temporary)?;
     let mut file = super::modes::create_file(&temporary, db)?;
@@ -231,7 +234,7 @@ pub(crate) fn stamp_commit(db: &Path) {
     let mut out = COMMIT_MAGIC.to_vec();
     out.extend_from_slice(&fp.to_bytes());
     out.extend_from_slice(&crc32fast::hash(&out).to_le_bytes());
-    if let Err(e) = replace(db, &commit_path(db), ".derived-commit.new", &out) {
+    if let Err(e) = write_beside(db, &commit_path(db), COMMIT_TEMPORARY, &out) {
         log::debug!("Cannot stamp {}: {e}", commit_path(db).display());
     }
 }
@@ -446,7 +449,7 @@ pub(crate) fn discard(db: &Path) {
         derived_path(db),
         with_suffix(db, TEMPORARY),
         commit_path(db),
-        with_suffix(db, ".derived-commit.new"),
+        with_suffix(db, COMMIT_TEMPORARY),
     ] {
         if let Err(e) = crate::file::names::remove_if_there(&path) {
             log::warn!("Cannot remove {}: {e}", path.display());

@@ -26,6 +26,9 @@ pub(crate) const CREATE_TOUCH_LOG: &str = "CREATE TABLE IF NOT EXISTS derived_to
      seq INTEGER NOT NULL, bucket TEXT, starttime INTEGER NOT NULL, endtime INTEGER NOT NULL);
      CREATE INDEX IF NOT EXISTS derived_touches_by_seq ON derived_touches(seq)";
 
+/// Removes the rows a kept state no longer needs.
+const FORGET_SQL: &str = "DELETE FROM derived_touches WHERE seq <= ?1";
+
 const INSERT_SQL: &str =
     "INSERT INTO derived_touches (seq, bucket, starttime, endtime) VALUES (?1, ?2, ?3, ?4)";
 
@@ -152,7 +155,7 @@ impl TouchLog {
     /// a commit that fails writes them again.
     pub(crate) fn write(&self, conn: &Connection, seq: u64) -> rusqlite::Result<()> {
         if self.forget > self.forgotten {
-            conn.prepare_cached("DELETE FROM derived_touches WHERE seq <= ?1")?
+            conn.prepare_cached(FORGET_SQL)?
                 .execute([self.forget as i64])?;
         }
         insert(conn, seq, &self.pending)
@@ -191,7 +194,7 @@ pub(crate) fn changed_since(conn: &Connection, seq: u64) -> rusqlite::Result<Vec
 /// Removes the rows at or below `seq` (every row with `None`), in its own transaction.
 pub(crate) fn forget(conn: &Connection, upto: Option<u64>) -> rusqlite::Result<()> {
     match upto {
-        Some(seq) => conn.execute("DELETE FROM derived_touches WHERE seq <= ?1", [seq as i64]),
+        Some(seq) => conn.execute(FORGET_SQL, [seq as i64]),
         None => conn.execute("DELETE FROM derived_touches", []),
     }
     .map(drop)

@@ -312,13 +312,14 @@ impl GroupCommit {
     /// copied whole since the last commit (`file/checkpointer.rs`): the new one's read then
     /// lets its first write restart the WAL from its beginning, so the WAL stays as short
     /// as what is written between two checkpoints. Not while a rewrite is in progress
-    /// (`rewriting`: its rows may be in the transaction while the batch is empty).
-    pub(crate) fn refresh(&mut self, store: &Store, rewriting: bool) {
-        let idle = !rewriting
-            && self.open
+    /// (`rewriting`, asked last: its rows may be in the transaction while the batch is
+    /// empty).
+    pub(crate) fn refresh(&mut self, store: &Store, rewriting: impl FnOnce() -> bool) {
+        let idle = self.open
             && self.unsaved.is_none()
             && self.batch.is_empty()
-            && store.conn().total_changes() == self.begun_changes;
+            && store.conn().total_changes() == self.begun_changes
+            && !rewriting();
         if idle && store.take_checkpoint_caught_up() && store.conn().execute_batch("COMMIT").is_ok()
         {
             self.renew(store);

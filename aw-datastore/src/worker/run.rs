@@ -315,8 +315,8 @@ impl<'a> Worker<'a> {
         let (quick, writes, rewrite, mut commit) =
             (kind.quick, kind.writes, kind.rewrite.is_some(), kind.commit);
         if writes {
-            let rewriting = self.jobs.iter().any(|job| job.as_rewrite().is_some());
-            self.tx.refresh(&self.store, rewriting);
+            let jobs = &self.jobs;
+            self.tx.refresh(&self.store, || rewriting(jobs).is_some());
             if let Err(e) = self.tx.writable(&mut self.store) {
                 request.refuse(e);
                 return None;

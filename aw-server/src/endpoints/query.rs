@@ -109,15 +109,10 @@ pub(crate) async fn sum(
             "each: at most {MAX_EACH} paths, each of 1 to 32 keys"
         )));
     }
+    let code: std::sync::Arc<str> = request.query.join("\n").into();
     if request.prepare == Some(true) {
-        aw_query::check(&request.query.join("\n")).map_err(ApiError::from)?;
-        remember(
-            state,
-            &request.query.join("\n"),
-            request.keys.as_ref(),
-            &request.timeperiods,
-        )
-        .await;
+        aw_query::check(&code).map_err(ApiError::from)?;
+        remember(state, &code, request.keys.as_ref(), &request.timeperiods).await;
         return Ok(JsonText("null".into()));
     }
     let options = aw_query::SumOptions { keys, limit, each };
@@ -125,7 +120,6 @@ pub(crate) async fn sum(
     let source = DatastoreSource(state.datastore.clone());
     let budget = state.query_timeout;
     let cache = state.query_cache.clone();
-    let code: std::sync::Arc<str> = request.query.join("\n").into();
     let periods = std::sync::Arc::new(request.timeperiods);
     let (run_code, run_periods) = (code.clone(), periods.clone());
     let answer = crate::cpu::run(move || {
