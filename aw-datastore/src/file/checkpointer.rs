@@ -4,8 +4,9 @@
 //! SQLite checkpoints automatically inside the `COMMIT` that grows the WAL past 1000
 //! pages, on the committing connection: on the worker, whose turn it then holds (60 of the
 //! 89 ms a whole-history deletion's commit took, during which no heartbeat is answered).
-//! So the worker's connection has `wal_autocheckpoint=0`, and after each commit it wakes
-//! this thread, which runs `PRAGMA wal_checkpoint(PASSIVE)`: it copies every committed
+//! So the worker's connection has `wal_autocheckpoint=0`, and after a commit that leaves
+//! 1000 pages or more in the WAL (SQLite's WAL hook says how many) it wakes this thread,
+//! which runs `PRAGMA wal_checkpoint(PASSIVE)`: it copies every committed
 //! frame into the database without waiting for, or blocking, the worker's writes.
 //!
 //! **The WAL's restart.** A checkpoint copies frames but does not make the WAL shorter:
@@ -30,6 +31,9 @@ use rusqlite::Connection;
 
 use crate::error::Result;
 use crate::file::DbPassword;
+
+/// The WAL's pages that make a checkpoint due: SQLite's `wal_autocheckpoint` default.
+const PAGES: u32 = 1000;
 
 /// The checkpointing thread, woken after commits; see the module docs.
 pub(crate) struct Checkpointer {
@@ -78,9 +82,14 @@ impl Checkpointer {
         })
     }
 
-    /// After a commit: the new frames are not copied yet; the thread copies them.
-    pub(crate) fn committed(&self) {
+    /// After a commit that left `pages` in the WAL: the new frames are not copied yet;
+    /// the thread copies them once there are [`PAGES`] (as SQLite's own automatic
+    /// checkpoint would: a commit every 100 events must not cost a checkpoint each).
+    pub(crate) fn committed(&self, pages: u32) {
         self.caught_up.store(false, Ordering::Release);
+        if pages < PAGES {
+            return;
+        }
         if let Some(wake) = &self.wake {
             // Full: a checkpoint is due already, and copies these frames too.
             let _ = wake.try_send(());

@@ -22,6 +22,9 @@ pub(crate) struct Store {
     /// (`file/checkpointer.rs`). First, so it is dropped (its connection closed) before
     /// `conn`, whose close is then the last and removes the WAL.
     checkpointer: Option<crate::file::checkpointer::Checkpointer>,
+    /// The WAL's pages after the last commit (SQLite's WAL hook, set with the
+    /// checkpointer).
+    wal_pages: Arc<std::sync::atomic::AtomicU32>,
     pub(super) conn: Connection,
     /// Each bucket's fields, count and span, shared with readers (see `published.rs`).
     pub(super) buckets: HashMap<String, Arc<BucketShared>>,
@@ -47,6 +50,7 @@ impl Store {
         let version = conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok();
         let mut store = Store {
             checkpointer: None,
+            wal_pages: Default::default(),
             conn,
             buckets: HashMap::new(),
             published,
@@ -188,6 +192,13 @@ impl Store {
         checkpointer: crate::file::checkpointer::Checkpointer,
     ) -> Result<()> {
         self.conn.execute_batch("PRAGMA wal_autocheckpoint=0")?;
+        // Registered after the pragma, which would replace it: each commit in WAL mode
+        // reports the WAL's pages.
+        let pages = self.wal_pages.clone();
+        self.conn.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, n: i32| {
+            pages.store(u32::try_from(n).unwrap_or(0), Ordering::Release);
+            Ok(())
+        }))?;
         self.checkpointer = Some(checkpointer);
         Ok(())
     }
@@ -214,7 +225,7 @@ impl Store {
     pub(crate) fn after_commit(&self) {
         self.touches.borrow_mut().committed();
         if let Some(checkpointer) = &self.checkpointer {
-            checkpointer.committed();
+            checkpointer.committed(self.wal_pages.load(Ordering::Acquire));
         }
         let kept = self.published.derived_kept.load(Ordering::Acquire);
         if let (true, Some(path)) = (kept, self.conn.path()) {
