@@ -195,10 +195,11 @@ impl Store {
         // Registered after the pragma, which would replace it: each commit in WAL mode
         // reports the WAL's pages.
         let pages = self.wal_pages.clone();
-        self.conn.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, n: i32| {
-            pages.store(u32::try_from(n).unwrap_or(0), Ordering::Release);
-            Ok(())
-        }))?;
+        self.conn
+            .wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, n: i32| {
+                pages.store(u32::try_from(n).unwrap_or(0), Ordering::Release);
+                Ok(())
+            }))?;
         self.checkpointer = Some(checkpointer);
         Ok(())
     }
