@@ -87,9 +87,10 @@ pub use file::encryption::AVAILABLE as ENCRYPTION_AVAILABLE;
 pub use file::{
     announce, announcement_path, convert, copy_verified, damage_marker, list_backups, lock_file,
     rotate_backups, rotation, salvage, verify_backup, with_suffix, withdraw_announcement,
-    write_backup, BackupFile, BackupKind, BackupSource, Converted, DatabaseFile, DbPassword,
-    Direction, Faults, KeptState, LostRange, OpenOptions, Producer, SalvageReport, BACKUP_FOLDER,
-    FILE_TIME_FORMAT, KEEP_BEFORE_REWRITE,
+    write_backup, BackupFile, BackupKind, BackupSource, BucketSpace, Compacted, Converted,
+    DatabaseFile, DbPassword, Direction, Faults, KeptState, LostRange, OpenOptions, Producer,
+    SalvageReport, SpaceMeasure, StructureSpace, YearSpace, BACKUP_FOLDER, FILE_TIME_FORMAT,
+    KEEP_BEFORE_REWRITE, ROW_COST,
 };
 pub use handle::{
     parse_import_document, Answer, AnswerFuture, Datastore, ImportDocument, ImportProblem, Opening,
@@ -99,7 +100,7 @@ pub use new_event::NewEvent;
 pub use store::schema::SCHEMA_VERSION;
 pub use store::{
     created_from_text, day_of, day_span, Changed, DayDigest, DayDigests, Merge, MirroredDay,
-    PrivacyReport, PrivacySample, PulledDay, PulledDayApplied, RangeDeletion, RuleReport, Touched,
-    WriteListener, DAY_NS, PRIVACY_FILTERS_KEY,
+    PrivacyReport, PrivacySample, PulledDay, PulledDayApplied, RangeDeletion, Reclaimed,
+    RuleReport, Touched, WriteListener, DAY_NS, PRIVACY_FILTERS_KEY,
 };
 pub use worker::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};

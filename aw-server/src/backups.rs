@@ -132,8 +132,14 @@ pub(crate) enum BackupError {
 
 type Reply = Sender<Result<BackupEntry, BackupError>>;
 
-/// A backup asked of the thread: of what kind, and where the answer goes.
-type Asked = (BackupKind, Reply);
+/// What the thread is asked for.
+enum Asked {
+    /// A backup of this kind, answered on the reply.
+    Backup(BackupKind, Reply),
+    /// Another read of the whole file over the backup connection, which must not hold the
+    /// worker: the storage measure (`storage.rs`). It sends its own answer.
+    Read(Box<dyn FnOnce(&BackupSource) + Send>),
+}
 
 /// The backups of one database: settings, status and the thread.
 pub(crate) struct Backups {
@@ -149,6 +155,11 @@ pub(crate) struct Backups {
     /// dropped, so a request is refused at once instead of waiting forever.
     received: Mutex<Option<Receiver<Option<Asked>>>>,
     thread: Background,
+}
+
+/// The answer when the backup thread is not there to ask.
+fn stopped() -> BackupError {
+    BackupError::Unavailable("the backup thread has stopped".into())
 }
 
 /// The backup folder for `config` and the database at `database`.
@@ -247,11 +258,23 @@ impl Backups {
     fn take_kind(&self, kind: BackupKind) -> Result<BackupEntry, BackupError> {
         let (reply, answer) = crossbeam_channel::bounded(1);
         self.requests
-            .send(Some((kind, reply)))
-            .map_err(|_| BackupError::Unavailable("the backup thread has stopped".into()))?;
-        answer
-            .recv()
-            .map_err(|_| BackupError::Unavailable("the backup thread has stopped".into()))?
+            .send(Some(Asked::Backup(kind, reply)))
+            .map_err(|_| stopped())?;
+        answer.recv().map_err(|_| stopped())?
+    }
+
+    /// Runs `read` on the backup thread, over its connection, and waits for its answer (after
+    /// a backup being written): reads of the whole file that must not hold the worker.
+    pub(crate) fn read_with<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&BackupSource) -> T + Send + 'static,
+    ) -> Result<T, BackupError> {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        let task = move |source: &BackupSource| drop(reply.send(read(source)));
+        self.requests
+            .send(Some(Asked::Read(Box::new(task))))
+            .map_err(|_| stopped())?;
+        answer.recv().map_err(|_| stopped())
     }
 
     /// Stops the thread (after the backup it is writing, if any) and waits for it.
@@ -300,9 +323,10 @@ impl Backups {
             match request {
                 // Stop.
                 Some(None) => return,
-                Some(Some((kind, reply))) => {
+                Some(Some(Asked::Backup(kind, reply))) => {
                     let _ = reply.send(self.take(&source, datastore, kind));
                 }
+                Some(Some(Asked::Read(read))) => read(&source),
                 None => {
                     if self.config.enabled {
                         if let Err(e) = self.take(&source, datastore, BackupKind::Scheduled) {

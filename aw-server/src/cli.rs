@@ -63,6 +63,11 @@ pub(crate) enum Command {
     /// Copy every readable bucket, event and setting of a damaged database into a fresh
     /// one and go on with that (the server must be stopped); the damaged file is kept aside.
     Salvage,
+    /// Rewrite the database whole so that it gives space back (the server must be
+    /// stopped): the free pages inside it go, and it is switched to incremental
+    /// auto-vacuum, so that later deletions can give theirs back while serving
+    /// (`POST /api/0/storage/reclaim`). A verified backup is taken first.
+    Compact,
     /// Encrypt the (plain) database in place with --db-password / AW_DB_PASSWORD. The
     /// encrypted copy is verified before it replaces the original.
     #[cfg(feature = "encryption")]

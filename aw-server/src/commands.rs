@@ -1,4 +1,4 @@
-//! `aw-server backup` and `aw-server restore`: what a user runs by hand.
+//! `aw-server backup`, `restore`, `salvage` and `compact`: what a user runs by hand.
 //!
 //! `backup` asks the running server (found beside the database, `instance.rs`) with
 //! `POST /api/0/backups`, so the copy is taken through its backup connection and listed by
@@ -195,6 +195,48 @@ pub(crate) fn salvage(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => fail(format!("Salvage failed: {e}; the database is unchanged")),
+    }
+}
+
+/// `aw-server compact`: the server must be stopped; a verified backup first, then the file
+/// rewritten (`DatabaseFile::compact`); the report is printed as JSON.
+pub(crate) fn compact(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
+    let (db, config, folder) = match context(cli) {
+        Ok(context) => context,
+        Err(e) => return fail(e),
+    };
+    if !db.exists() {
+        return fail(format!("There is no database at {}", db.display()));
+    }
+    let file = match claim_for(&db, "compact") {
+        Ok(file) => file,
+        Err(code) => return code,
+    };
+    if let Err(e) = file.apply_held_writes(password.as_ref()) {
+        return fail(format!("Not compacting: the journal's held writes could not be applied ({e}). The database is unchanged."));
+    }
+    let backup = BackupSource::open(&db, password.as_ref())
+        .map_err(|e| e.to_string())
+        .and_then(|source| {
+            backups::take_backup(
+                &source,
+                &folder,
+                &config.backup,
+                aw_datastore::BackupKind::BeforeRewrite,
+            )
+            .map_err(|e| e.to_string())
+        });
+    if let Err(e) = backup {
+        return fail(format!(
+            "Not compacting: the backup before it failed: {e}. The database is unchanged."
+        ));
+    }
+    match file.compact(password.as_ref()) {
+        Ok(report) => {
+            println!("{}", serde_json::to_string(&report).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(format!("Compacting failed: {e}; the database is as it was")),
     }
 }
 

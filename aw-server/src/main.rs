@@ -32,6 +32,7 @@ mod server;
 mod shutdown;
 mod startup;
 mod state;
+mod storage;
 mod time_zone;
 
 use clap::Parser;
@@ -135,6 +136,7 @@ fn main() -> ExitCode {
         None => {}
         Some(cli::Command::Backup) => return commands::backup(&cli, password),
         Some(cli::Command::Salvage) => return commands::salvage(&cli, password),
+        Some(cli::Command::Compact) => return commands::compact(&cli, password),
         Some(cli::Command::Restore { backup }) => {
             return commands::restore(&cli, password, backup.as_deref())
         }

@@ -186,6 +186,7 @@ pub(crate) fn build(
             query_timeout: settings.config.query_budget(),
             sync,
             backups,
+            storage: std::sync::Arc::default(),
             requests_in_flight,
             db_path: settings.db_path.clone(),
             rewrites: rocket::tokio::sync::Mutex::new(()),

@@ -24,6 +24,8 @@ pub(crate) struct AppState {
     pub sync: std::sync::Arc<crate::builtin_sync::BackgroundSync>,
     /// The database's backups (see `backups.rs`).
     pub backups: std::sync::Arc<crate::backups::Backups>,
+    /// The last measure of what takes the space (`storage.rs`).
+    pub storage: std::sync::Arc<crate::storage::Storage>,
     /// How many requests are being handled (`shutdown.rs`), for `GET /api/0/health`.
     pub requests_in_flight: crate::shutdown::RequestsInFlight,
     /// The database file (for the restore command an undoable operation names).

@@ -222,6 +222,6 @@ impl Server for Datastore {
     }
 
     fn scrub(&self) -> Result<()> {
-        Ok(Datastore::scrub(self).wait()?)
+        Ok(Datastore::scrub_blocking(self)?)
     }
 }

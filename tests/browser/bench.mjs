@@ -28,7 +28,9 @@
 // Prints the medians of `rounds` rounds (default 3) and writes them to
 // tests/artifacts/periods-bench.json; `BENCH_DAY` (default 2025-11-30) is today. With
 // `AW_REFERENCE_BIN` (the reference aw-server) each round runs it too, right after ours,
-// serving this same dashboard (`--webpath`), so both columns come from the same run. With
+// serving this same dashboard (`--webpath`), so both columns come from the same run;
+// `BENCH_REFERENCE_ROUNDS=N` runs the reference in the first N rounds only (its Year view
+// takes 40-50 s a look, which would triple the run for a median of the same). With
 // `BENCH_BUSY=1` one core is kept busy by another process throughout. Not part of the test
 // command: numbers, not assertions (BENCHMARKS.md); a slow machine gives bigger numbers,
 // never a failure. The browser's cache is off throughout.
@@ -42,6 +44,7 @@ import { serverBin, startServer } from './server.mjs';
 import { ARTIFACTS, CHROMIUM_ARGS, HANG_MS } from './harness.mjs';
 
 const rounds = Number(process.argv[2] || 3);
+const referenceRounds = Number(process.env.BENCH_REFERENCE_ROUNDS || rounds);
 const DAY = process.env.BENCH_DAY || '2025-11-30';
 const DAY0 = Date.parse(`${DAY}T00:00:00Z`);
 // A morning: the watchers have been writing since 09:20.
@@ -163,6 +166,7 @@ if (process.env.AW_REFERENCE_BIN) {
 }
 try {
   for (let round = 0; round < rounds; round += 1) for (const [who, binary, dashboardDir] of servers) {
+    if (who === 'reference' && round >= referenceRounds) continue;
     const note = (name, ms) => { ((rows[name] ||= {})[who] ||= []).push(ms); };
     if (who === 'ours') {
       const server = await startServer({ dashboard: true, binary, dashboardDir });

@@ -18,6 +18,21 @@
 //! with nothing written since its commit, ends and begins its (empty) transaction again
 //! (`GroupCommit::refresh`): its next write then restarts the WAL.
 //!
+//! **Before a scrub.** A scrub must empty the WAL, with a `TRUNCATE` checkpoint on the
+//! worker's connection in its turn; after a privacy run that copy is the whole rewrite
+//! (390 ms of heartbeats unanswered on the generated year). So the scrub first asks this
+//! thread to copy what is committed ([`Checkpointer::copy_then`]) while the worker goes
+//! on serving, and its own checkpoint copies only what was committed since.
+//!
+//! **Before a rewrite's commit.** A rewrite of stored history (a privacy run, a merge, a
+//! whole-history deletion) runs in steps inside one transaction; SQLite spills its pages
+//! into the WAL as they leave the page cache, unsynced, and the `COMMIT` at its end
+//! (`synchronous=FULL`) syncs the WAL: every spilled page reaches the disk in the worker's
+//! turn. So after each of its steps the worker asks this thread to sync the WAL file
+//! ([`Checkpointer::presync`]; an fsync flushes the file whichever descriptor asks), and
+//! the commit's sync has only the last step's pages left. Frames not yet committed are
+//! ignored by SQLite's recovery, synced or not.
+//!
 //! Dropped (its connection closed) before the worker's connection closes, so the worker's
 //! stays the last one, whose close copies the WAL and removes it.
 
@@ -32,12 +47,26 @@ use rusqlite::Connection;
 use crate::error::Result;
 use crate::file::DbPassword;
 
+/// Where the thread says a copy asked for is done (the worker's reply channel, filled here).
+type Reply<T> = tokio::sync::oneshot::Sender<Result<T>>;
+
 /// The WAL's pages that make a checkpoint due: SQLite's `wal_autocheckpoint` default.
 const PAGES: u32 = 1000;
 
+/// Why the thread is woken.
+enum Wake {
+    /// Commits left [`PAGES`] or more in the WAL.
+    Due,
+    /// A rewrite in progress spilled pages into the WAL: they are synced to the disk now,
+    /// so that its commit's own sync finds little left ("Before a rewrite's commit").
+    Sync,
+    /// A scrub waits for what is committed to be copied: answered once it is.
+    Copy(Reply<()>),
+}
+
 /// The checkpointing thread, woken after commits; see the module docs.
 pub(crate) struct Checkpointer {
-    wake: Option<SyncSender<()>>,
+    wake: Option<SyncSender<Wake>>,
     /// Held by the thread while it checkpoints, and by whoever must checkpoint on its own
     /// ([`Checkpointer::hold`]).
     gate: Arc<Mutex<()>>,
@@ -60,7 +89,9 @@ impl Checkpointer {
         let conn = Connection::open(db)?;
         crate::file::encryption::unlock(&conn, password, db)?;
         conn.busy_timeout(std::time::Duration::from_secs(2))?;
-        let (wake, woken) = sync_channel::<()>(1);
+        // Room for a due checkpoint and a scrub's, so a scrub's never waits for a slot.
+        let (wake, woken) = sync_channel::<Wake>(2);
+        let wal = crate::file::names::with_suffix(db, "-wal");
         let caught_up = Arc::new(AtomicBool::new(false));
         let flag = caught_up.clone();
         let gate = Arc::new(Mutex::new(()));
@@ -68,9 +99,20 @@ impl Checkpointer {
         let thread = std::thread::Builder::new()
             .name("aw-checkpoint".into())
             .spawn(move || {
-                while woken.recv().is_ok() {
-                    let _checkpointing = held.lock().unwrap_or_else(PoisonError::into_inner);
+                while let Ok(why) = woken.recv() {
+                    if let Wake::Sync = why {
+                        if let Err(e) = std::fs::File::open(&wal).and_then(|f| f.sync_data()) {
+                            log::debug!("The WAL could not be synced ahead of a commit: {e}");
+                        }
+                        continue;
+                    }
+                    let checkpointing = held.lock().unwrap_or_else(PoisonError::into_inner);
                     flag.store(checkpoint(&conn), Ordering::Release);
+                    drop(checkpointing);
+                    if let Wake::Copy(reply) = why {
+                        // Copied or not, the scrub's own checkpoint is the one that counts.
+                        let _ = reply.send(Ok(()));
+                    }
                 }
             })
             .map_err(|e| crate::error::DatastoreError::io("start the checkpoint thread", db, &e))?;
@@ -92,7 +134,33 @@ impl Checkpointer {
         }
         if let Some(wake) = &self.wake {
             // Full: a checkpoint is due already, and copies these frames too.
-            let _ = wake.try_send(());
+            let _ = wake.try_send(Wake::Due);
+        }
+    }
+
+    /// Syncs the WAL file to the disk on this thread, unless a wake-up is pending already:
+    /// see "Before a rewrite's commit".
+    pub(crate) fn presync(&self) {
+        if let Some(wake) = &self.wake {
+            let _ = wake.try_send(Wake::Sync);
+        }
+    }
+
+    /// Copies every committed frame into the database on this thread, then answers
+    /// `reply` (the worker is not waited for, nor made to wait): see "Before a scrub".
+    pub(crate) fn copy_then(&self, reply: Reply<()>) {
+        match &self.wake {
+            // Blocks only while two wake-ups are pending, which the thread is taking.
+            Some(wake) => {
+                if let Err(std::sync::mpsc::SendError(Wake::Copy(reply))) =
+                    wake.send(Wake::Copy(reply))
+                {
+                    let _ = reply.send(Ok(()));
+                }
+            }
+            None => {
+                let _ = reply.send(Ok(()));
+            }
         }
     }
 

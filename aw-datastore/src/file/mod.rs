@@ -30,7 +30,7 @@
 //! `open.rs` (pragmas, migration with its backup, repairs, the journal's held writes),
 //! `journal/` (written, read back, its format and cipher), `recovery.rs` (applying held writes), `identity.rs` (the
 //! journal's rows in the database), `replace.rs`, `backup/` (copies, names, rotation), `salvage.rs`,
-//! `encryption.rs` (the password), `convert.rs` (to and from encrypted), `modes.rs`, `derived.rs`, `checkpointer.rs` (the WAL copied off the worker's turn), `legacy_import.rs`, `announcement.rs`,
+//! `encryption.rs` (the password), `space.rs` (what takes the space), `vacuum.rs` (a file rewritten to give space back), `convert.rs` (to and from encrypted), `modes.rs`, `derived.rs`, `checkpointer.rs` (the WAL copied off the worker's turn), `legacy_import.rs`, `announcement.rs`,
 //! `names.rs` (side-file names) and `faults.rs` (failures tests switch on).
 
 mod announcement;
@@ -51,6 +51,8 @@ pub(crate) mod open;
 mod recovery;
 mod replace;
 pub(crate) mod salvage;
+mod space;
+mod vacuum;
 
 pub use announcement::{announce, announcement_path, withdraw_announcement};
 pub use backup::{
@@ -74,3 +76,5 @@ pub use open::OpenOptions;
 pub(crate) use recovery::recover;
 pub(crate) use replace::sync_folder_of;
 pub use salvage::{damage_marker, salvage, LostRange, SalvageReport};
+pub use space::{BucketSpace, SpaceMeasure, StructureSpace, YearSpace, ROW_COST};
+pub use vacuum::Compacted;

@@ -143,6 +143,8 @@ pub fn salvage(
     let mut target =
         Connection::open(fresh).map_err(|e| DatastoreError::sqlite("create", fresh, &e))?;
     encryption::unlock(&target, password, fresh)?;
+    // As every new file: its free pages can go back while serving (`store/reclaim.rs`).
+    target.execute_batch("PRAGMA auto_vacuum=INCREMENTAL;")?;
     schema::configure(&target)?;
     schema::migrate(&mut target, crate::file::create_marker)?;
     let mut report = SalvageReport::default();

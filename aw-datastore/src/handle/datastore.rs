@@ -177,6 +177,13 @@ impl Datastore {
         self.shared.published.listeners.add(listener);
     }
 
+    /// The bytes of the journal of acknowledged writes that hold records (its header and
+    /// the writes not committed yet) as of the worker's last turn; the rest of the file is
+    /// room allocated ahead. For the storage report.
+    pub fn journal_used(&self) -> u64 {
+        self.shared.turns.journal_used.load(Ordering::Relaxed)
+    }
+
     /// How many long requests (event reads and imports too large for one step) the worker
     /// has in progress. Read without asking the worker, for status; a sample, so a test that
     /// must know the order of the worker's turns reads [`Datastore::requests_between_steps`].

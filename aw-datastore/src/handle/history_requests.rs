@@ -4,9 +4,9 @@
 use aw_models::timestamp;
 use chrono::{DateTime, Utc};
 
-use crate::error::DatastoreError;
+use crate::error::{DatastoreError, Result};
 use crate::handle::{Answer, Datastore};
-use crate::store::{PrivacyReport, RangeDeletion};
+use crate::store::{PrivacyReport, RangeDeletion, Reclaimed};
 use crate::worker::{Control, Request};
 
 impl Datastore {
@@ -53,10 +53,33 @@ impl Datastore {
         self.ask(|reply| Request::ApplyPrivacy { dry_run, reply })
     }
 
+    /// Gives the free pages inside the file back to the file system (`store/reclaim.rs`):
+    /// moved in steps between other requests, committed, then the WAL copied into the file
+    /// and truncated ([`Datastore::scrub`]), when the file becomes shorter. A file not in
+    /// `auto_vacuum=INCREMENTAL` mode answers `incremental: false` and is left as it is.
+    pub async fn reclaim_space(&self) -> Result<Reclaimed> {
+        let reclaimed = self.ask(Request::ReclaimSpace).await?;
+        if reclaimed.incremental && reclaimed.pages_after < reclaimed.pages_before {
+            self.scrub().await?;
+        }
+        Ok(reclaimed)
+    }
+
     /// Commits, checkpoints the WAL into the file and truncates it, and zeroes the journal
     /// of acknowledged writes: after a rewrite that removed text (the privacy rules), none
     /// of it stays readable beside the database.
-    pub fn scrub(&self) -> Answer<()> {
-        self.ask(Control::Scrub)
+    ///
+    /// In two requests: the first has the WAL copied into the file off the worker's turn
+    /// (`file/checkpointer.rs`), so that the second's checkpoint, which empties the WAL in
+    /// the worker's turn, holds heartbeats only for what was committed in between.
+    pub async fn scrub(&self) -> Result<()> {
+        self.ask(Control::CopyWal).await?;
+        self.ask(Control::Scrub).await
+    }
+
+    /// [`Datastore::scrub`] for a thread outside an async runtime (it blocks until done).
+    pub fn scrub_blocking(&self) -> Result<()> {
+        self.ask(Control::CopyWal).wait()?;
+        self.ask(Control::Scrub).wait()
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! One file per concern: `state.rs` has the state, startup (`reload`) and shared helpers;
 //! `buckets.rs`, `events.rs`, `heartbeat.rs`, `key_value.rs`, `merge.rs`,
-//! `range_delete.rs` and `privacy_past.rs` the operations; `day_digest.rs`, `day_mirror.rs`
+//! `range_delete.rs`, `privacy_past.rs` and `reclaim.rs` (free pages given back) the operations; `day_digest.rs`, `day_mirror.rs`
 //! and `pulled_day.rs` what sync asks of a store; `range_read.rs` the event reads;
 //! `change.rs` the row-level changes every write records; `schema.rs` the tables and their
 //! migrations; `privacy.rs` the rules; `published.rs` and `write_listeners.rs` what the
@@ -31,6 +31,7 @@ mod published;
 mod pulled_day;
 mod range_delete;
 pub(crate) mod range_read;
+mod reclaim;
 pub(crate) mod schema;
 mod state;
 pub(crate) mod touch_log;
@@ -51,6 +52,7 @@ pub use pulled_day::{PulledDay, PulledDayApplied};
 pub use range_delete::RangeDeletion;
 pub(crate) use range_delete::RangeDeletionRun;
 pub(crate) use range_read::RangeRead;
+pub use reclaim::Reclaimed;
 pub(crate) use state::Store;
 pub use touch_log::Changed;
 pub use write_listeners::{Touched, WriteListener};

@@ -33,6 +33,10 @@ pub(crate) fn configure_as(conn: &Connection, durability: Durability) -> Result<
         // Before the switch to WAL: on an empty file that switch is itself a write (the
         // header's version bytes), made through a rollback journal with four syncs.
         conn.execute_batch("PRAGMA synchronous=OFF;")?;
+        // Also before it, the one moment a file takes this mode without a VACUUM: pages
+        // a deletion frees can then go back to the file system while serving
+        // (`store/reclaim.rs`). The reference opens and writes such files as any other.
+        conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL;")?;
     }
     let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {

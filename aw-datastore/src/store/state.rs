@@ -212,6 +212,23 @@ impl Store {
             .map(crate::file::checkpointer::Checkpointer::hold)
     }
 
+    /// Has the WAL synced to the disk off the worker's turn (a rewrite's step spilled
+    /// pages into it): `Checkpointer::presync`.
+    pub(crate) fn presync_wal(&self) {
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.presync();
+        }
+    }
+
+    /// Answers `reply` once what is committed was copied into the file, by the checkpoint
+    /// thread (at once without one): the first half of a scrub (`Control::CopyWal`).
+    pub(crate) fn copy_wal_then(&self, reply: tokio::sync::oneshot::Sender<Result<()>>) {
+        match &self.checkpointer {
+            Some(checkpointer) => checkpointer.copy_then(reply),
+            None => drop(reply.send(Ok(()))),
+        }
+    }
+
     /// Whether the WAL was copied whole since the last commit (once per checkpoint):
     /// `GroupCommit::refresh`.
     pub(crate) fn take_checkpoint_caught_up(&self) -> bool {

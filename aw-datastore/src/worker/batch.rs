@@ -94,6 +94,11 @@ impl Batch {
         self.journal.as_ref().and_then(Journal::unstored)
     }
 
+    /// The journal's bytes that hold records (0 without one): for the storage report.
+    pub(crate) fn journal_used(&self) -> u64 {
+        self.journal.as_ref().map_or(0, Journal::used)
+    }
+
     /// The journal (for the log: where held writes are).
     pub(crate) fn journal(&self) -> Option<&Journal> {
         self.journal.as_ref()

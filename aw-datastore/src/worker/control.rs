@@ -11,6 +11,10 @@ use crate::worker::schedule::Commit;
 pub(crate) enum Control {
     /// Answered once everything before it is committed.
     ForceCommit(Reply<()>),
+    /// A scrub's first half: commits, then has the checkpoint thread copy the WAL into the
+    /// file while the worker goes on (answered by that thread once it did), so that the
+    /// scrub's own checkpoint, in the worker's turn, copies only what came since.
+    CopyWal(Reply<()>),
     /// Removes what a rewrite left readable beside the database: commits, checkpoints the
     /// WAL into the file and truncates it, and wipes the journal.
     Scrub(Reply<()>),
@@ -31,7 +35,9 @@ impl Control {
     /// nothing (a stop undoes a rewrite in progress).
     pub(crate) fn kind(&self) -> Kind<'static> {
         let (touches, waits_for_privacy_run) = match self {
-            Control::ForceCommit(_) | Control::Scrub(_) => (Touches::Everything, true),
+            Control::ForceCommit(_) | Control::CopyWal(_) | Control::Scrub(_) => {
+                (Touches::Everything, true)
+            }
             Control::Close(_) | Control::Hold(..) | Control::MarkDerived(_) => {
                 (Touches::Nothing, false)
             }
@@ -50,6 +56,7 @@ impl Control {
     pub(crate) fn refuse(self, error: DatastoreError) {
         match self {
             Control::ForceCommit(r)
+            | Control::CopyWal(r)
             | Control::Scrub(r)
             | Control::Close(r)
             | Control::Hold(r, _) => send(r, error),

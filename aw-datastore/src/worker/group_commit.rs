@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use crate::error::{DatastoreError, Result};
 use crate::store::Store;
 use crate::worker::batch::Batch;
+use crate::worker::reply::Reply;
 
 /// How long after a failed commit or replay the worker waits before trying again, so a disk
 /// that stays full costs one attempt per interval, not one per request.
@@ -326,12 +327,20 @@ impl GroupCommit {
         }
     }
 
-    /// Begins a transaction after a commit.
+    /// A scrub's first half (`Control::CopyWal`): commits, then has the checkpoint thread
+    /// copy the WAL into the file and answer `reply` once it did.
+    pub(crate) fn copy_wal(&mut self, store: &mut Store, reply: Reply<()>) {
+        match self.commit(store) {
+            Ok(()) => store.copy_wal_then(reply),
+            Err(e) => drop(reply.send(Err(e))),
+        }
+    }
+
     /// Commits, then removes what the file's neighbours still hold of rows that were
     /// deleted or rewritten: the WAL is checkpointed into the database and truncated, and
-    /// the journal zeroed. Returns whether the WAL could be emptied (another connection's
-    /// read, such as a backup in progress, can keep frames in it).
-    pub(crate) fn scrub(&mut self, store: &mut Store) -> Result<bool> {
+    /// the journal zeroed. Another connection's read (a backup in progress) can keep frames
+    /// in the WAL: they stay until the next checkpoint, and a warning says so.
+    pub(crate) fn scrub(&mut self, store: &mut Store) -> Result<()> {
         self.commit(store)?;
         // The checkpoint runs outside a transaction: the empty one `commit` opened ends.
         if self.open && self.batch.is_empty() {
@@ -347,7 +356,12 @@ impl GroupCommit {
         drop(held);
         self.renew(store);
         self.batch.wipe_journal()?;
-        Ok(busy? == 0)
+        if busy? != 0 {
+            log::warn!(
+                "The WAL could not be emptied (a read holds it); it is at the next checkpoint"
+            );
+        }
+        Ok(())
     }
 
     /// Begins the next transaction. When `BEGIN` fails (another program holds the write

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use crate::error::Result;
 use crate::new_event::NewEvent;
 use crate::store::range_read::RangeRead;
-use crate::store::{ImportBucket, Store};
+use crate::store::{ImportBucket, Reclaimed, Store};
 use crate::worker::batch::Batch;
 use crate::worker::reply::{answer, Reply, RowSink};
 use crate::worker::rewrite::{self, Rewrite};
@@ -67,6 +67,8 @@ pub(crate) enum Job {
     Import(VecDeque<ImportBucket>, Reply<()>),
     /// A rewrite of stored history, all or nothing (`worker/rewrite.rs`).
     Rewrite(Box<Rewrite>),
+    /// Free pages given back to the file system (`store/reclaim.rs`): what it did so far.
+    Reclaim(Reclaimed, Reply<Reclaimed>),
 }
 
 impl Job {
@@ -156,6 +158,18 @@ impl Job {
         Job::rewrite(store, batch, run, reply, rewrite::Run::Merge, time)
     }
 
+    /// Starts giving free pages back (`store/reclaim.rs`), with a first step of at most
+    /// `time`.
+    pub(crate) fn reclaim(store: &mut Store, reply: Reply<Reclaimed>, time: Duration) -> Stepped {
+        match store.start_reclaim() {
+            Ok(reclaimed) => step_reclaim(store, reclaimed, reply, time),
+            Err(e) => {
+                answer(store, reply, Err(e));
+                Stepped::done(Commit::Later)
+            }
+        }
+    }
+
     /// Starts the rewrite `run` began as (or answers its error), with a first step.
     fn rewrite<R, T>(
         store: &mut Store,
@@ -192,7 +206,7 @@ impl Job {
     pub(crate) fn is_write(&self) -> bool {
         match self {
             Job::Read(..) => false,
-            Job::Import(..) => true,
+            Job::Import(..) | Job::Reclaim(..) => true,
             Job::Rewrite(rewrite) => !rewrite.is_dry_run(),
         }
     }
@@ -201,7 +215,7 @@ impl Job {
     pub(crate) fn as_rewrite(&self) -> Option<&Rewrite> {
         match self {
             Job::Rewrite(rewrite) => Some(rewrite),
-            Job::Read(..) | Job::Import(..) => None,
+            Job::Read(..) | Job::Import(..) | Job::Reclaim(..) => None,
         }
     }
 
@@ -217,6 +231,7 @@ impl Job {
         match self {
             Job::Read(read, _) => Some(vec![read.bucketrow()]),
             Job::Import(..) => None,
+            Job::Reclaim(..) => Some(Vec::new()),
             Job::Rewrite(rewrite) => rewrite
                 .buckets()
                 .map(|buckets| buckets.iter().map(|&(_, row)| row).collect()),
@@ -240,6 +255,9 @@ impl Job {
                 let _ = reply.send(Err(error));
             }
             Job::Rewrite(rewrite) => rewrite.refuse(error),
+            Job::Reclaim(_, reply) => {
+                let _ = reply.send(Err(error));
+            }
         }
     }
 
@@ -252,6 +270,28 @@ impl Job {
             Job::Read(read, reply) => step_read(store, read, reply, time),
             Job::Import(left, reply) => step_import(store, batch, left, reply, time),
             Job::Rewrite(rewrite) => Job::from_rewrite(rewrite.step(store, batch, time)),
+            Job::Reclaim(reclaimed, reply) => step_reclaim(store, reclaimed, reply, time),
+        }
+    }
+}
+
+/// One step of a reclaim, of at most `time`; the last one (or a failed one) answers and
+/// asks for the commit that keeps what was moved.
+fn step_reclaim(
+    store: &mut Store,
+    mut reclaimed: Reclaimed,
+    reply: Reply<Reclaimed>,
+    time: Duration,
+) -> Stepped {
+    match store.reclaim_step(&mut reclaimed, time) {
+        Ok(false) => Stepped::more(Job::Reclaim(reclaimed, reply)),
+        Ok(true) => {
+            answer(store, reply, Ok(reclaimed));
+            Stepped::done(Commit::Now)
+        }
+        Err(e) => {
+            answer(store, reply, Err(e));
+            Stepped::done(Commit::Now)
         }
     }
 }

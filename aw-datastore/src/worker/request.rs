@@ -21,7 +21,9 @@ use std::time::Duration;
 
 use crate::error::DatastoreError;
 use crate::new_event::NewEvent;
-use crate::store::{Merge, PrivacyReport, RangeDeletion, RangeRead, Store, PRIVACY_FILTERS_KEY};
+use crate::store::{
+    Merge, PrivacyReport, RangeDeletion, RangeRead, Reclaimed, Store, PRIVACY_FILTERS_KEY,
+};
 use crate::worker::batch::Batch;
 pub(crate) use crate::worker::control::Control;
 use crate::worker::job::{Job, Stepped};
@@ -126,6 +128,8 @@ pub(crate) enum Request {
     DeleteKeyValue(String, Reply<()>),
     /// Reads the settings whose keys start with a prefix.
     GetKeyValues(String, Reply<Vec<(String, String)>>),
+    /// Gives the free pages inside the file back, in steps (`store/reclaim.rs`).
+    ReclaimSpace(Reply<Reclaimed>),
     /// What sync asks (`sync_request.rs`).
     Sync(SyncRequest),
 }
@@ -214,6 +218,8 @@ impl Request {
                 let rules = key == PRIVACY_FILTERS_KEY;
                 (true, true, Later, Touches::Nothing, rules, None)
             }
+            // Changes no row: nothing to tell; waits for a rewrite, which it would lengthen.
+            Request::ReclaimSpace(_) => (false, true, Now, Touches::Nothing, true, None),
             Request::Sync(request) => request.row(),
         };
         Kind::of(row)
@@ -294,6 +300,7 @@ impl Request {
             Request::ApplyPrivacy { dry_run, reply } => {
                 return Job::apply_privacy(store, batch, dry_run, reply, step);
             }
+            Request::ReclaimSpace(reply) => return Job::reclaim(store, reply, step),
             Request::Sync(request) => request.run(store, batch),
         }
         Stepped::done(Commit::Later)
@@ -321,6 +328,7 @@ impl Request {
             Request::CountEvents(.., r) => send(r, error),
             Request::GetKeyValue(_, r) => send(r, error),
             Request::GetKeyValues(_, r) => send(r, error),
+            Request::ReclaimSpace(r) => send(r, error),
             Request::Sync(request) => request.refuse(error),
         }
     }

@@ -132,6 +132,8 @@ impl Rewrite {
             Ok(false) => match batch.take_provisional(self.number) {
                 Ok(changes) => {
                     self.changes.extend(changes);
+                    // What the step spilled into the WAL reaches the disk meanwhile.
+                    store.presync_wal();
                     return Stepped::More(self);
                 }
                 Err(e) => Err(e),

@@ -17,7 +17,7 @@ use crate::worker::fence::{rewriting, Fence};
 use crate::worker::group_commit::GroupCommit;
 use crate::worker::job::{Job, Stepped};
 use crate::worker::live_salvage::{salvage_now, Salvager};
-use crate::worker::reply::Reply;
+use crate::worker::reply::{answer, Reply};
 use crate::worker::request::{Control, Message, Request};
 use crate::worker::schedule::{
     self, Commit, Otherwise, PollTrial, Receive, Situation, StreamGuess,
@@ -261,14 +261,10 @@ impl<'a> Worker<'a> {
                 let _ = release.recv();
                 return Carried::Next;
             }
+            Control::CopyWal(reply) => self.tx.copy_wal(&mut self.store, reply),
             Control::Scrub(reply) => {
-                let scrubbed = self.tx.scrub(&mut self.store).map(|emptied| {
-                    if !emptied {
-                        log::warn!("The WAL could not be emptied (a read holds it); it is at the next checkpoint");
-                    }
-                });
-                self.store.note(&scrubbed);
-                let _ = reply.send(scrubbed);
+                let scrubbed = self.tx.scrub(&mut self.store);
+                answer(&mut self.store, reply, scrubbed);
             }
             Control::Close(reply) => return Carried::Stop(self.close(reply)),
             Control::MarkDerived(reply) => drop(reply.send(Ok(self.tx.journal_last()))),
@@ -404,6 +400,10 @@ impl<'a> Worker<'a> {
         if !rewriting && schedule::commit_due(batch, age, may_retry) {
             let _ = self.tx.commit(&mut self.store);
         }
+        let turns = &self.shared.turns;
+        turns
+            .journal_used
+            .store(self.tx.batch().journal_used(), Ordering::Relaxed);
     }
 
     /// At a stop: ends every job and drops every held request (their callers see the worker

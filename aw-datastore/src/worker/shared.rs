@@ -35,6 +35,9 @@ pub(crate) struct Turns {
     /// Requests the worker took while a long job was unfinished: the worker's own record
     /// that it answers between a job's steps (see [`crate::Datastore::requests_between_steps`]).
     pub requests_between_steps: AtomicU64,
+    /// The bytes of the journal that hold records (its header and what is not committed
+    /// yet), as of the last turn: for the storage report.
+    pub journal_used: AtomicU64,
 }
 
 /// What the file's life leaves for callers to take, each behind its own lock (taken once,

@@ -12,6 +12,7 @@ pub(crate) mod info;
 pub(crate) mod openapi;
 pub(crate) mod query;
 pub(crate) mod settings;
+pub(crate) mod storage;
 pub(crate) mod summary;
 pub(crate) mod sync;
 pub(crate) mod webui;
@@ -57,6 +58,8 @@ pub(crate) fn api_routes() -> Vec<rocket::Route> {
         sync::scrub,
         backups::list,
         backups::take,
+        storage::report,
+        storage::reclaim,
         health::health,
     ]
 }

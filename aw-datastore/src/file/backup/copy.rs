@@ -67,6 +67,12 @@ impl BackupSource {
         })
     }
 
+    /// The connection, for other reads of the whole file that must not hold the worker
+    /// (`file/space.rs`).
+    pub(crate) fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
     /// The database this source copies.
     pub fn database(&self) -> &Path {
         &self.path

@@ -219,6 +219,12 @@ impl Journal {
         &self.faults
     }
 
+    /// The bytes that hold records: the header and the records not committed yet (what
+    /// follows is preallocated room).
+    pub(crate) fn used(&self) -> u64 {
+        self.tail
+    }
+
     /// The journal's file.
     pub(crate) fn path(&self) -> &Path {
         &self.path
