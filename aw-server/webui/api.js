@@ -77,6 +77,9 @@ export const getSync = () => request('GET', 'sync');
 /** The database's backups and their settings (`GET /api/0/backups`). */
 export const getBackups = () => request('GET', 'backups');
 
+/** What takes the space (`GET /api/0/storage`); `fresh`: measure now and wait for it. */
+export const getStorage = (fresh = false) => request('GET', fresh ? 'storage?fresh=true' : 'storage');
+
 /** Takes a verified backup now; resolves with it (`POST /api/0/backups`). */
 export const takeBackup = () => request('POST', 'backups');
 

@@ -92,3 +92,35 @@ export function confirmDialog({ title, text, confirmLabel = 'OK', danger = false
     dialog.showModal();
   });
 }
+
+/**
+ * A modal form: `fields` are `[{name, label, value, options?}]` (a text input, or a select
+ * of `options` `[[value, label]]`); resolves with `{name: value}` on confirm, `null` on
+ * cancel. The confirm button stays off until every field has a value.
+ */
+export function formDialog({ title, text, fields, confirmLabel = 'OK', danger = false }) {
+  return new Promise((resolve) => {
+    const inputs = fields.map((f) => (f.options
+      ? h('select', { id: `dialog-${f.name}`, name: f.name }, f.options.map(([v, label]) => h('option', { value: v, selected: v === f.value }, label)))
+      : h('input', { id: `dialog-${f.name}`, name: f.name, type: 'text', value: f.value || '', required: true, autocomplete: 'off' })));
+    const confirm = h('button', { value: 'confirm', class: danger ? 'btn danger' : 'btn primary', id: 'dialog-confirm' }, confirmLabel);
+    const check = () => { confirm.disabled = inputs.some((i) => !i.value.trim()); };
+    inputs.forEach((i) => i.addEventListener('input', check));
+    check();
+    const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': 'dialog-title' },
+      h('form', { method: 'dialog' },
+        h('h2', { id: 'dialog-title' }, title),
+        text ? h('p', {}, text) : null,
+        h('div', { class: 'form-grid' }, fields.flatMap((f, i) => [h('label', { for: `dialog-${f.name}` }, f.label), inputs[i]])),
+        h('div', { class: 'dialog-actions' },
+          h('button', { value: 'cancel', class: 'btn', formnovalidate: true }, 'Cancel'),
+          confirm)));
+    dialog.addEventListener('close', () => {
+      const ok = dialog.returnValue === 'confirm';
+      resolve(ok ? Object.fromEntries(fields.map((f, i) => [f.name, inputs[i].value.trim()])) : null);
+      dialog.remove();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}

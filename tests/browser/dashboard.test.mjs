@@ -311,6 +311,64 @@ test('Buckets lists the backups and takes a verified one with a button', async (
   assertClean();
 });
 
+test('Settings shows what takes the space: the largest bucket first, a bar per year, measured again on a click', async () => {
+  await page.goto(`${server.url}/#/settings`);
+  await ready();
+  // A first look starts the measure on the server; the card looks again until it is there.
+  await page.waitForSelector('#storage-measured', { timeout: HANG_MS });
+  const report = await server.api('GET', 'storage');
+  const m = report.measure;
+  const labels = await page.$$eval('#storage-buckets .bar-label', (els) => els.map((e) => e.textContent));
+  assert.deepEqual(labels.slice(0, 3), m.buckets.filter((b) => b.bytes > 0).slice(0, 3).map((b) => b.bucket));
+  const years = await page.$$eval('#storage-years .bar-label', (els) => els.map((e) => e.textContent));
+  assert.deepEqual(years, m.years.filter((y) => y.bytes > 0).map((y) => String(y.year)));
+  assert.ok(years.length >= 1);
+  assert.match(await page.textContent('#storage-backups'), new RegExp(`in ${report.files.backup_count} files?`));
+  // The click measures again and waits for it: the button is enabled once the card shows it.
+  await page.click('#storage-measure');
+  await page.waitForFunction(() => !document.querySelector('#storage-measure').disabled, null, { timeout: HANG_MS });
+  const again = await server.api('GET', 'storage');
+  assert.notEqual(again.measure.measured_at, m.measured_at);
+  await shot('settings-storage');
+  assertClean();
+});
+
+test('Buckets renames a bucket and merges one into another of its type, with a backup first', async () => {
+  const events = (n, offset) => Array.from({ length: n }, (_, i) => ({ timestamp: new Date(DAY0 - 40 * DAY_MS + (offset + i) * 60_000).toISOString(), duration: 30, data: { app: `a${offset + i}` } }));
+  for (const [id, n, offset] of [['edit-one', 5, 0], ['edit-two', 3, 100]]) {
+    await server.api('POST', `buckets/${id}`, { client: 'test', type: 'edit.test', hostname: 'edithost' });
+    await server.api('POST', `buckets/${id}/events`, events(n, offset));
+  }
+  try {
+    await page.goto(`${server.url}/#/buckets`);
+    await ready();
+    await page.click('button[aria-label="Rename edit-one"]');
+    await page.fill('#dialog-id', 'edit-renamed');
+    await page.fill('#dialog-hostname', 'otherhost');
+    await page.click('#dialog-confirm');
+    await page.waitForSelector('#rename-done', { timeout: HANG_MS });
+    await page.waitForSelector('#bucket-table tr[data-bucket="edit-renamed"]', { timeout: HANG_MS });
+    const renamed = await server.api('GET', 'buckets/edit-renamed');
+    assert.equal(renamed.hostname, 'otherhost');
+    assert.equal(await page.$('#bucket-table tr[data-bucket="edit-one"]'), null);
+
+    await page.click('button[aria-label="Merge edit-two"]');
+    // Only the bucket of the same type is offered.
+    const offered = await page.$$eval('#dialog-into option', (os) => os.map((o) => o.value));
+    assert.deepEqual(offered, ['edit-renamed']);
+    await page.click('#dialog-confirm');
+    await page.waitForSelector('#merge-done', { timeout: HANG_MS });
+    assert.match(await page.textContent('#merge-done'), /3 events moved, 0 already there/);
+    assert.match(await page.textContent('#undo-note'), /aw-server .*restore .*before-rewrite/);
+    await page.waitForFunction(() => !document.querySelector('#bucket-table tr[data-bucket="edit-two"]'), null, { timeout: HANG_MS });
+    assert.equal(await server.api('GET', 'buckets/edit-renamed/events/count'), 8);
+    await shot('buckets-merged');
+    assertClean();
+  } finally {
+    for (const id of ['edit-one', 'edit-two', 'edit-renamed']) await server.api('DELETE', `buckets/${id}?force=1`).catch(() => {});
+  }
+});
+
 test('export one bucket and all buckets as JSON downloads', async () => {
   await page.goto(`${server.url}/#/buckets`);
   await ready();

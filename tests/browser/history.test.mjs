@@ -153,6 +153,42 @@ test('an event is opened from its band, edited, and deleted', async () => {
   watcher.assertClean();
 });
 
+test('the privacy rules are edited in Settings: added, changed, removed and saved', async () => {
+  await server.api('POST', 'settings/privacy_filters', [{ enabled: true, field: 'title', pattern: 'old', action: 'drop' }]);
+  await harness.open(page, '#/settings');
+  assert.equal(await page.inputValue('#rule-0-pattern'), 'old');
+  // Change the first into a redaction, add a second, then remove the first.
+  await page.selectOption('#rule-0-action', 'redact');
+  await page.fill('#rule-0-replacement', '(gone)');
+  await page.click('#rules-add');
+  await page.fill('#rule-1-bucket_prefix', 'aw-watcher-web');
+  await page.fill('#rule-1-pattern', 'bank\\.example');
+  await page.uncheck('#rule-1-enabled');
+  await page.click('#rules-save');
+  await page.waitForSelector('#rules-saved');
+  assert.deepEqual(await server.api('GET', 'settings/privacy_filters'), [
+    { enabled: true, field: 'title', pattern: 'old', action: 'redact', replacement: '(gone)' },
+    { enabled: false, bucket_prefix: 'aw-watcher-web', pattern: 'bank\\.example', action: 'drop' },
+  ]);
+  await page.click('button[aria-label="Remove rule 1"]');
+  assert.equal(await page.inputValue('#rule-0-pattern'), 'bank\\.example');
+  // A rule without a pattern is not saved.
+  await page.click('#rules-add');
+  await page.click('#rules-save');
+  assert.match(await page.textContent('#rules-status'), /Rule 2 has no pattern/);
+  await page.click('button[aria-label="Remove rule 2"]');
+  await page.click('#rules-save');
+  await page.waitForSelector('#rules-saved');
+  assert.deepEqual(await server.api('GET', 'settings/privacy_filters'), [
+    { enabled: false, bucket_prefix: 'aw-watcher-web', pattern: 'bank\\.example', action: 'drop' },
+  ]);
+  await harness.shot(page, 'privacy-rules');
+  await server.api('DELETE', 'settings/privacy_filters');
+  // Away from Settings, so that the next test's visit there is a new page.
+  await harness.open(page, '#/buckets');
+  watcher.assertClean();
+});
+
 test('the privacy rules are checked against the stored history, then applied after a confirmation', async () => {
   const window = `aw-watcher-window_${host}`;
   await server.api('POST', 'settings/privacy_filters', [

@@ -1,11 +1,12 @@
-// Buckets: every bucket with its type, host, event count and last update; export, import and
-// delete; a bucket's events page by page, newest first; the state of the sync with other
+// Buckets: every bucket with its type, host, event count and last update; export, import,
+// rename, merge (`components/bucket_edit.js`) and delete; a bucket's events page by page, newest first; the state of the sync with other
 // devices; the database's backups, and a button that takes one.
 
 import * as api from '../api.js';
 import { h, replace, errorBox, notice, download, confirmDialog } from '../dom.js';
 import * as fmt from '../format.js';
 import { importPanel } from '../components/importer.js';
+import { renameBucket, mergeBucket } from '../components/bucket_edit.js';
 
 export const title = 'Buckets';
 
@@ -64,6 +65,8 @@ async function bucketTable(ctx, status) {
         h('td', { 'data-label': 'Last update', title: last ? fmt.dateTime(last) : '' }, last ? fmt.ago(last, now) : '—'),
         h('td', { class: 'actions' },
           h('button', { type: 'button', class: 'btn small', onclick: () => exportTo(b.id, status), 'aria-label': `Export ${b.id}` }, 'Export'),
+          h('button', { type: 'button', class: 'btn small', onclick: () => renameBucket(b, status, ctx.refreshView), 'aria-label': `Rename ${b.id}` }, 'Rename'),
+          h('button', { type: 'button', class: 'btn small', onclick: () => mergeBucket(b, buckets, status, ctx.refreshView), 'aria-label': `Merge ${b.id}` }, 'Merge'),
           h('button', { type: 'button', class: 'btn small danger-outline', onclick: () => remove(b.id, status, ctx.refreshView), 'aria-label': `Delete ${b.id}` }, 'Delete')));
     })));
   return h('div', { class: 'card flush table-wrap' }, table);

@@ -1,20 +1,26 @@
 // Settings: when a day starts, which weekday starts a week, and the theme. They are
 // aw-webui's own settings (`startOfDay`, `startOfWeek`, `theme`), so both dashboards count
 // days and weeks alike, whichever of them the user changed it in. Below them, the privacy
-// rules (the `privacy_filters` setting) applied to the stored history: a dry run first,
-// which says per rule what it would drop or redact, then the run, after a confirmation.
+// rules (the `privacy_filters` setting: `components/privacy_rules.js` edits them), applied
+// to the stored history: a dry run first, which says per rule what it would drop or
+// redact, then the run, after a confirmation; and what takes the space
+// (`components/storage.js`).
 
 import * as api from '../api.js';
 import { h, replace, errorBox, confirmDialog } from '../dom.js';
 import * as fmt from '../format.js';
 import { undoNote } from '../components/history_edit.js';
 import * as period from '../period.js';
+import { storageCard } from '../components/storage.js';
+import { privacyRulesEditor } from '../components/privacy_rules.js';
 
 export const title = 'Settings';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 
 export async function render(root, ctx) {
+  const storage = await storageCard(ctx);
+  if (!ctx.isCurrent()) return;
   const startOfDay = h('input', { type: 'time', id: 'set-start-of-day', required: true, value: period.startOfDay(ctx.settings) });
   const weekStart = period.startOfWeek(ctx.settings);
   const startOfWeek = h('select', { id: 'set-start-of-week' },
@@ -59,7 +65,9 @@ export async function render(root, ctx) {
     h('p', { class: 'stat-detail' }, 'Activity before the day’s start counts for the day before (aw-webui’s default: 04:00, weeks from Monday).'),
     status,
     h('div', { class: 'form-actions' }, save)),
-  privacyCard(ctx));
+  privacyRulesEditor(ctx),
+  privacyCard(ctx),
+  storage);
 }
 
 /** One rule's line of a privacy run's report, with its samples. */
