@@ -17,8 +17,10 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::store::Store;
 
-/// Pages freed per statement, between which a step looks at its time.
-const PAGES_PER_CALL: u32 = 256;
+/// Pages freed per statement, between which a step looks at its time: few, since moving
+/// a page rewrites its parent and the pointer map (256 at once held heartbeats for up to
+/// 240 ms on the generated year).
+const PAGES_PER_CALL: u32 = 8;
 
 /// What a reclaim did.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]

@@ -284,7 +284,11 @@ fn step_reclaim(
     time: Duration,
 ) -> Stepped {
     match store.reclaim_step(&mut reclaimed, time) {
-        Ok(false) => Stepped::more(Job::Reclaim(reclaimed, reply)),
+        Ok(false) => {
+            // The pages moved reach the disk meanwhile, not all in the commit's sync.
+            store.presync_wal();
+            Stepped::more(Job::Reclaim(reclaimed, reply))
+        }
         Ok(true) => {
             answer(store, reply, Ok(reclaimed));
             Stepped::done(Commit::Now)
