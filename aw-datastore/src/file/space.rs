@@ -114,10 +114,7 @@ pub(crate) fn measure(conn: &Connection) -> Result<SpaceMeasure> {
 }
 
 fn measure_in_snapshot(conn: &Connection) -> Result<SpaceMeasure> {
-    let pragma = |name: &str| -> Result<u64> {
-        let value: i64 = conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))?;
-        Ok(u64::try_from(value).unwrap_or(0))
-    };
+    let pragma = |name: &str| crate::store::pragma(conn, name);
     let page_size = pragma("page_size")?;
     let page_count = pragma("page_count")?;
     let freelist_count = pragma("freelist_count")?;

@@ -46,10 +46,10 @@ impl DatabaseFile {
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         let size = || std::fs::metadata(path).map_or(0, |m| m.len());
         let bytes_before = size();
-        let mode: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+        let mode = crate::store::pragma(&conn, "auto_vacuum")?;
         conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL; VACUUM;")?;
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-        let now: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+        let now = crate::store::pragma(&conn, "auto_vacuum")?;
         conn.close().map_err(|(_, e)| DatastoreError::from(e))?;
         if now != 2 {
             return Err(DatastoreError::Sql(

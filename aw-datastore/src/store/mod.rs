@@ -52,6 +52,7 @@ pub use pulled_day::{PulledDay, PulledDayApplied};
 pub use range_delete::RangeDeletion;
 pub(crate) use range_delete::RangeDeletionRun;
 pub(crate) use range_read::RangeRead;
+pub(crate) use reclaim::pragma;
 pub use reclaim::Reclaimed;
 pub(crate) use state::Store;
 pub use touch_log::Changed;

@@ -51,7 +51,7 @@ impl Store {
     /// What a reclaim starts from: the mode, the page size and the pages now.
     pub(crate) fn start_reclaim(&self) -> Result<Reclaimed> {
         let conn = self.conn();
-        let mode: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+        let mode = pragma(conn, "auto_vacuum")?;
         let (pages, free) = self.pages()?;
         Ok(Reclaimed {
             incremental: mode == 2,
@@ -100,8 +100,18 @@ impl Store {
     }
 }
 
-/// A pragma's count (never negative).
-fn pragma(conn: &rusqlite::Connection, name: &str) -> Result<u64> {
-    let n: i64 = conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))?;
-    Ok(u64::try_from(n).unwrap_or(0))
+/// The number a pragma that counts answers (`page_size`, `page_count`, `freelist_count`,
+/// `auto_vacuum`), never negative. SQLCipher answers `page_size` as text (its column is
+/// `cipher_page_size`), so either form is read.
+pub(crate) fn pragma(conn: &rusqlite::Connection, name: &str) -> Result<u64> {
+    use rusqlite::types::Value;
+    let value: Value = conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))?;
+    let n = match value {
+        Value::Integer(n) => u64::try_from(n).ok(),
+        Value::Text(text) => text.trim().parse().ok(),
+        _ => None,
+    };
+    n.ok_or_else(|| {
+        crate::error::DatastoreError::Sql(format!("PRAGMA {name} did not answer a count").into())
+    })
 }
