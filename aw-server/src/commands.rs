@@ -27,6 +27,15 @@ fn context(cli: &Cli) -> Result<(PathBuf, Config, PathBuf), String> {
     Ok((db, config, folder))
 }
 
+/// [`context`] for a command that needs the database to exist.
+fn existing_context(cli: &Cli) -> Result<(PathBuf, Config, PathBuf), String> {
+    let context = context(cli)?;
+    if !context.0.exists() {
+        return Err(format!("There is no database at {}", context.0.display()));
+    }
+    Ok(context)
+}
+
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     log::error!("{message}");
     ExitCode::FAILURE
@@ -34,13 +43,10 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 /// `aw-server backup`.
 pub(crate) fn backup(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
-    let (db, config, folder) = match context(cli) {
+    let (db, config, folder) = match existing_context(cli) {
         Ok(context) => context,
         Err(e) => return fail(e),
     };
-    if !db.exists() {
-        return fail(format!("There is no database at {}", db.display()));
-    }
     match instance::running(&db) {
         Some((_, Some(server))) => {
             log::info!(
@@ -201,13 +207,10 @@ pub(crate) fn salvage(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
 /// `aw-server compact`: the server must be stopped; a verified backup first, then the file
 /// rewritten (`DatabaseFile::compact`); the report is printed as JSON.
 pub(crate) fn compact(cli: &Cli, password: Option<DbPassword>) -> ExitCode {
-    let (db, config, folder) = match context(cli) {
+    let (db, config, folder) = match existing_context(cli) {
         Ok(context) => context,
         Err(e) => return fail(e),
     };
-    if !db.exists() {
-        return fail(format!("There is no database at {}", db.display()));
-    }
     let file = match claim_for(&db, "compact") {
         Ok(file) => file,
         Err(code) => return code,
