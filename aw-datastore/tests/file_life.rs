@@ -83,6 +83,12 @@ enum Step {
     DeleteC,
     RenameC,
     MergeCIntoA,
+    /// A window event split by a missed heartbeat, with a duplicate, into `a`; then `a` and
+    /// `b` compacted (or previewed).
+    Compact {
+        at: u32,
+        dry_run: bool,
+    },
     Import {
         count: u8,
         at: u32,
@@ -129,6 +135,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::DeleteC),
         1 => Just(Step::RenameC),
         1 => Just(Step::MergeCIntoA),
+        2 => (at.clone(), any::<bool>()).prop_map(|(at, dry_run)| Step::Compact { at, dry_run }),
         1 => (1u8..5, at.clone()).prop_map(|(count, at)| Step::Import { count, at }),
         2 => (0u8..3, any::<u8>()).prop_map(|(key, value)| Step::Setting { key, value }),
         2 => Just(Step::ForceCommit),
@@ -485,6 +492,19 @@ impl Sim {
             }
             Step::MergeCIntoA => {
                 let _ = ds.merge_buckets("c", "a").wait();
+            }
+            Step::Compact { at, dry_run } => {
+                let at = i64::from(*at);
+                let split = json!({"app": "split", "title": "plain"});
+                let pieces = [
+                    event(at, 3, split.clone()),
+                    event(at + 4, 3, split.clone()),
+                    event(at + 4, 1, split),
+                ];
+                let _ = ds.insert_events("a", &pieces).wait();
+                let _ = ds
+                    .compact(&["a".to_string(), "b".to_string()], *dry_run, None)
+                    .wait();
             }
             Step::Import { count, at } => {
                 let mut imported = bucket("imported");

@@ -1,13 +1,13 @@
-//! The requests that rewrite stored history: a range deleted, the privacy rules applied
-//! to the past, and the scrub that removes what a rewrite left readable beside the file.
+//! The requests that rewrite stored history: a range deleted, buckets compacted, the
+//! privacy rules applied to the past, and the scrub that removes what a rewrite left readable beside the file.
 
 use aw_models::timestamp;
 use chrono::{DateTime, Utc};
 
 use crate::error::{DatastoreError, Result};
 use crate::handle::{Answer, Datastore};
-use crate::store::{PrivacyReport, RangeDeletion, Reclaimed};
-use crate::worker::{Control, Request};
+use crate::store::{Compaction, PrivacyReport, RangeDeletion, Reclaimed};
+use crate::worker::{CompactionAsked, Control, Request};
 
 impl Datastore {
     /// Deletes what lies in `[start, end)` of each of `buckets`, all or nothing: events
@@ -42,6 +42,29 @@ impl Datastore {
             dry_run,
             expect,
             reply,
+        })
+    }
+
+    /// Compacts `buckets` (`store/compaction.rs`): merges the events `flood` would join and
+    /// removes duplicates, all or nothing, so that what the queries make of them does not
+    /// change; with `dry_run`, nothing changes and the answer says what would. Fails with
+    /// [`DatastoreError::NoSuchBucket`] (changing nothing) when one is missing, and with
+    /// [`DatastoreError::Changed`] when `expect` (the events a preview said would go) is
+    /// not what would go now. The caller picks the buckets: only those whose every query
+    /// floods them (`FLOODED_TYPES`).
+    pub fn compact(
+        &self,
+        buckets: &[String],
+        dry_run: bool,
+        expect: Option<u64>,
+    ) -> Answer<Compaction> {
+        self.ask(|reply| {
+            Request::Compact(CompactionAsked {
+                buckets: buckets.to_vec(),
+                dry_run,
+                expect,
+                reply,
+            })
         })
     }
 

@@ -8,7 +8,7 @@
 //!
 //! One file per concern: `state.rs` has the state, startup (`reload`) and shared helpers;
 //! `buckets.rs`, `events.rs`, `heartbeat.rs`, `key_value.rs`, `merge.rs`,
-//! `range_delete.rs`, `privacy_past.rs` and `reclaim.rs` (free pages given back) the operations; `day_digest.rs`, `day_mirror.rs`
+//! `range_delete.rs`, `privacy_past.rs`, `compaction.rs` (with its plan, `compaction_plan.rs`) and `reclaim.rs` (free pages given back) the operations; `day_digest.rs`, `day_mirror.rs`
 //! and `pulled_day.rs` what sync asks of a store; `range_read.rs` the event reads;
 //! `change.rs` the row-level changes every write records; `schema.rs` the tables and their
 //! migrations; `privacy.rs` the rules; `published.rs` and `write_listeners.rs` what the
@@ -16,6 +16,8 @@
 
 mod buckets;
 pub(crate) mod change;
+pub(crate) mod compaction;
+pub(crate) mod compaction_plan;
 mod created;
 pub(crate) mod day_digest;
 mod day_mirror;
@@ -40,6 +42,9 @@ pub(crate) mod write_listeners;
 pub(crate) use aw_models::raw_event::TextRows;
 pub(crate) use buckets::ImportBucket;
 pub(crate) use change::Change;
+pub(crate) use compaction::CompactionRun;
+pub use compaction::{BucketCompaction, Compaction, FLOODED_TYPES};
+pub use compaction_plan::FLOOD_GAP_NS;
 pub use created::created_from_text;
 pub use day_digest::{day_of, day_span, DayDigest, DayDigests, DAY_NS};
 pub use day_mirror::MirroredDay;

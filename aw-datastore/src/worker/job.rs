@@ -132,6 +132,17 @@ impl Job {
         Job::rewrite(store, batch, run, reply, rewrite::Run::DeleteRange, time)
     }
 
+    /// Starts compacting `buckets` (`store/compaction.rs`), as [`Job::delete_range`].
+    pub(crate) fn compact(
+        store: &mut Store,
+        batch: &mut Batch,
+        asked: crate::worker::request::CompactionAsked,
+        time: Duration,
+    ) -> Stepped {
+        let run = store.start_compaction(&asked.buckets, asked.dry_run, asked.expect);
+        Job::rewrite(store, batch, run, asked.reply, rewrite::Run::Compact, time)
+    }
+
     /// Starts applying the privacy rules to the past (`store/privacy_past.rs`) and runs
     /// its first step, as [`Job::delete_range`].
     pub(crate) fn apply_privacy(

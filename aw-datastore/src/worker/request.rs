@@ -22,7 +22,8 @@ use std::time::Duration;
 use crate::error::DatastoreError;
 use crate::new_event::NewEvent;
 use crate::store::{
-    Merge, PrivacyReport, RangeDeletion, RangeRead, Reclaimed, Store, PRIVACY_FILTERS_KEY,
+    Compaction, Merge, PrivacyReport, RangeDeletion, RangeRead, Reclaimed, Store,
+    PRIVACY_FILTERS_KEY,
 };
 use crate::worker::batch::Batch;
 pub(crate) use crate::worker::control::Control;
@@ -118,6 +119,8 @@ pub(crate) enum Request {
         /// The answer.
         reply: Reply<RangeDeletion>,
     },
+    /// Compacts (or with `dry_run` counts the compaction of) some buckets, all or nothing.
+    Compact(CompactionAsked),
     /// Counts the events of a bucket overlapping a range (all without one).
     CountEvents(String, Option<i64>, Option<i64>, Reply<u64>),
     /// Reads one setting.
@@ -132,6 +135,18 @@ pub(crate) enum Request {
     ReclaimSpace(Reply<Reclaimed>),
     /// What sync asks (`sync_request.rs`).
     Sync(SyncRequest),
+}
+
+/// What [`Request::Compact`] asks for.
+pub(crate) struct CompactionAsked {
+    /// The buckets.
+    pub buckets: Vec<String>,
+    /// Only count.
+    pub dry_run: bool,
+    /// The number of events it must remove, as a preview said (as for `DeleteRange`).
+    pub expect: Option<u64>,
+    /// The answer.
+    pub reply: Reply<Compaction>,
 }
 
 /// What [`Request::GetEvents`] reads, and where the rows go.
@@ -208,6 +223,17 @@ impl Request {
                 let touches = Touches::List(buckets);
                 (false, !dry_run, Now, touches, true, Some(Holds::ItsBuckets))
             }
+            Request::Compact(asked) => {
+                let touches = Touches::List(&asked.buckets);
+                (
+                    false,
+                    !asked.dry_run,
+                    Now,
+                    touches,
+                    true,
+                    Some(Holds::ItsBuckets),
+                )
+            }
             Request::ApplyPrivacy { dry_run, .. } => {
                 let touches = Touches::Everything;
                 (false, !dry_run, Now, touches, true, Some(Holds::History))
@@ -240,7 +266,7 @@ impl Request {
                 return Job::import(store, batch, buckets, reply, step);
             }
             Request::DeleteBucket(name, reply) => {
-                write(store, batch, reply, |s, c| s.delete_bucket(c, &name));
+                write(store, batch, reply, |s, c| s.delete_bucket(c, &name))
             }
             Request::InsertEvents(name, events, reply) => {
                 write(store, batch, reply, |s, c| {
@@ -284,21 +310,22 @@ impl Request {
                 let range = (buckets.as_slice(), lo, hi);
                 return Job::delete_range(store, batch, range, (dry_run, expect), reply, step);
             }
+            Request::Compact(asked) => return Job::compact(store, batch, asked, step),
+            Request::ApplyPrivacy { dry_run, reply } => {
+                return Job::apply_privacy(store, batch, dry_run, reply, step);
+            }
             Request::CountEvents(name, start, end, reply) => {
-                read(store, reply, |s| s.count_events(&name, start, end));
+                read(store, reply, |s| s.count_events(&name, start, end))
             }
             Request::GetKeyValue(key, reply) => read(store, reply, |s| s.get_key_value(&key)),
             Request::SetKeyValue(key, value, reply) => {
                 write(store, batch, reply, |s, c| s.set_key_value(c, &key, &value));
             }
             Request::DeleteKeyValue(key, reply) => {
-                write(store, batch, reply, |s, c| s.delete_key_value(c, &key));
+                write(store, batch, reply, |s, c| s.delete_key_value(c, &key))
             }
             Request::GetKeyValues(prefix, reply) => {
-                read(store, reply, |s| s.get_key_values(&prefix));
-            }
-            Request::ApplyPrivacy { dry_run, reply } => {
-                return Job::apply_privacy(store, batch, dry_run, reply, step);
+                read(store, reply, |s| s.get_key_values(&prefix))
             }
             Request::ReclaimSpace(reply) => return Job::reclaim(store, reply, step),
             Request::Sync(request) => request.run(store, batch),
@@ -325,6 +352,7 @@ impl Request {
             Request::MergeBuckets { reply, .. } => send(reply, error),
             Request::DeleteEvents(.., r) => send(r, error),
             Request::DeleteRange { reply, .. } => send(reply, error),
+            Request::Compact(asked) => send(asked.reply, error),
             Request::CountEvents(.., r) => send(r, error),
             Request::GetKeyValue(_, r) => send(r, error),
             Request::GetKeyValues(_, r) => send(r, error),

@@ -1,6 +1,7 @@
 //! A rewrite of stored history that runs in steps, all or nothing: a range deletion over
 //! all history (`store/range_delete.rs`), the privacy rules applied to the past
-//! (`store/privacy_past.rs`), or a bucket merged into another (`store/merge.rs`).
+//! (`store/privacy_past.rs`), a bucket merged into another (`store/merge.rs`), or buckets
+//! compacted (`store/compaction.rs`).
 //!
 //! Between its steps a rewrite keeps its row changes out of the batch
 //! ([`Batch::take_provisional`], which also appends them to the journal as provisional
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{DatastoreError, Result};
 use crate::store::Change;
-use crate::store::{MergeRun, PrivacyRun, RangeDeletionRun, Store};
+use crate::store::{CompactionRun, MergeRun, PrivacyRun, RangeDeletionRun, Store};
 use crate::worker::batch::Batch;
 use crate::worker::reply::answer;
 use crate::worker::reply::Reply;
@@ -29,6 +30,8 @@ pub(crate) enum Run {
     Privacy(PrivacyRun, Reply<crate::PrivacyReport>),
     /// A bucket merged into another.
     Merge(MergeRun, Reply<crate::Merge>),
+    /// Buckets compacted.
+    Compact(CompactionRun, Reply<crate::Compaction>),
 }
 
 /// A rewrite in progress.
@@ -68,6 +71,7 @@ impl Rewrite {
         match &self.run {
             Run::DeleteRange(run, _) => Some(run.buckets()),
             Run::Merge(run, _) => Some(run.buckets()),
+            Run::Compact(run, _) => Some(run.buckets()),
             Run::Privacy(..) => None,
         }
     }
@@ -77,6 +81,7 @@ impl Rewrite {
         match &self.run {
             Run::DeleteRange(run, _) => run.is_dry_run(),
             Run::Privacy(run, _) => run.is_dry_run(),
+            Run::Compact(run, _) => run.is_dry_run(),
             Run::Merge(..) => false,
         }
     }
@@ -110,6 +115,9 @@ impl Rewrite {
             Run::Merge(_, reply) => {
                 let _ = reply.send(Err(error));
             }
+            Run::Compact(_, reply) => {
+                let _ = reply.send(Err(error));
+            }
         }
     }
 
@@ -127,6 +135,7 @@ impl Rewrite {
             Run::DeleteRange(run, _) => store.step_range_deletion(batch.changes(), run, deadline),
             Run::Privacy(run, _) => store.step_privacy_run(batch.changes(), run, deadline),
             Run::Merge(run, _) => store.step_merge(batch.changes(), run, deadline),
+            Run::Compact(run, _) => store.step_compaction(batch.changes(), run, deadline),
         };
         let stepped = match stepped {
             Ok(false) => match batch.take_provisional(self.number) {
@@ -158,6 +167,10 @@ impl Rewrite {
             }
             Run::Merge(run, reply) => {
                 let result = stepped.and_then(|_| store.finish_merge(batch.changes(), run));
+                answer(store, reply, sealed.seal(batch, result));
+            }
+            Run::Compact(run, reply) => {
+                let result = stepped.and_then(|_| store.finish_compaction(run));
                 answer(store, reply, sealed.seal(batch, result));
             }
         }

@@ -82,7 +82,7 @@ fn flag(values: &[&str], name: &str) -> ApiResult<bool> {
 }
 
 /// Takes the backup an operation changing `changes` events needs (more than one).
-async fn backup_first(state: &AppState, changes: u64) -> ApiResult<Undo> {
+pub(crate) async fn backup_first(state: &AppState, changes: u64) -> ApiResult<Undo> {
     if changes <= 1 {
         return Ok(Undo::default());
     }
@@ -277,7 +277,7 @@ pub(crate) async fn by_ids(
 const IN_USE: chrono::Duration = chrono::Duration::minutes(10);
 
 /// Refuses a bucket that sync owns (`…-synced-from-…`): the next pull would bring it back.
-fn not_pulled(bucket: &aw_models::Bucket, what: &str) -> ApiResult<()> {
+pub(crate) fn not_pulled(bucket: &aw_models::Bucket, what: &str) -> ApiResult<()> {
     if aw_sync::is_import(bucket) {
         return Err(ApiError::bad_request(format!(
             "Bucket '{}' holds data pulled from another device: it cannot be {what} (the next \

@@ -60,6 +60,7 @@ pub(crate) fn api_routes() -> Vec<rocket::Route> {
         backups::take,
         storage::report,
         storage::reclaim,
+        storage::compact,
         health::health,
     ]
 }

@@ -1,11 +1,14 @@
 //! `GET /api/0/storage`: what takes the space (`storage.rs`); `POST /api/0/storage/reclaim`:
-//! the free pages given back. Ours only; they need the API key like the rest of `/api/`.
+//! the free pages given back; `POST /api/0/storage/compact`: fewer events, the same
+//! durations. Ours only; they need the API key like the rest of `/api/`.
 
 use rocket::serde::json::Json;
 use rocket::State;
 
 use crate::backups::BackupError;
+use crate::endpoints::history::{backup_first, not_pulled, Undo};
 use crate::error::{ApiError, ApiResult};
+use crate::json_body::JsonBody;
 use crate::params::single;
 use crate::state::AppState;
 use crate::storage::StorageReport;
@@ -87,4 +90,110 @@ pub(crate) async fn reclaim(state: &State<AppState>) -> ApiResult<Json<ReclaimAn
         file_bytes_after: size(&state.db_path),
         took_ms: u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX),
     }))
+}
+
+/// The body of `POST /api/0/storage/compact`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CompactAsked {
+    /// Only count, change nothing.
+    dry_run: bool,
+    /// The buckets; absent: every bucket of ours whose type the queries flood.
+    #[serde(default)]
+    buckets: Option<Vec<String>>,
+    /// The events a preview said would go (`removed`): any other number is refused with
+    /// 409, nothing changed.
+    #[serde(default)]
+    expect: Option<u64>,
+}
+
+/// What `POST /api/0/storage/compact` answers.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct CompactAnswer {
+    #[serde(flatten)]
+    done: aw_datastore::Compaction,
+    /// Whether nothing was changed.
+    dry_run: bool,
+    /// The free pages given back afterwards (a file in `auto_vacuum=INCREMENTAL` mode
+    /// whose compaction removed events); `None` otherwise.
+    reclaimed: Option<aw_datastore::Reclaimed>,
+    #[serde(flatten)]
+    undo: Undo,
+}
+
+/// Compacts the buckets whose events every query floods first (window, AFK, browser
+/// tabs: `aw_datastore::FLOODED_TYPES`): events `flood` would join are merged, and
+/// duplicates removed, so no duration the dashboard or `/api/0/summary` shows changes
+/// (`aw-datastore/src/store/compaction_plan.rs` says why). The dry run first, for the
+/// backup's sake (as for the other rewrites), then the run, all or nothing, then the free
+/// pages given back. 400 for a bucket of another type or pulled from another device, 404
+/// for a missing one, 409 when `expect` no longer holds.
+#[rocket::post("/api/0/storage/compact", format = "json", data = "<body>")]
+pub(crate) async fn compact(
+    body: JsonBody<CompactAsked>,
+    state: &State<AppState>,
+) -> ApiResult<Json<CompactAnswer>> {
+    let CompactAsked {
+        dry_run,
+        buckets,
+        expect,
+    } = body.0;
+    let _alone = state.rewrites.lock().await;
+    let buckets = compacted_buckets(state, buckets).await?;
+    let preview = state.datastore.compact(&buckets, true, expect).await?;
+    if dry_run {
+        return Ok(Json(CompactAnswer {
+            done: preview,
+            dry_run,
+            reclaimed: None,
+            undo: Undo::default(),
+        }));
+    }
+    let undo = backup_first(state, preview.removed).await?;
+    let done = state.datastore.compact(&buckets, false, expect).await?;
+    state.datastore.force_commit().await?;
+    let reclaimed = if done.removed > 0 {
+        Some(state.datastore.reclaim_space().await?).filter(|r| r.incremental)
+    } else {
+        None
+    };
+    Ok(Json(CompactAnswer {
+        done,
+        dry_run,
+        reclaimed,
+        undo,
+    }))
+}
+
+/// The buckets a compaction takes: those asked for, each checked, or every bucket of ours
+/// of a flooded type.
+async fn compacted_buckets(state: &AppState, asked: Option<Vec<String>>) -> ApiResult<Vec<String>> {
+    let flooded = |b: &aw_models::Bucket| aw_datastore::FLOODED_TYPES.contains(&b._type.as_str());
+    let Some(mut asked) = asked else {
+        let mut all: Vec<String> = state
+            .datastore
+            .get_buckets()
+            .await?
+            .into_values()
+            .filter(|b| flooded(b) && !aw_sync::is_import(b))
+            .map(|b| b.id)
+            .collect();
+        all.sort();
+        return Ok(all);
+    };
+    asked.sort();
+    asked.dedup();
+    for id in &asked {
+        let bucket = state.datastore.get_bucket(id).await?;
+        not_pulled(&bucket, "compacted")?;
+        if !flooded(&bucket) {
+            return Err(ApiError::bad_request(format!(
+                "Bucket '{id}' is of type '{}': only buckets whose events the queries flood \
+                 first ({}) can be compacted without changing what they show",
+                bucket._type,
+                aw_datastore::FLOODED_TYPES.join(", ")
+            )));
+        }
+    }
+    Ok(asked)
 }
