@@ -27,6 +27,7 @@ mod period_fill;
 mod query_cache_tests;
 mod query_source;
 mod responses;
+mod retention;
 mod security;
 mod server;
 mod shutdown;

@@ -189,7 +189,7 @@ pub(crate) fn build(
             storage: std::sync::Arc::default(),
             requests_in_flight,
             db_path: settings.db_path.clone(),
-            rewrites: rocket::tokio::sync::Mutex::new(()),
+            rewrites: std::sync::Arc::new(rocket::tokio::sync::Mutex::new(())),
         })
         .manage(StaticFiles {
             webpath: settings.webpath.clone(),
@@ -444,6 +444,9 @@ fn serve(
     let backups = rocket.state::<AppState>().map(|s| s.backups.clone());
     if let Some(backups) = &backups {
         backups.start(datastore.clone());
+    }
+    if let Some(state) = rocket.state::<AppState>() {
+        state.retention().start_daily(runtime);
     }
     let fill = rocket
         .state::<AppState>()

@@ -32,5 +32,17 @@ pub(crate) struct AppState {
     pub db_path: std::path::PathBuf,
     /// Held by an operation that rewrites stored history (`endpoints/history.rs`), so two
     /// run one after the other, each with its own backup.
-    pub rewrites: rocket::tokio::sync::Mutex<()>,
+    pub rewrites: std::sync::Arc<rocket::tokio::sync::Mutex<()>>,
+}
+
+impl AppState {
+    /// What a retention run needs (`retention.rs`).
+    pub(crate) fn retention(&self) -> crate::retention::Retention {
+        crate::retention::Retention {
+            datastore: self.datastore.clone(),
+            backups: self.backups.clone(),
+            db_path: self.db_path.clone(),
+            rewrites: self.rewrites.clone(),
+        }
+    }
 }

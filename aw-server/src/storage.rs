@@ -54,6 +54,8 @@ pub(crate) struct StorageReport {
     pub measure: Option<Measured>,
     /// Whether a measure is running now.
     pub measuring: bool,
+    /// The retention rules' runs (`retention.rs`), added by the route.
+    pub retention: Option<crate::retention::RetentionSummary>,
 }
 
 /// The files of the database, in bytes (0 for one that is not there).
@@ -143,6 +145,7 @@ impl Storage {
                 .map(|m| m.measure.freelist_count * m.measure.page_size),
             measure,
             measuring: self.measuring.load(Ordering::Acquire),
+            retention: None,
         }
     }
 

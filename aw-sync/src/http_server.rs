@@ -101,4 +101,12 @@ impl Server for HttpServer<'_> {
         }
         Ok(())
     }
+
+    fn frozen_days(&self) -> Result<BTreeMap<String, i64>> {
+        if !self.days {
+            return Ok(BTreeMap::new());
+        }
+        let value = self.client.get_setting(crate::server::FROZEN_SETTING)?;
+        Ok(crate::server::frozen_from(&value))
+    }
 }

@@ -77,6 +77,23 @@ pub trait Server {
     fn scrub(&self) -> Result<()> {
         Ok(())
     }
+    /// Per bucket, the first day (days since 1970-01-01 UTC) whose changes this device
+    /// still publishes: retention rules for this device only removed what is before it
+    /// (aw-server's `retention.rs`, the setting `retention_frozen`), and those days stay
+    /// in the published file as they were, so the other devices keep their copies. Empty
+    /// where [`Server::tells_days`] is false.
+    fn frozen_days(&self) -> Result<BTreeMap<String, i64>> {
+        Ok(BTreeMap::new())
+    }
+}
+
+/// The key of the setting [`Server::frozen_days`] reads.
+pub(crate) const FROZEN_SETTING: &str = "retention_frozen";
+
+/// [`Server::frozen_days`] from the setting's value (anything else than an object of whole
+/// numbers counts as none).
+pub(crate) fn frozen_from(value: &serde_json::Value) -> BTreeMap<String, i64> {
+    serde_json::from_value(value.clone()).unwrap_or_default()
 }
 
 /// A datastore whose day digests are kept between passes by a [`DayDigestCache`]
@@ -146,6 +163,10 @@ impl Server for CachedDatastore<'_> {
     fn scrub(&self) -> Result<()> {
         Server::scrub(self.store)
     }
+
+    fn frozen_days(&self) -> Result<BTreeMap<String, i64>> {
+        self.store.frozen_days()
+    }
 }
 
 impl Server for Datastore {
@@ -204,6 +225,19 @@ impl Server for Datastore {
 
     fn day_digests(&self, bucket: &str) -> Result<BTreeMap<i64, DayDigest>> {
         compute_all(self, bucket)
+    }
+
+    fn frozen_days(&self) -> Result<BTreeMap<String, i64>> {
+        match self
+            .get_key_value(&format!("settings.{FROZEN_SETTING}"))
+            .wait()
+        {
+            Ok(text) => Ok(serde_json::from_str(&text)
+                .map(|v| frozen_from(&v))
+                .unwrap_or_default()),
+            Err(aw_datastore::DatastoreError::NoSuchKey(_)) => Ok(BTreeMap::new()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn apply_pulled_day(&self, day: DayToApply) -> Result<Option<PulledDayApplied>> {

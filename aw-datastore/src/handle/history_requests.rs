@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::error::{DatastoreError, Result};
 use crate::handle::{Answer, Datastore};
 use crate::store::{Compaction, PrivacyReport, RangeDeletion, Reclaimed};
-use crate::worker::{CompactionAsked, Control, Request};
+use crate::worker::{CompactionAsked, Control, Request, Rules, RulesAsked};
 
 impl Datastore {
     /// Deletes what lies in `[start, end)` of each of `buckets`, all or nothing: events
@@ -73,7 +73,37 @@ impl Datastore {
     /// rule what it did (see `store/privacy.rs`: on the past, a pattern that cannot be evaluated
     /// counts as no match).
     pub fn apply_privacy_to_past(&self, dry_run: bool) -> Answer<PrivacyReport> {
-        self.ask(|reply| Request::ApplyPrivacy { dry_run, reply })
+        self.ask(|reply| {
+            Request::ApplyRules(RulesAsked {
+                rules: Rules::Privacy,
+                dry_run,
+                reply,
+            })
+        })
+    }
+
+    /// Applies the enabled rules of the `retention_rules` setting (`store/retention.rs`) to
+    /// every stored event, as [`Datastore::apply_privacy_to_past`] the privacy rules, with
+    /// the ages counted from `now`. With `expect` (one count per rule of the setting, as a
+    /// preview counted; a rule past its end may change nothing), a rule that would change
+    /// more events fails the run with
+    /// [`DatastoreError::Changed`], nothing changed; so does a rule that would delete every
+    /// event of a bucket without `all_of_bucket` (a dry run names such buckets instead).
+    /// An invalid setting fails with [`DatastoreError::InvalidEvent`].
+    pub fn apply_retention(
+        &self,
+        now: DateTime<Utc>,
+        dry_run: bool,
+        expect: Option<Vec<u64>>,
+    ) -> Answer<PrivacyReport> {
+        let now = timestamp::to_ns_saturating(&now);
+        self.ask(|reply| {
+            Request::ApplyRules(RulesAsked {
+                rules: Rules::Retention { now, expect },
+                dry_run,
+                reply,
+            })
+        })
     }
 
     /// Gives the free pages inside the file back to the file system (`store/reclaim.rs`):

@@ -11,7 +11,8 @@
 //! `range_delete.rs`, `privacy_past.rs`, `compaction.rs` (with its plan, `compaction_plan.rs`) and `reclaim.rs` (free pages given back) the operations; `day_digest.rs`, `day_mirror.rs`
 //! and `pulled_day.rs` what sync asks of a store; `range_read.rs` the event reads;
 //! `change.rs` the row-level changes every write records; `schema.rs` the tables and their
-//! migrations; `privacy.rs` the rules; `published.rs` and `write_listeners.rs` what the
+//! migrations; `privacy.rs` the rules (and `retention.rs` the retention rules compiled into
+//! them, `privacy_report.rs` what a run over the history reports); `published.rs` and `write_listeners.rs` what the
 //! store tells the rest of the process, and `touch_log.rs` what it keeps of that in the file.
 
 mod buckets;
@@ -29,11 +30,13 @@ mod merge;
 pub(crate) mod plan_tests;
 pub(crate) mod privacy;
 mod privacy_past;
+mod privacy_report;
 mod published;
 mod pulled_day;
 mod range_delete;
 pub(crate) mod range_read;
 mod reclaim;
+pub(crate) mod retention;
 pub(crate) mod schema;
 mod state;
 pub(crate) mod touch_log;
@@ -59,6 +62,7 @@ pub(crate) use range_delete::RangeDeletionRun;
 pub(crate) use range_read::RangeRead;
 pub(crate) use reclaim::pragma;
 pub use reclaim::Reclaimed;
+pub use retention::{check_retention_rules, RETENTION_RULES_KEY};
 pub(crate) use state::Store;
 pub use touch_log::Changed;
 pub use write_listeners::{Touched, WriteListener};

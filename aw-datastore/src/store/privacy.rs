@@ -12,18 +12,25 @@
 //! redacted rather than stored raw; a warning names the rule, at most once a minute per
 //! rule ([`LogThrottle`]).
 //!
-//! Applied to the stored history ([`PrivacyFilter::judge_past`]), the same rules fail
+//! The same engine runs the retention rules (`retention.rs`) over the stored history: a
+//! rule there has a [`Scope`] (a bucket type, a host, an age, a length) and may match
+//! every event in it, with no field or pattern.
+//!
+//! Applied to the stored history ([`PrivacyFilter::judge_past`]), the rules fail
 //! open instead: a value a pattern cannot be evaluated on counts as no match, and is
 //! counted as such in the report. Failing closed is right for one new event; on years of
 //! history it would delete them.
 
 use fancy_regex::Regex;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::new_event::NewEvent;
 use aw_models::raw_event::data_to_text;
 use aw_platform::log_throttle::LogThrottle;
+
+use crate::store::privacy_report::{drop_by, sample};
+pub use crate::store::privacy_report::{PrivacyReport, PrivacySample, RuleReport};
 
 /// How often a failing rule is named in the log.
 const WARN_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
@@ -45,8 +52,11 @@ struct RuleText {
     replacement: Option<String>,
 }
 
-enum Action {
+/// What a rule does to an event it matches.
+pub(crate) enum Action {
+    /// Deletes it.
     Drop,
+    /// Replaces the matched (or named) fields with this text.
     Redact(String),
 }
 
@@ -59,91 +69,102 @@ impl Action {
     }
 }
 
-/// The most samples a report gives per rule.
-pub(crate) const MAX_SAMPLES: usize = 5;
-
-/// The longest sample value shown (characters); longer ones are cut.
-const SAMPLE_CHARS: usize = 120;
-
-/// What the rules did, or would do, to the stored history.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PrivacyReport {
-    /// Events looked at.
-    pub events: u64,
-    /// Events dropped (by any rule).
-    pub dropped: u64,
-    /// Events redacted and kept.
-    pub redacted: u64,
-    /// Each enabled rule's part, in the setting's order.
-    pub rules: Vec<RuleReport>,
-    /// Rules of the setting that were skipped (not valid).
-    pub skipped_rules: Vec<String>,
-}
-
-/// One rule's part in a run over the history.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct RuleReport {
-    /// Its position in the setting's array.
-    pub rule: usize,
-    /// `drop` or `redact`.
-    pub action: &'static str,
-    /// The field it looks at (`title`, `a.b`).
-    pub field: String,
-    /// Its pattern.
-    pub pattern: String,
-    /// Events it dropped.
-    pub dropped: u64,
-    /// Events it redacted.
-    pub redacted: u64,
-    /// Values the pattern could not be evaluated on (counted as no match).
-    pub unevaluable: u64,
-    /// Up to five of the events it matched.
-    pub samples: Vec<PrivacySample>,
-}
-
-/// One event a rule matched.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PrivacySample {
-    /// Its bucket.
-    pub bucket: String,
-    /// Its id.
-    pub id: i64,
-    /// Its start.
-    pub timestamp: String,
-    /// The value the rule matched (cut to 120 characters).
-    pub value: String,
-}
-
 /// What the rules do to one stored event.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum PastVerdict {
     /// Left as it is.
     Keep,
-    /// Deleted.
-    Drop,
+    /// Deleted, by the rule of this index.
+    Drop(usize),
     /// Its data becomes this text.
     Redact(String),
 }
 
-struct Rule {
+/// Which stored events a rule looks at besides its bucket prefix (a retention rule's
+/// conditions; a privacy rule's are all `None`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Scope {
+    /// Only buckets of this type.
+    pub bucket_type: Option<String>,
+    /// Only buckets of this host.
+    pub hostname: Option<String>,
+    /// Only events that end at or before this instant (ns).
+    pub ended_by: Option<i64>,
+    /// Only events shorter than this (ns).
+    pub shorter_than: Option<i64>,
+}
+
+/// The bucket of a stored event, as a rule's scope sees it.
+#[derive(Debug, Clone)]
+pub(crate) struct PastBucket {
+    /// Its id.
+    pub name: String,
+    /// Its type.
+    pub kind: String,
+    /// Its host.
+    pub hostname: String,
+}
+
+/// One compiled rule.
+pub(crate) struct Rule {
     /// Its position in the setting's array (how the log names it).
-    index: usize,
-    bucket_prefix: Option<String>,
-    field: Vec<String>,
-    pattern: Regex,
-    action: Action,
-    warnings: LogThrottle,
+    pub(super) index: usize,
+    pub(super) bucket_prefix: Option<String>,
+    /// The fields it looks at (a privacy rule: one) or redacts; none: the whole event.
+    pub(super) fields: Vec<Vec<String>>,
+    /// The values it matches; `None`: every value.
+    pub(super) pattern: Option<Regex>,
+    pub(super) action: Action,
+    pub(super) scope: Scope,
+    /// Whether it may delete every event of a bucket (a retention rule must say so).
+    pub(super) may_empty: bool,
+    pub(super) warnings: LogThrottle,
 }
 
 impl Rule {
+    /// A rule with these parts, nothing in its scope yet.
+    pub(super) fn new(
+        index: usize,
+        bucket_prefix: Option<String>,
+        fields: Vec<Vec<String>>,
+        pattern: Option<Regex>,
+        action: Action,
+    ) -> Rule {
+        Rule {
+            index,
+            bucket_prefix: bucket_prefix.filter(|p| !p.is_empty()),
+            fields,
+            pattern,
+            action,
+            scope: Scope::default(),
+            may_empty: true,
+            warnings: LogThrottle::new(WARN_EVERY),
+        }
+    }
+
+    /// Whether a stored event of `bucket` from `start` to `end` is in the rule's reach.
+    fn reaches(&self, bucket: &PastBucket, start: i64, end: i64) -> bool {
+        let s = &self.scope;
+        self.bucket_prefix
+            .as_deref()
+            .is_none_or(|p| bucket.name.starts_with(p))
+            && s.bucket_type.as_deref().is_none_or(|t| bucket.kind == t)
+            && s.hostname.as_deref().is_none_or(|h| bucket.hostname == h)
+            && s.ended_by.is_none_or(|t| end <= t)
+            && s.shorter_than.is_none_or(|d| end.saturating_sub(start) < d)
+    }
+
     /// Whether the rule matches `text`; an error while matching counts as a match.
     fn matches(&self, text: &str) -> bool {
-        self.pattern.is_match(text).unwrap_or_else(|e| {
+        let Some(pattern) = &self.pattern else {
+            return true;
+        };
+        pattern.is_match(text).unwrap_or_else(|e| {
             if let Some(held_back) = self.warnings.allow() {
                 log::warn!(
                     "Privacy rule {} (pattern '{}') could not be matched ({e}); treated as a match{}",
                     self.index,
-                    self.pattern.as_str(),
+                    pattern.as_str(),
                     if held_back > 0 {
                         format!(" ({held_back} more times since the last warning)")
                     } else {
@@ -168,7 +189,7 @@ pub(crate) enum Verdict {
 /// The compiled, enabled rules.
 #[derive(Default)]
 pub(crate) struct PrivacyFilter {
-    rules: Vec<Rule>,
+    pub(super) rules: Vec<Rule>,
 }
 
 impl PrivacyFilter {
@@ -204,8 +225,16 @@ impl PrivacyFilter {
                 .map(|r| RuleReport {
                     rule: r.index,
                     action: r.action.name(),
-                    field: r.field.join("."),
-                    pattern: r.pattern.as_str().to_string(),
+                    field: r
+                        .fields
+                        .iter()
+                        .map(|f| f.join("."))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    pattern: r
+                        .pattern
+                        .as_ref()
+                        .map_or(String::new(), |p| p.as_str().to_string()),
                     ..RuleReport::default()
                 })
                 .collect(),
@@ -214,30 +243,33 @@ impl PrivacyFilter {
         }
     }
 
-    /// What the rules do to a stored event of `bucket` (`id`, starting at `start` ns, data
-    /// `text`), counted into `report` (made by [`PrivacyFilter::report`]). Unlike
+    /// What the rules do to a stored event of `bucket` (`id`, from `start` to `end` ns,
+    /// data `text`), counted into `report` (made by [`PrivacyFilter::report`]). Unlike
     /// [`PrivacyFilter::apply`], a value a pattern cannot be evaluated on counts as no
     /// match, and data that is not an object is left alone.
     pub(crate) fn judge_past(
         &self,
-        bucket: &str,
-        (id, start): (i64, i64),
+        bucket: &PastBucket,
+        (id, start, end): (i64, i64, i64),
         text: &str,
         report: &mut PrivacyReport,
     ) -> PastVerdict {
         report.events += 1;
+        let dropped = &mut report.dropped;
         let applicable = self
             .rules
             .iter()
             .zip(report.rules.iter_mut())
-            .filter(|(r, _)| {
-                r.bucket_prefix
-                    .as_deref()
-                    .is_none_or(|p| bucket.starts_with(p))
-            });
+            .filter(|(r, _)| r.reaches(bucket, start, end));
         let mut data: Option<Map<String, Value>> = None;
         let mut changed = false;
+        let seconds = end.saturating_sub(start) as f64 / 1e9;
         for (rule, counts) in applicable {
+            if rule.fields.is_empty() {
+                // A retention rule over whole events: every event in its reach.
+                sample(counts, bucket, (id, start), text);
+                return drop_by(rule.index, counts, dropped, seconds);
+            }
             if data.is_none() {
                 match serde_json::from_str::<Map<String, Value>>(text) {
                     Ok(parsed) => data = Some(parsed),
@@ -247,42 +279,39 @@ impl PrivacyFilter {
             let Some(object) = data.as_mut() else {
                 return PastVerdict::Keep;
             };
-            let Some(value) = lookup(object, &rule.field).and_then(Value::as_str) else {
-                continue;
-            };
-            match rule.pattern.is_match(value) {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(_) => {
-                    counts.unevaluable += 1;
+            let mut hit = false;
+            for field in &rule.fields {
+                let Some(value) = lookup(object, field).and_then(Value::as_str) else {
+                    continue;
+                };
+                let matched = match &rule.pattern {
+                    None => true,
+                    Some(p) => p.is_match(value).unwrap_or_else(|_| {
+                        counts.unevaluable += 1;
+                        false
+                    }),
+                };
+                // Redacted already (a replacement the pattern matches): no change.
+                if !matched || matches!(&rule.action, Action::Redact(r) if r == value) {
                     continue;
                 }
-            }
-            // Redacted already (a pattern that matches its own replacement): no change.
-            if matches!(&rule.action, Action::Redact(r) if r == value) {
-                continue;
-            }
-            if counts.samples.len() < MAX_SAMPLES {
-                counts.samples.push(PrivacySample {
-                    bucket: bucket.to_string(),
-                    id,
-                    timestamp: aw_models::timestamp::format(&aw_models::timestamp::from_ns(start)),
-                    value: value.chars().take(SAMPLE_CHARS).collect(),
-                });
-            }
-            match &rule.action {
-                Action::Drop => {
-                    counts.dropped += 1;
-                    report.dropped += 1;
-                    return PastVerdict::Drop;
+                if !hit {
+                    sample(counts, bucket, (id, start), value);
+                    hit = true;
                 }
-                Action::Redact(replacement) => {
-                    if let Some(slot) = lookup_mut(object, &rule.field) {
-                        *slot = Value::String(replacement.clone());
-                        counts.redacted += 1;
-                        changed = true;
+                match &rule.action {
+                    Action::Drop => return drop_by(rule.index, counts, dropped, seconds),
+                    Action::Redact(replacement) => {
+                        if let Some(slot) = lookup_mut(object, field) {
+                            *slot = Value::String(replacement.clone());
+                        }
                     }
                 }
+            }
+            if hit {
+                counts.redacted += 1;
+                counts.seconds += seconds;
+                changed = true;
             }
         }
         match (changed, data) {
@@ -297,6 +326,11 @@ impl PrivacyFilter {
     /// Whether no rule is active (the common case: then events are not even parsed).
     pub(crate) fn is_empty(&self) -> bool {
         self.rules.is_empty()
+    }
+
+    /// The rules that may not delete every event of a bucket, by their index.
+    pub(crate) fn must_not_empty(&self, index: usize) -> bool {
+        self.rules.iter().any(|r| r.index == index && !r.may_empty)
     }
 
     /// Applies the rules in order to an event bound for `bucket`, redacting it in place.
@@ -320,18 +354,20 @@ impl PrivacyFilter {
         };
         let mut changed = false;
         for rule in applicable {
-            let matches = lookup(&data, &rule.field)
-                .and_then(Value::as_str)
-                .is_some_and(|s| rule.matches(s));
-            if !matches {
-                continue;
-            }
-            match &rule.action {
-                Action::Drop => return Verdict::Drop,
-                Action::Redact(replacement) => {
-                    if let Some(slot) = lookup_mut(&mut data, &rule.field) {
-                        *slot = Value::String(replacement.clone());
-                        changed = true;
+            for field in &rule.fields {
+                let matches = lookup(&data, field)
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| rule.matches(s));
+                if !matches {
+                    continue;
+                }
+                match &rule.action {
+                    Action::Drop => return Verdict::Drop,
+                    Action::Redact(replacement) => {
+                        if let Some(slot) = lookup_mut(&mut data, field) {
+                            *slot = Value::String(replacement.clone());
+                            changed = true;
+                        }
                     }
                 }
             }
@@ -361,14 +397,13 @@ fn compile(index: usize, item: Value) -> Result<Option<Rule>, String> {
         other => return Err(format!("unknown action '{other}'")),
     };
     let pattern = Regex::new(&text.pattern).map_err(|e| format!("invalid pattern: {e}"))?;
-    Ok(Some(Rule {
+    Ok(Some(Rule::new(
         index,
-        warnings: LogThrottle::new(WARN_EVERY),
-        bucket_prefix: text.bucket_prefix.filter(|p| !p.is_empty()),
-        field,
-        pattern,
+        text.bucket_prefix,
+        vec![field],
+        Some(pattern),
         action,
-    }))
+    )))
 }
 
 fn lookup<'a>(data: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {
@@ -425,7 +460,12 @@ mod tests {
         let title = "a".repeat(40);
         let mut e = event(&format!(r#"{{"app":"editor","title":"{title}"}}"#));
         assert!(
-            f.rules[0].pattern.is_match(&title).is_err(),
+            f.rules[0]
+                .pattern
+                .as_ref()
+                .unwrap()
+                .is_match(&title)
+                .is_err(),
             "the limit is hit"
         );
         assert_eq!(f.apply("any", &mut e), Verdict::Keep);

@@ -261,13 +261,16 @@ impl Store {
 
     /// The `privacy_filters` setting's text as stored, if set.
     pub(super) fn privacy_setting(&self) -> Result<Option<String>> {
+        self.setting_text(PRIVACY_FILTERS_KEY)
+    }
+
+    /// A setting's text as stored, if set.
+    pub(super) fn setting_text(&self, key: &str) -> Result<Option<String>> {
         Ok(self
             .conn
-            .query_row(
-                "SELECT value FROM key_value WHERE key = ?1",
-                [PRIVACY_FILTERS_KEY],
-                |r| r.get(0),
-            )
+            .query_row("SELECT value FROM key_value WHERE key = ?1", [key], |r| {
+                r.get(0)
+            })
             .optional()?
             .flatten())
     }

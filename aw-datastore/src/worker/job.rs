@@ -143,17 +143,22 @@ impl Job {
         Job::rewrite(store, batch, run, asked.reply, rewrite::Run::Compact, time)
     }
 
-    /// Starts applying the privacy rules to the past (`store/privacy_past.rs`) and runs
-    /// its first step, as [`Job::delete_range`].
-    pub(crate) fn apply_privacy(
+    /// Starts applying the privacy or the retention rules to the past
+    /// (`store/privacy_past.rs`) and runs its first step, as [`Job::delete_range`].
+    pub(crate) fn apply_rules(
         store: &mut Store,
         batch: &mut Batch,
-        dry_run: bool,
-        reply: Reply<crate::PrivacyReport>,
+        asked: crate::worker::request::RulesAsked,
         time: Duration,
     ) -> Stepped {
-        let run = store.start_privacy_run(dry_run);
-        Job::rewrite(store, batch, run, reply, rewrite::Run::Privacy, time)
+        use crate::worker::request::Rules;
+        let run = match asked.rules {
+            Rules::Privacy => store.start_privacy_run(asked.dry_run),
+            Rules::Retention { now, expect } => {
+                store.start_retention_run(now, asked.dry_run, expect)
+            }
+        };
+        Job::rewrite(store, batch, run, asked.reply, rewrite::Run::Privacy, time)
     }
 
     /// Starts merging bucket `from` into `into` (`store/merge.rs`), as

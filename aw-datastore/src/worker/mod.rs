@@ -52,7 +52,7 @@ mod thread;
 
 pub(crate) use control::Control;
 pub(crate) use reply::{Reply, RowSink};
-pub(crate) use request::{CompactionAsked, EventRead, Message, Request};
+pub(crate) use request::{CompactionAsked, EventRead, Message, Request, Rules, RulesAsked};
 pub use schedule::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};
 pub(crate) use shared::Shared;
 pub(crate) use sync_request::SyncRequest;

@@ -71,13 +71,9 @@ pub(crate) enum Request {
     GetEvents(EventRead),
     /// Reads one event of a bucket.
     GetEvent(String, i64, Reply<RawEvent>),
-    /// Applies the privacy rules to the stored history (or, dry, counts what they would do).
-    ApplyPrivacy {
-        /// Only count.
-        dry_run: bool,
-        /// The answer.
-        reply: Reply<PrivacyReport>,
-    },
+    /// Applies the privacy or the retention rules to the stored history (or, dry, counts
+    /// what they would do).
+    ApplyRules(RulesAsked),
     /// Replaces one event of a bucket (never inserts).
     ReplaceEvent(String, i64, NewEvent, Reply<RawEvent>),
     /// Renames a bucket and/or moves it to another host.
@@ -147,6 +143,30 @@ pub(crate) struct CompactionAsked {
     pub expect: Option<u64>,
     /// The answer.
     pub reply: Reply<Compaction>,
+}
+
+/// What [`Request::ApplyRules`] asks for.
+pub(crate) struct RulesAsked {
+    /// Which rules.
+    pub rules: Rules,
+    /// Only count.
+    pub dry_run: bool,
+    /// The answer.
+    pub reply: Reply<PrivacyReport>,
+}
+
+/// The rules a run over the history applies.
+pub(crate) enum Rules {
+    /// The `privacy_filters` setting's.
+    Privacy,
+    /// The `retention_rules` setting's, with the cutoffs of `now` (ns), and the most events
+    /// each may change (`store/privacy_past.rs`).
+    Retention {
+        /// The instant the ages count from.
+        now: i64,
+        /// One count per rule of the setting.
+        expect: Option<Vec<u64>>,
+    },
 }
 
 /// What [`Request::GetEvents`] reads, and where the rows go.
@@ -234,9 +254,16 @@ impl Request {
                     Some(Holds::ItsBuckets),
                 )
             }
-            Request::ApplyPrivacy { dry_run, .. } => {
+            Request::ApplyRules(asked) => {
                 let touches = Touches::Everything;
-                (false, !dry_run, Now, touches, true, Some(Holds::History))
+                (
+                    false,
+                    !asked.dry_run,
+                    Now,
+                    touches,
+                    true,
+                    Some(Holds::History),
+                )
             }
             Request::GetKeyValue(..) => (true, false, Later, Touches::Nothing, false, None),
             Request::GetKeyValues(..) => (false, false, Later, Touches::Nothing, false, None),
@@ -311,9 +338,7 @@ impl Request {
                 return Job::delete_range(store, batch, range, (dry_run, expect), reply, step);
             }
             Request::Compact(asked) => return Job::compact(store, batch, asked, step),
-            Request::ApplyPrivacy { dry_run, reply } => {
-                return Job::apply_privacy(store, batch, dry_run, reply, step);
-            }
+            Request::ApplyRules(asked) => return Job::apply_rules(store, batch, asked, step),
             Request::CountEvents(name, start, end, reply) => {
                 read(store, reply, |s| s.count_events(&name, start, end))
             }
@@ -348,7 +373,7 @@ impl Request {
                 send(r, error)
             }
             Request::GetEvents(read) => read.reply.fail(error),
-            Request::ApplyPrivacy { reply, .. } => send(reply, error),
+            Request::ApplyRules(asked) => send(asked.reply, error),
             Request::MergeBuckets { reply, .. } => send(reply, error),
             Request::DeleteEvents(.., r) => send(r, error),
             Request::DeleteRange { reply, .. } => send(reply, error),

@@ -162,7 +162,7 @@ impl Rewrite {
                 answer(store, reply, sealed.seal(batch, result));
             }
             Run::Privacy(run, reply) => {
-                let result = stepped.map(|_| store.finish_privacy_run(run));
+                let result = stepped.and_then(|_| store.finish_privacy_run(run));
                 answer(store, reply, sealed.seal(batch, result));
             }
             Run::Merge(run, reply) => {

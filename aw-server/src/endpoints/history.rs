@@ -92,19 +92,35 @@ pub(crate) async fn backup_first(state: &AppState, changes: u64) -> ApiResult<Un
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
     let entry = taken.map_err(ApiError::backup_failed)?;
-    let file = state.backups.folder().join(&entry.file);
-    Ok(Undo {
-        restore: Some(format!(
-            "aw-server --dbpath {} restore {}",
-            shell_word(&state.db_path.to_string_lossy()),
-            shell_word(&file.to_string_lossy())
-        )),
-        backup: Some(entry.file),
-        restore_note: Some(
-            "Stop the server first. Restoring puts back the whole database as it was before \
-             this operation: whatever was written after it is dropped too.",
-        ),
-    })
+    Ok(Undo::by(&state.backups, &state.db_path, entry.file))
+}
+
+impl Undo {
+    /// The undo of an operation whose state before is backup `file` of `backups`.
+    pub(crate) fn by(
+        backups: &crate::backups::Backups,
+        db: &std::path::Path,
+        file: String,
+    ) -> Undo {
+        let path = backups.folder().join(&file);
+        Undo {
+            restore: Some(format!(
+                "aw-server --dbpath {} restore {}",
+                shell_word(&db.to_string_lossy()),
+                shell_word(&path.to_string_lossy())
+            )),
+            backup: Some(file),
+            restore_note: Some(
+                "Stop the server first. Restoring puts back the whole database as it was before \
+                 this operation: whatever was written after it is dropped too.",
+            ),
+        }
+    }
+
+    /// The backup it names, if any.
+    pub(crate) fn backup(&self) -> Option<&str> {
+        self.backup.as_deref()
+    }
 }
 
 /// `text` as one word for a POSIX shell.

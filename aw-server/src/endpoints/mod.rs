@@ -11,6 +11,7 @@ pub(crate) mod import;
 pub(crate) mod info;
 pub(crate) mod openapi;
 pub(crate) mod query;
+pub(crate) mod retention;
 pub(crate) mod settings;
 pub(crate) mod storage;
 pub(crate) mod summary;
@@ -61,6 +62,7 @@ pub(crate) fn api_routes() -> Vec<rocket::Route> {
         storage::report,
         storage::reclaim,
         storage::compact,
+        retention::apply,
         health::health,
     ]
 }

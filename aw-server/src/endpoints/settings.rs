@@ -54,11 +54,27 @@ pub(crate) async fn set(
     state: &State<AppState>,
 ) -> ApiResult<Empty> {
     let key = stored_key(key)?;
+    check(&key, &value.0)?;
     state
         .datastore
         .set_key_value(&key, &value.0.to_string())
         .await?;
     Ok(Empty(Status::Created))
+}
+
+/// Refuses a value of one of our own settings that would not work, naming the problem
+/// (400): the retention rules (`aw_datastore::check_retention_rules`) and whether they run
+/// daily. Other keys take any JSON, as the reference's do.
+fn check(key: &str, value: &serde_json::Value) -> ApiResult<()> {
+    match key {
+        aw_datastore::RETENTION_RULES_KEY => {
+            aw_datastore::check_retention_rules(&value.to_string()).map_err(ApiError::bad_request)
+        }
+        crate::retention::DAILY_KEY if !value.is_boolean() => Err(ApiError::bad_request(format!(
+            "retention_daily must be true or false, not {value}"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Deletes a setting; a missing one is a success.

@@ -13,8 +13,9 @@ use crate::params::single;
 use crate::state::AppState;
 use crate::storage::StorageReport;
 
-/// The files' sizes, the free space inside the database, and the last measure of the
-/// events per bucket and per year with when it was taken. `fresh=true` measures now and
+/// The files' sizes, the free space inside the database, the last measure of the
+/// events per bucket and per year with when it was taken, and the retention rules' runs
+/// (whether they run daily, the last runs, the backups that still hold what they removed). `fresh=true` measures now and
 /// waits for it (a second or so for a year of events); otherwise a measure older than ten
 /// minutes is started in the background and the answer says `measuring`. 400 for a `fresh`
 /// that is neither `true` nor `false`; 503 when there is no backup connection to measure
@@ -38,8 +39,13 @@ pub(crate) async fn report(
         state.backups.clone(),
         state.db_path.clone(),
     );
+    let retention = Some(state.retention().summary().await?);
     if !fresh {
-        return Ok(Json(storage.report(&state.datastore, &db, &backups)));
+        let report = storage.report(&state.datastore, &db, &backups);
+        return Ok(Json(StorageReport {
+            retention,
+            ..report
+        }));
     }
     let datastore = state.datastore.clone();
     let report = rocket::tokio::task::spawn_blocking(move || {
@@ -47,10 +53,14 @@ pub(crate) async fn report(
     })
     .await
     .map_err(|e| ApiError::internal(format!("the storage was not measured: {e}")))?;
-    report.map(Json).map_err(|e| match e {
+    let report = report.map_err(|e| match e {
         BackupError::Unavailable(_) => ApiError::unavailable(e.to_string()),
         other => ApiError::internal(other.to_string()),
-    })
+    })?;
+    Ok(Json(StorageReport {
+        retention,
+        ..report
+    }))
 }
 
 /// What `POST /api/0/storage/reclaim` answers.

@@ -5,7 +5,9 @@
 //! server's events of that day, ids included (`Datastore::mirror_day`), and its digest
 //! written in the file's day table (`day_table.rs`). So deletions, edits and backdated
 //! events reach the file in place, at a cost that grows with the days they touched, and a
-//! bucket gone from the server (deleted, renamed, merged away) leaves the file. Against
+//! bucket gone from the server (deleted, renamed, merged away) leaves the file, but the
+//! days a retention rule for this device only trimmed (`Server::frozen_days`), which stay
+//! as they were published, so the other devices keep their copies. Against
 //! the reference's API, new events are appended from the last one pushed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -46,6 +48,11 @@ impl Syncer {
             None => PublishedDays::new(),
         };
         let mut updates = DayUpdates::default();
+        let frozen = if by_day {
+            server.frozen_days()?
+        } else {
+            BTreeMap::new()
+        };
         let own = outbox.open()?;
         let own_buckets = Server::buckets(&own);
         let mut changed = false;
@@ -65,7 +72,7 @@ impl Syncer {
                     }
                     let exists = own_buckets.contains_key(id);
                     let pushed = if by_day {
-                        let days = published.get(id);
+                        let days = (published.get(id), frozen.get(id).copied());
                         self.push_days(server, &own, bucket, exists, days, &mut updates, report)
                     } else {
                         self.push_bucket(server, &own, bucket, exists, report)
@@ -126,7 +133,7 @@ impl Syncer {
         own: &aw_datastore::Datastore,
         bucket: &Bucket,
         exists: bool,
-        published: Option<&BTreeMap<i64, String>>,
+        (published, frozen): (Option<&BTreeMap<i64, String>>, Option<i64>),
         updates: &mut DayUpdates,
         report: &mut PassReport,
     ) -> Result<u64> {
@@ -147,6 +154,8 @@ impl Syncer {
             .start_date
             .map(|t| day_of(timestamp::to_ns_saturating(&t)));
         days.retain(|day| first.is_none_or(|f| *day >= f));
+        // Days a retention rule for this device only trimmed stay as they were published.
+        days.retain(|day| frozen.is_none_or(|f| *day >= f));
         let (mut written, mut too_large) = (0u64, 0usize);
         for day in days {
             self.check_stop()?;

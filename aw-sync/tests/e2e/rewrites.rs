@@ -441,3 +441,89 @@ fn a_day_table_that_disagrees_with_its_file_is_refused_and_deletes_nothing() {
     );
     assert_eq!(b.events(&copy), before, "the copy changed");
 }
+
+/// Retention rules on A: the deletions of a rule for A only stay on A (B keeps its copy of
+/// those days, and still follows A's new events), those of a rule with `everywhere` reach
+/// B at its next pass.
+#[test]
+fn a_retention_rule_for_this_device_stays_here_and_one_for_everywhere_travels() {
+    let folder = tempfile::tempdir().unwrap();
+    let a = syncing_server(folder.path(), "");
+    let b = syncing_server(folder.path(), "");
+    a.create_bucket(WINDOW, "currentwindow", "laptop");
+    a.create_bucket(WEB, "web.tab.current", "laptop");
+    a.client
+        .insert_events(WINDOW, days_of_events(2, 20))
+        .unwrap();
+    let web: Vec<Event> = (0..10)
+        .map(|i| {
+            event(
+                i * 60,
+                30,
+                json!({"url": format!("https://x.org/{i}"), "title": "t"}),
+            )
+        })
+        .collect();
+    a.client.insert_events(WEB, web).unwrap();
+    // A recent event in each, so the rules empty neither.
+    let recent = |data: Value| {
+        let mut e = event(0, 30, data);
+        e.timestamp = chrono::Utc::now() - chrono::Duration::hours(1);
+        e
+    };
+    a.client
+        .insert_events(WINDOW, vec![recent(json!({"app": "app1", "title": "now"}))])
+        .unwrap();
+    a.client
+        .insert_events(
+            WEB,
+            vec![recent(json!({"url": "https://x.org/now", "title": "t"}))],
+        )
+        .unwrap();
+    converges(&b, &a, WINDOW, |_| false);
+    converges(&b, &a, WEB, |_| false);
+
+    let mut http = a.server.client();
+    let rules = json!([
+        {"bucket_prefix": WINDOW, "older_than_days": 30, "action": "delete"},
+        {"bucket_prefix": WEB, "older_than_days": 30, "action": "delete", "everywhere": true}
+    ]);
+    let r = http.post_json("/api/0/settings/retention_rules", &rules.to_string());
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = http.post_json("/api/0/retention/apply", r#"{"dry_run": false}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["dropped"], 50, "{}", r.body);
+    assert_eq!(a.events(WINDOW).len(), 1);
+
+    // The browser rule travels: B's copy follows A's.
+    converges(&b, &a, WEB, |_| false);
+    // A new event on A still travels; the window days A trimmed for itself stay on B.
+    a.client
+        .insert_events(
+            WINDOW,
+            vec![recent(json!({"app": "app3", "title": "later"}))],
+        )
+        .unwrap();
+    let copy_of = |d: &Device| {
+        d.client
+            .get_buckets()
+            .unwrap()
+            .into_values()
+            .find(|b| {
+                b.data.get("$aw.sync.source") == Some(&json!(WINDOW))
+                    && b.data.get("$aw.sync.device") == Some(&json!(a.device_id))
+            })
+            .map(|b| b.id)
+            .unwrap()
+    };
+    let copy = copy_of(&b);
+    let mut seen = 0;
+    let ok = eventually(|| {
+        seen = b.events(&copy).len();
+        seen == 42
+    });
+    assert!(
+        ok,
+        "B's copy of the window bucket has {seen} events, not 40 old + 2 new"
+    );
+}
