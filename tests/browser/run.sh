@@ -30,4 +30,4 @@ fi
 mkdir -p ../artifacts
 # The period arithmetic in a time zone with daylight saving time (no browser).
 TZ=Europe/Berlin node --test period.test.mjs
-exec node --test --test-concurrency=1 dashboard.test.mjs periods.test.mjs history.test.mjs cross_site.test.mjs hostile_data.test.mjs
+exec node --test --test-concurrency=1 dashboard.test.mjs periods.test.mjs history.test.mjs storage.test.mjs cross_site.test.mjs hostile_data.test.mjs

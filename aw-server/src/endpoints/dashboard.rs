@@ -39,6 +39,8 @@ const FILES: &[Embedded] = embed![
     "components/storage.js",
     "components/bucket_edit.js",
     "components/privacy_rules.js",
+    "components/storage_upkeep.js",
+    "components/retention_rules.js",
     "views/activity.js",
     "views/trends.js",
     "views/timeline.js",

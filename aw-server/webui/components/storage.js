@@ -2,12 +2,17 @@
 // the free space inside the file, and the last measure of the history — the largest buckets
 // first, and a bar per year — with when it was measured and a button to measure again.
 // The measure reads every event on the server's backup connection, so it never holds up a
-// heartbeat; a first look starts one, and the card looks again until it is there.
+// heartbeat; a first look starts one, and the card looks again until it is there. Below
+// it, what gives space back or keeps the history short: compaction and the free space
+// (`storage_upkeep.js`), and the retention rules with their last runs
+// (`retention_rules.js`).
 
 import * as api from '../api.js';
 import { h, replace, errorBox } from '../dom.js';
 import * as fmt from '../format.js';
 import { barList } from './barlist.js';
+import { upkeepSections } from './storage_upkeep.js';
+import { retentionSection, runsView } from './retention_rules.js';
 
 /** How often the card looks again while the server measures, and at most how many times. */
 const POLL_MS = 700;
@@ -51,6 +56,9 @@ export async function storageCard(ctx) {
   const card = h('section', { class: 'card panel', id: 'storage', 'aria-labelledby': 'storage-h' });
   const button = h('button', { type: 'button', class: 'btn', id: 'storage-measure' }, 'Measure again');
   let polls = 0;
+  // Made once, so a look again keeps what the user typed and the answers shown.
+  const measureAgain = () => { if (ctx.isCurrent()) { button.disabled = true; fill(true); } };
+  const upkeep = [...upkeepSections(ctx, measureAgain), retentionSection(ctx, measureAgain)];
   async function fill(fresh) {
     let r;
     try {
@@ -65,7 +73,10 @@ export async function storageCard(ctx) {
     replace(card,
       h('div', { class: 'card-head' }, h('h2', { id: 'storage-h' }, 'Storage'), button),
       fileList(r),
-      r.measure ? measureView(r.measure) : h('p', { class: 'meta', id: 'storage-measuring' }, 'Measuring the stored history…'));
+      r.measure ? measureView(r.measure) : h('p', { class: 'meta', id: 'storage-measuring' }, 'Measuring the stored history…'),
+      ...upkeep,
+      h('h3', {}, 'Last runs of the retention rules'),
+      runsView(r.retention));
     if ((!r.measure || r.measuring) && (polls += 1) <= POLLS) {
       setTimeout(() => { if (ctx.isCurrent()) fill(false); }, POLL_MS);
     }
