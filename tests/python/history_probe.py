@@ -6,54 +6,22 @@ week's summary cold and cached, and last a delete of the window bucket's whole h
     cargo run --release -p aw-tests --example write_dataset -- /tmp/year.json
     tests/python/.venv/bin/python tests/python/history_probe.py /tmp/year.json
 
-The server binary is AW_SERVER_BIN, else target/release/aw-server. Prints numbers (no
-verdict): BENCHMARKS.md has the latest.
+The server binary is AW_SERVER_BIN, else target/release/aw-server (`probe_server.py`).
+Prints numbers (no verdict): BENCHMARKS.md has the latest.
 """
-import json, subprocess, sys, threading, time, os, shutil, tempfile, urllib.request
-HERE = os.path.dirname(os.path.abspath(__file__))
-BIN = os.environ.get("AW_SERVER_BIN", os.path.join(HERE, "..", "..", "target", "release", "aw-server"))
+import datetime, json, sys
+from probe_server import Probe
+
 YEAR = sys.argv[1]
-d = tempfile.mkdtemp()
-env = dict(os.environ, XDG_CONFIG_HOME=d+"/c", XDG_DATA_HOME=d+"/d", XDG_CACHE_HOME=d+"/k")
-port = 5777
-p = subprocess.Popen([BIN, "--port", str(port), "--dbpath", d+"/sqlite.db", "--no-legacy-import"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-base = f"http://127.0.0.1:{port}/api/0"
-def req(method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    r = urllib.request.Request(base+path, data=data, method=method, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(r, timeout=600) as resp:
-        return resp.status, resp.read()
-for _ in range(100):
-    try: req("GET", "/info"); break
-    except Exception: time.sleep(0.1)
-t = time.time(); req("POST", "/import", json.load(open(YEAR))); print(f"import {time.time()-t:.1f}s")
+probe = Probe()
+probe.import_year(YEAR)
+req, during = probe.req, probe.during
 buckets = json.loads(req("GET", "/buckets")[1])
 host = [b for b in buckets.values() if b["type"]=="currentwindow"][0]["hostname"]
 ends = sorted(b["metadata"]["end"] for b in buckets.values())
 print("host", host, "data ends", ends[-1])
-req("POST", "/buckets/hb-probe", {"client":"c","type":"t","hostname":"probe"})
-def heartbeats(stop, lat):
-    # Open loop: one heartbeat is due every 10 ms, and its latency counts from when it was
-    # due, so a heartbeat held up behind an operation also delays those due after it (a
-    # closed loop would send one heartbeat during a long operation and hide the rest).
-    i = 0; t0 = time.perf_counter()
-    while not stop.is_set():
-        due = t0 + i * 0.01
-        wait = due - time.perf_counter()
-        if wait > 0: time.sleep(wait)
-        req("POST", "/buckets/hb-probe/heartbeat?pulsetime=5", {"timestamp": f"2030-01-01T00:{(i//60)%60:02d}:{i%60:02d}Z", "duration": 0, "data": {"k": 1}})
-        lat.append(time.perf_counter()-due); i += 1
-def p95(xs):
-    xs = sorted(xs); return xs[int(len(xs)*0.95)-1]*1000 if xs else float('nan')
-idle = []; stop = threading.Event(); th = threading.Thread(target=heartbeats, args=(stop, idle)); th.start(); time.sleep(3); stop.set(); th.join()
-print(f"heartbeat p95 idle {p95(idle):.2f} ms ({len(idle)} beats)")
-def during(name, fn):
-    lat = []; stop = threading.Event(); th = threading.Thread(target=heartbeats, args=(stop, lat)); th.start(); time.sleep(0.3)
-    t = time.time(); out = fn(); took = time.time()-t
-    time.sleep(0.3); stop.set(); th.join()
-    print(f"{name}: {took*1000:.0f} ms, heartbeat p95 {p95(lat):.2f} ms, max {max(lat)*1000:.0f} ms ({len(lat)} beats) -> {out}")
+probe.idle()
 last_day = ends[-1][:10]
-import datetime
 day = datetime.date.fromisoformat(last_day) - datetime.timedelta(days=3)
 rng = f"start={day}T00:00:00Z&end={day + datetime.timedelta(days=1)}T00:00:00Z"
 during("one-day delete, all buckets, dry run", lambda: json.loads(req("DELETE", f"/events?{rng}&hostname=*&dry_run=true")[1])["deleted"])
@@ -68,5 +36,5 @@ s0 = f"start={day - datetime.timedelta(days=6)}T00:00:00Z&end={day+datetime.time
 during("summary by day of a week, cold", lambda: len(json.loads(req("GET", f"/summary?{s0}")[1])["groups"]))
 during("summary by day of a week, cached", lambda: len(json.loads(req("GET", f"/summary?{s0}")[1])["groups"]))
 during("delete all history of the window bucket", lambda: {k: v for k, v in json.loads(req("DELETE", f"/buckets/{w}/events?start=2000-01-01T00:00:00Z&end=2100-01-01T00:00:00Z")[1]).items() if k in ("deleted","cut")})
-p.terminate(); p.wait()
-shutil.rmtree(d)  # the imported year is ~90 MB
+probe.stop()
+probe.remove()
