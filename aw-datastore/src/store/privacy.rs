@@ -29,8 +29,8 @@ use crate::new_event::NewEvent;
 use aw_models::raw_event::data_to_text;
 use aw_platform::log_throttle::LogThrottle;
 
-use crate::store::privacy_report::{drop_by, sample};
 pub use crate::store::privacy_report::{PrivacyReport, PrivacySample, RuleReport};
+use crate::store::privacy_report::{MAX_SAMPLES, SAMPLE_CHARS};
 
 /// How often a failing rule is named in the log.
 const WARN_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
@@ -404,6 +404,29 @@ fn compile(index: usize, item: Value) -> Result<Option<Rule>, String> {
         Some(pattern),
         action,
     )))
+}
+
+/// Counts a sample of what `counts`'s rule matched (the first five), and its bucket.
+fn sample(counts: &mut RuleReport, bucket: &PastBucket, (id, start): (i64, i64), value: &str) {
+    if !counts.buckets.contains(&bucket.name) {
+        counts.buckets.push(bucket.name.clone());
+    }
+    if counts.samples.len() < MAX_SAMPLES {
+        counts.samples.push(PrivacySample {
+            bucket: bucket.name.clone(),
+            id,
+            timestamp: aw_models::timestamp::format(&aw_models::timestamp::from_ns(start)),
+            value: value.chars().take(SAMPLE_CHARS).collect(),
+        });
+    }
+}
+
+/// Counts an event of `seconds` dropped by rule `index` (`counts` its line).
+fn drop_by(index: usize, counts: &mut RuleReport, dropped: &mut u64, seconds: f64) -> PastVerdict {
+    counts.dropped += 1;
+    counts.seconds += seconds;
+    *dropped += 1;
+    PastVerdict::Drop(index)
 }
 
 fn lookup<'a>(data: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {

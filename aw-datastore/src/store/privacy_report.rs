@@ -4,13 +4,11 @@
 
 use serde::Serialize;
 
-use crate::store::privacy::{PastBucket, PastVerdict};
-
 /// The most samples a report gives per rule.
-pub(crate) const MAX_SAMPLES: usize = 5;
+pub(super) const MAX_SAMPLES: usize = 5;
 
 /// The longest sample value shown (characters); longer ones are cut.
-const SAMPLE_CHARS: usize = 120;
+pub(super) const SAMPLE_CHARS: usize = 120;
 
 /// What the rules did, or would do, to the stored history.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -66,37 +64,4 @@ pub struct PrivacySample {
     pub timestamp: String,
     /// The value the rule matched (cut to 120 characters).
     pub value: String,
-}
-
-/// Counts a sample of what `counts`'s rule matched (the first five), and its bucket.
-pub(super) fn sample(
-    counts: &mut RuleReport,
-    bucket: &PastBucket,
-    (id, start): (i64, i64),
-    value: &str,
-) {
-    if !counts.buckets.contains(&bucket.name) {
-        counts.buckets.push(bucket.name.clone());
-    }
-    if counts.samples.len() < MAX_SAMPLES {
-        counts.samples.push(PrivacySample {
-            bucket: bucket.name.clone(),
-            id,
-            timestamp: aw_models::timestamp::format(&aw_models::timestamp::from_ns(start)),
-            value: value.chars().take(SAMPLE_CHARS).collect(),
-        });
-    }
-}
-
-/// Counts an event of `seconds` dropped by rule `index` (`counts` its line).
-pub(super) fn drop_by(
-    index: usize,
-    counts: &mut RuleReport,
-    dropped: &mut u64,
-    seconds: f64,
-) -> PastVerdict {
-    counts.dropped += 1;
-    counts.seconds += seconds;
-    *dropped += 1;
-    PastVerdict::Drop(index)
 }

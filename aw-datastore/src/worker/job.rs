@@ -136,7 +136,7 @@ impl Job {
     pub(crate) fn compact(
         store: &mut Store,
         batch: &mut Batch,
-        asked: crate::worker::request::CompactionAsked,
+        asked: crate::worker::asked::CompactionAsked,
         time: Duration,
     ) -> Stepped {
         let run = store.start_compaction(&asked.buckets, asked.dry_run, asked.expect);
@@ -148,10 +148,10 @@ impl Job {
     pub(crate) fn apply_rules(
         store: &mut Store,
         batch: &mut Batch,
-        asked: crate::worker::request::RulesAsked,
+        asked: crate::worker::asked::RulesAsked,
         time: Duration,
     ) -> Stepped {
-        use crate::worker::request::Rules;
+        use crate::worker::asked::Rules;
         let run = match asked.rules {
             Rules::Privacy => store.start_privacy_run(asked.dry_run),
             Rules::Retention { now, expect } => {

@@ -31,6 +31,7 @@
 //! steps), `rewrite.rs` and `fence.rs` (rewrites of history and what waits for them),
 //! `live_salvage.rs` (a salvage while serving), `shared.rs` (what handles read).
 
+mod asked;
 pub(crate) mod batch;
 mod control;
 #[cfg(test)]

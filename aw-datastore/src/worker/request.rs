@@ -21,10 +21,8 @@ use std::time::Duration;
 
 use crate::error::DatastoreError;
 use crate::new_event::NewEvent;
-use crate::store::{
-    Compaction, Merge, PrivacyReport, RangeDeletion, RangeRead, Reclaimed, Store,
-    PRIVACY_FILTERS_KEY,
-};
+use crate::store::{Merge, RangeDeletion, RangeRead, Reclaimed, Store, PRIVACY_FILTERS_KEY};
+pub(crate) use crate::worker::asked::{CompactionAsked, Rules, RulesAsked};
 use crate::worker::batch::Batch;
 pub(crate) use crate::worker::control::Control;
 use crate::worker::job::{Job, Stepped};
@@ -131,42 +129,6 @@ pub(crate) enum Request {
     ReclaimSpace(Reply<Reclaimed>),
     /// What sync asks (`sync_request.rs`).
     Sync(SyncRequest),
-}
-
-/// What [`Request::Compact`] asks for.
-pub(crate) struct CompactionAsked {
-    /// The buckets.
-    pub buckets: Vec<String>,
-    /// Only count.
-    pub dry_run: bool,
-    /// The number of events it must remove, as a preview said (as for `DeleteRange`).
-    pub expect: Option<u64>,
-    /// The answer.
-    pub reply: Reply<Compaction>,
-}
-
-/// What [`Request::ApplyRules`] asks for.
-pub(crate) struct RulesAsked {
-    /// Which rules.
-    pub rules: Rules,
-    /// Only count.
-    pub dry_run: bool,
-    /// The answer.
-    pub reply: Reply<PrivacyReport>,
-}
-
-/// The rules a run over the history applies.
-pub(crate) enum Rules {
-    /// The `privacy_filters` setting's.
-    Privacy,
-    /// The `retention_rules` setting's, with the cutoffs of `now` (ns), and the most events
-    /// each may change (`store/privacy_past.rs`).
-    Retention {
-        /// The instant the ages count from.
-        now: i64,
-        /// One count per rule of the setting.
-        expect: Option<Vec<u64>>,
-    },
 }
 
 /// What [`Request::GetEvents`] reads, and where the rows go.
