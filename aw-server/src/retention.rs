@@ -183,12 +183,7 @@ impl Retention {
                 return Ok(Undo::by(&self.backups, &self.db_path, recent.file));
             }
         }
-        let backups = self.backups.clone();
-        let entry = rocket::tokio::task::spawn_blocking(move || backups.take_before_rewrite())
-            .await
-            .map_err(|e| ApiError::internal(e.to_string()))?
-            .map_err(ApiError::backup_failed)?;
-        Ok(Undo::by(&self.backups, &self.db_path, entry.file))
+        Undo::take(&self.backups, &self.db_path).await
     }
 
     /// Records, for each bucket a rule for this device only changed, the first day the sync

@@ -86,16 +86,25 @@ pub(crate) async fn backup_first(state: &AppState, changes: u64) -> ApiResult<Un
     if changes <= 1 {
         return Ok(Undo::default());
     }
-    let backups = state.backups.clone();
-    let taken: Result<BackupEntry, _> =
-        rocket::tokio::task::spawn_blocking(move || backups.take_before_rewrite())
-            .await
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-    let entry = taken.map_err(ApiError::backup_failed)?;
-    Ok(Undo::by(&state.backups, &state.db_path, entry.file))
+    Undo::take(&state.backups, &state.db_path).await
 }
 
 impl Undo {
+    /// Takes a `before-rewrite` backup of `db` on the backup thread (without holding up the
+    /// async thread), and names it with its restore command.
+    pub(crate) async fn take(
+        backups: &std::sync::Arc<crate::backups::Backups>,
+        db: &std::path::Path,
+    ) -> ApiResult<Undo> {
+        let taking = backups.clone();
+        let taken: Result<BackupEntry, _> =
+            rocket::tokio::task::spawn_blocking(move || taking.take_before_rewrite())
+                .await
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+        let entry = taken.map_err(ApiError::backup_failed)?;
+        Ok(Undo::by(backups, db, entry.file))
+    }
+
     /// The undo of an operation whose state before is backup `file` of `backups`.
     pub(crate) fn by(
         backups: &crate::backups::Backups,
