@@ -71,6 +71,10 @@ pub(crate) struct RunRecord {
     pub backup: Option<String>,
     /// How long it took, in milliseconds.
     pub took_ms: u64,
+    /// Why an automatic run changed nothing (a rule that would empty a bucket, a setting
+    /// that no longer validates, a backup that failed); the next try is a day later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What the storage answer says of retention.
@@ -158,6 +162,7 @@ impl Retention {
             seconds: report.rules.iter().map(|r| r.seconds).sum(),
             backup: undo.backup().map(str::to_string),
             took_ms: u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX),
+            error: None,
         };
         self.record(record).await?;
         Ok(RetentionAnswer {
@@ -292,7 +297,7 @@ impl Retention {
                 rocket::tokio::time::sleep(wait).await;
                 wait = LOOK_EVERY;
                 if let Err(e) = self.run_if_due().await {
-                    log::warn!("The daily retention run failed: {}", e.body());
+                    log::warn!("The daily retention run failed: {}", e.message);
                 }
             }
         });
@@ -307,26 +312,35 @@ impl Retention {
         if last.is_some_and(|r| Utc::now() - r.at < chrono::Duration::days(1)) {
             return Ok(());
         }
-        let done = self.apply(false, None, true).await?;
-        if done.report.dropped + done.report.redacted == 0 {
-            // Nothing to do is a run too: the next look is a day later.
-            self.record(RunRecord {
-                at: done.now,
-                automatic: true,
-                dropped: 0,
-                redacted: 0,
-                seconds: 0.0,
-                backup: None,
-                took_ms: 0,
-            })
-            .await?;
+        // Nothing to do, and a failure, are runs too: the next try is a day later, and the
+        // storage answer says why nothing changed.
+        let nothing = |error: Option<String>| RunRecord {
+            at: Utc::now(),
+            automatic: true,
+            dropped: 0,
+            redacted: 0,
+            seconds: 0.0,
+            backup: None,
+            took_ms: 0,
+            error,
+        };
+        match self.apply(false, None, true).await {
+            Ok(done) => {
+                if done.report.dropped + done.report.redacted == 0 {
+                    self.record(nothing(None)).await?;
+                }
+                log::info!(
+                    "Daily retention run: {} events deleted and {} redacted",
+                    done.report.dropped,
+                    done.report.redacted
+                );
+                Ok(())
+            }
+            Err(e) => {
+                self.record(nothing(Some(e.message.clone()))).await?;
+                Err(e)
+            }
         }
-        log::info!(
-            "Daily retention run: {} events deleted and {} redacted",
-            done.report.dropped,
-            done.report.redacted
-        );
-        Ok(())
     }
 }
 

@@ -268,3 +268,37 @@ fn the_daily_run_happens_after_a_start_once_it_is_turned_on() {
     assert!(run["backup"].is_string(), "{storage}");
     assert_eq!(count(&mut c, "aw-watcher-window_h"), 2);
 }
+
+#[test]
+fn a_daily_run_that_cannot_run_says_why_and_waits_a_day() {
+    let mut s = TestServer::start();
+    let mut c = s.client();
+    // Every event of the bucket is old: the rule would empty it, and does not say it may.
+    write(&mut c, "notes", "notes", 40, 3, 60.0);
+    let rules = json!([{"bucket_prefix": "notes", "older_than_days": 30, "action": "delete"}]);
+    assert_eq!(set_rules(&mut c, &rules), 201);
+    let r = c.post_json("/api/0/settings/retention_daily", "true");
+    assert_eq!(r.status, 201, "{}", r.body);
+    s.restart();
+    let mut c = s.client();
+    wait_until("the daily run", || {
+        c.get("/api/0/storage").json()["retention"]["runs"]
+            .as_array()
+            .is_some_and(|runs| !runs.is_empty())
+    });
+    let storage = c.get("/api/0/storage").json();
+    let run = &storage["retention"]["runs"][0];
+    assert_eq!(run["automatic"], true, "{storage}");
+    assert_eq!(run["dropped"], 0, "{storage}");
+    assert!(
+        run["error"].as_str().unwrap().contains("all_of_bucket"),
+        "{storage}"
+    );
+    assert_eq!(count(&mut c, "notes"), 3);
+    // Recorded, so the next start does not try again within the day.
+    s.restart();
+    let mut c = s.client();
+    std::thread::sleep(std::time::Duration::from_secs(7));
+    let runs = c.get("/api/0/storage").json()["retention"]["runs"].clone();
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+}

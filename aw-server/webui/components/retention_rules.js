@@ -79,7 +79,8 @@ export function runsView(retention) {
   if (!retention || !retention.runs.length) return h('p', { class: 'meta', id: 'retention-runs' }, 'The rules have not run yet.');
   return h('div', { id: 'retention-runs' },
     h('ul', {}, retention.runs.slice(0, 5).map((r) => h('li', {},
-      `${fmt.dateTime(new Date(r.at))}${r.automatic ? ' (daily)' : ''}: ${fmt.count(r.dropped)} deleted, ${fmt.count(r.redacted)} redacted`))),
+      `${fmt.dateTime(new Date(r.at))}${r.automatic ? ' (daily)' : ''}: `,
+      r.error ? h('span', { class: 'run-error' }, `nothing changed: ${r.error}`) : `${fmt.count(r.dropped)} deleted, ${fmt.count(r.redacted)} redacted`))),
     retention.backups_holding_removed.length
       ? h('p', { class: 'stat-detail', id: 'retention-backups' }, `These backups still hold what the rules removed: ${retention.backups_holding_removed.join(', ')}.`)
       : null);
