@@ -99,9 +99,10 @@ pub use handle::{
 pub use new_event::NewEvent;
 pub use store::schema::SCHEMA_VERSION;
 pub use store::{
-    check_retention_rules, created_from_text, day_of, day_span, BucketCompaction, Changed,
-    Compaction, DayDigest, DayDigests, Merge, MirroredDay, PrivacyReport, PrivacySample, PulledDay,
-    PulledDayApplied, RangeDeletion, Reclaimed, RuleReport, Touched, WriteListener, DAY_NS,
-    FLOODED_TYPES, FLOOD_GAP_NS, PRIVACY_FILTERS_KEY, RETENTION_RULES_KEY,
+    check_retention_rules, created_from_text, day_of, day_span, local_rule_cutoffs,
+    BucketCompaction, Changed, Compaction, DayDigest, DayDigests, Merge, MirroredDay,
+    PrivacyReport, PrivacySample, PulledDay, PulledDayApplied, RangeDeletion, Reclaimed,
+    RuleReport, Touched, WriteListener, DAY_NS, FLOODED_TYPES, FLOOD_GAP_NS, PRIVACY_FILTERS_KEY,
+    RETENTION_RULES_KEY,
 };
 pub use worker::{COMMIT_INTERVAL, IDLE_COMMIT_DELAY, MAX_UNCOMMITTED_EVENTS};

@@ -14,9 +14,10 @@
 //!   newest scheduled backup is less than a day old (it names that one instead); a run by
 //!   hand always takes one.
 //! * **Rules for this device only** (`everywhere` false, the default) save its space: the
-//!   other devices keep their copies. For each bucket such a rule changed, the setting
-//!   `retention_frozen` records the first day (days since 1970-01-01 UTC) the sync still
-//!   publishes changes of; the days before it stay in this device's sync file as they
+//!   other devices keep their copies. For each bucket such a rule is about to change (as
+//!   the run's dry run counted), the setting `retention_frozen` records, before the run so
+//!   that no sync pass or kill comes between, the first day (days since 1970-01-01 UTC)
+//!   the sync still publishes changes of; the days before it stay in this device's sync file as they
 //!   were, so the other devices do not follow (aw-sync's `push.rs`). A rule with
 //!   `everywhere` true changes this device's file like a deletion by hand, and the others
 //!   follow at their next pass.
@@ -25,7 +26,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use aw_datastore::{Datastore, PrivacyReport, Reclaimed, DAY_NS, RETENTION_RULES_KEY};
+use aw_datastore::{Datastore, PrivacyReport, Reclaimed, RETENTION_RULES_KEY};
 use chrono::{DateTime, Utc};
 use rocket::tokio::sync::Mutex;
 use serde::{Deserialize, Serialize};
@@ -146,6 +147,7 @@ impl Retention {
             });
         }
         let undo = self.backup_before(automatic, now).await?;
+        self.freeze_local_days(&preview, now).await?;
         let counts = expect.unwrap_or_else(|| preview_counts(&preview));
         let report = self
             .datastore
@@ -153,7 +155,6 @@ impl Retention {
             .await?;
         self.datastore.scrub().await?;
         let reclaimed = Some(self.datastore.reclaim_space().await?).filter(|r| r.incremental);
-        self.freeze_local_days(&report, now).await?;
         let record = RunRecord {
             at: now,
             automatic,
@@ -191,30 +192,29 @@ impl Retention {
         Undo::take(&self.backups, &self.db_path).await
     }
 
-    /// Records, for each bucket a rule for this device only changed, the first day the sync
-    /// still publishes (see the module docs).
-    async fn freeze_local_days(&self, report: &PrivacyReport, now: DateTime<Utc>) -> ApiResult<()> {
-        let rules: Vec<serde_json::Value> = self
-            .setting(RETENTION_RULES_KEY)
-            .await?
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default();
+    /// Records, for each bucket a rule for this device only will change (as `preview`
+    /// counted), the first day the sync still publishes (see the module docs). Written
+    /// before the run, so no sync pass, and no kill, can come between the run's commit and
+    /// this record and carry the deletions to the other devices.
+    async fn freeze_local_days(
+        &self,
+        preview: &PrivacyReport,
+        now: DateTime<Utc>,
+    ) -> ApiResult<()> {
+        let rules = self.setting(RETENTION_RULES_KEY).await?;
+        let now_ns = aw_models::timestamp::to_ns_saturating(&now);
+        let local = aw_datastore::local_rule_cutoffs(rules.as_deref().unwrap_or("null"), now_ns)
+            .map_err(ApiError::bad_request)?;
         let mut frozen: BTreeMap<String, i64> = self
             .setting(FROZEN_KEY)
             .await?
             .and_then(|text| serde_json::from_str(&text).ok())
             .unwrap_or_default();
         let before = frozen.clone();
-        let now_ns = aw_models::timestamp::to_ns_saturating(&now);
-        for line in report.rules.iter().filter(|l| l.dropped + l.redacted > 0) {
-            let Some(rule) = rules.get(line.rule) else {
+        for line in preview.rules.iter().filter(|l| l.dropped + l.redacted > 0) {
+            let Some(&(_, cutoff)) = local.iter().find(|(index, _)| *index == line.rule) else {
                 continue;
             };
-            if rule["everywhere"].as_bool() == Some(true) {
-                continue;
-            }
-            let days = rule["older_than_days"].as_i64().unwrap_or(0);
-            let cutoff = now_ns.saturating_sub(days.saturating_mul(DAY_NS));
             let first_published = aw_datastore::day_of(cutoff) + 1;
             for bucket in &line.buckets {
                 let day = frozen.entry(bucket.clone()).or_insert(first_published);

@@ -62,7 +62,7 @@ pub(crate) use range_delete::RangeDeletionRun;
 pub(crate) use range_read::RangeRead;
 pub(crate) use reclaim::pragma;
 pub use reclaim::Reclaimed;
-pub use retention::{check_retention_rules, RETENTION_RULES_KEY};
+pub use retention::{check_retention_rules, local_rule_cutoffs, RETENTION_RULES_KEY};
 pub(crate) use state::Store;
 pub use touch_log::Changed;
 pub use write_listeners::{Touched, WriteListener};

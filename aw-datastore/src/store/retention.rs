@@ -68,8 +68,8 @@ fn yes() -> bool {
 pub(crate) struct RetentionRules {
     /// The rules in the privacy engine's form.
     pub filter: PrivacyFilter,
-    /// The positions of the enabled rules whose deletions stay on this device.
-    pub local: Vec<usize>,
+    /// The enabled rules whose changes stay on this device: position and cutoff (ns).
+    pub local: Vec<(usize, i64)>,
     /// The number of rules in the setting (enabled or not).
     pub count: usize,
 }
@@ -77,6 +77,13 @@ pub(crate) struct RetentionRules {
 /// Checks the setting's value: `Err` names the first rule that does not validate and why.
 pub fn check_retention_rules(json: &str) -> Result<(), String> {
     compile(json, 0).map(|_| ())
+}
+
+/// The enabled rules of the setting's value whose changes stay on this device (`everywhere`
+/// false), each as its position and its cutoff with the ages counted from `now` (ns): what
+/// the sync must keep from travelling. `Err` as [`check_retention_rules`].
+pub fn local_rule_cutoffs(json: &str, now: i64) -> Result<Vec<(usize, i64)>, String> {
+    compile(json, now).map(|rules| rules.local)
 }
 
 /// Compiles the setting's value (`None`: no rules) with the cutoffs of `now` (ns).
@@ -97,8 +104,8 @@ pub(crate) fn compile(json: &str, now: i64) -> Result<RetentionRules, String> {
             serde_json::from_value(item).map_err(|e| format!("retention rule {index}: {e}"))?;
         let rule = rule(index, text, now).map_err(|e| format!("retention rule {index}: {e}"))?;
         if let Some((rule, local)) = rule {
-            if local {
-                rules.local.push(index);
+            if let (true, Some(cutoff)) = (local, rule.scope.ended_by) {
+                rules.local.push((index, cutoff));
             }
             rules.filter.rules.push(rule);
         }
@@ -212,7 +219,7 @@ mod tests {
                         "bucket_type": "currentwindow", "everywhere": true}]"#;
         let rules = compile(good, 100 * DAY_NS).unwrap();
         assert_eq!(rules.filter.rules.len(), 2);
-        assert_eq!(rules.local, vec![0]);
+        assert_eq!(rules.local, vec![(0, 70 * DAY_NS)]);
         assert_eq!(rules.count, 3);
         assert_eq!(rules.filter.rules[0].scope.ended_by, Some(70 * DAY_NS));
     }
