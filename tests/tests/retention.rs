@@ -234,15 +234,9 @@ fn rules_delete_redact_and_trim_old_events_after_a_preview_and_a_backup() {
     assert_eq!(again["redacted"], 0, "{again}");
 }
 
-#[test]
-fn the_daily_run_happens_after_a_start_once_it_is_turned_on() {
-    let mut s = TestServer::start();
-    let mut c = s.client();
-    write(&mut c, "aw-watcher-window_h", "currentwindow", 40, 10, 60.0);
-    write(&mut c, "aw-watcher-window_h", "currentwindow", 2, 2, 60.0);
-    c.backup_now();
-    let rules = json!([{"older_than_days": 30, "action": "delete"}]);
-    assert_eq!(set_rules(&mut c, &rules), 201);
+/// Turns the daily run on, restarts the server, and waits for the run its start makes;
+/// answers a client of the new start and the storage answer that lists the run.
+fn daily_run_after_a_restart(s: &mut TestServer, c: &mut Client) -> (Client, Value) {
     let r = c.post_json("/api/0/settings/retention_daily", "true");
     assert_eq!(r.status, 201, "{}", r.body);
     s.restart();
@@ -253,6 +247,19 @@ fn the_daily_run_happens_after_a_start_once_it_is_turned_on() {
             .is_some_and(|runs| !runs.is_empty())
     });
     let storage = c.get("/api/0/storage").json();
+    (c, storage)
+}
+
+#[test]
+fn the_daily_run_happens_after_a_start_once_it_is_turned_on() {
+    let mut s = TestServer::start();
+    let mut c = s.client();
+    write(&mut c, "aw-watcher-window_h", "currentwindow", 40, 10, 60.0);
+    write(&mut c, "aw-watcher-window_h", "currentwindow", 2, 2, 60.0);
+    c.backup_now();
+    let rules = json!([{"older_than_days": 30, "action": "delete"}]);
+    assert_eq!(set_rules(&mut c, &rules), 201);
+    let (mut c, storage) = daily_run_after_a_restart(&mut s, &mut c);
     let run = &storage["retention"]["runs"][0];
     assert_eq!(run["automatic"], true, "{storage}");
     assert_eq!(run["dropped"], 10, "{storage}");
@@ -277,16 +284,7 @@ fn a_daily_run_that_cannot_run_says_why_and_waits_a_day() {
     write(&mut c, "notes", "notes", 40, 3, 60.0);
     let rules = json!([{"bucket_prefix": "notes", "older_than_days": 30, "action": "delete"}]);
     assert_eq!(set_rules(&mut c, &rules), 201);
-    let r = c.post_json("/api/0/settings/retention_daily", "true");
-    assert_eq!(r.status, 201, "{}", r.body);
-    s.restart();
-    let mut c = s.client();
-    wait_until("the daily run", || {
-        c.get("/api/0/storage").json()["retention"]["runs"]
-            .as_array()
-            .is_some_and(|runs| !runs.is_empty())
-    });
-    let storage = c.get("/api/0/storage").json();
+    let (mut c, storage) = daily_run_after_a_restart(&mut s, &mut c);
     let run = &storage["retention"]["runs"][0];
     assert_eq!(run["automatic"], true, "{storage}");
     assert_eq!(run["dropped"], 0, "{storage}");
